@@ -1,0 +1,1 @@
+"""Headless core of NPU Studio. Nothing in this package may import Qt."""
