@@ -1,0 +1,168 @@
+"""What a dispatch's root op touches: its loops and tensor accesses.
+
+Reads the indexing maps of the root linalg op (and of the elementwise
+ops fused after it) and traces each operand back to the DRAM buffer it
+is loaded from, giving a `TilingProblem` plus, per access, where its
+data lives. Op classification itself comes from `linalg_info`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import linalg
+
+from ..linalg_info import OpDescription
+from .flow_graph import tensor_shape_dtype
+from .target import DTYPE_BYTES
+from .tiling import Access, Loop
+
+PASS_THROUGH = {"iree_tensor_ext.dispatch.tensor.load", "flow.dispatch.tie_shape"}
+NO_DATA = {"tensor.empty", "linalg.fill"}
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str  # "arg" (func argument), "const" (constant in the dispatch), "none", "internal"
+    index: int = -1  # func argument number, or constant number
+
+
+@dataclass(frozen=True)
+class BoundAccess:
+    access: Access
+    source: Source
+    dtype: str
+    shape: tuple[int, ...]
+
+
+def trace(value: ir.Value, consts: list[ir.Operation], depth: int = 0) -> Source:
+    """Where a tensor inside a dispatch function comes from."""
+    if isinstance(value, ir.BlockArgument):
+        return Source("arg", value.arg_number)
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return Source("none")
+    op = op.operation
+    if op.name in PASS_THROUGH:
+        return trace(op.operands[0], consts, depth + 1)
+    if op.name in NO_DATA:
+        return Source("none")
+    if op.name == "arith.constant":
+        for i, c in enumerate(consts):
+            if c == op:
+                return Source("const", i)
+        consts.append(op)
+        return Source("const", len(consts) - 1)
+    if op.name.startswith("linalg.") or depth > 8:
+        return Source("internal")
+    for v in op.operands:
+        if tensor_shape_dtype(v.type) is not None:
+            return trace(v, consts, depth + 1)
+    return Source("none")
+
+
+def linear(expr: ir.AffineExpr) -> tuple[dict[int, int], int] | None:
+    """`expr` as ({dim: coefficient}, constant), None if not linear."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, ir.AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, ir.AffineAddExpr):
+        a, b = linear(expr.lhs), linear(expr.rhs)
+        if a is None or b is None:
+            return None
+        d = dict(a[0])
+        for k, v in b[0].items():
+            d[k] = d.get(k, 0) + v
+        return d, a[1] + b[1]
+    if isinstance(expr, ir.AffineMulExpr):
+        a, b = linear(expr.lhs), linear(expr.rhs)
+        if a is None or b is None:
+            return None
+        if not a[0]:
+            a, b = b, a
+        if b[0]:
+            return None
+        return {k: v * b[1] for k, v in a[0].items()}, a[1] * b[1]
+    return None
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    try:
+        attr = linalg.get_indexing_maps(op)
+    except Exception:
+        return None
+    if attr is None:
+        return None
+    return [ir.AffineMapAttr(a).value for a in attr]
+
+
+def _dims_of(amap: ir.AffineMap, shape, remap=None):
+    dims = []
+    for expr, size in zip(amap.results, shape):
+        lin = linear(expr)
+        if lin is None or (remap is not None and any(k not in remap for k in lin[0])):
+            dims.append((None, size))
+            continue
+        coeffs = tuple(sorted(((remap[k] if remap else k), c) for k, c in lin[0].items() if c))
+        dims.append((coeffs, size))
+    return tuple(dims)
+
+
+def _operand_info(v: ir.Value):
+    sd = tensor_shape_dtype(v.type)
+    if sd is None:
+        return (), "f32"
+    return tuple(d if d is not None else 1 for d in sd[0]), sd[1]
+
+
+def loops_of(desc: OpDescription) -> tuple[Loop, ...]:
+    names = [n or f"d{i}" for i, n in enumerate(desc.loop_dims)]
+    return tuple(
+        Loop(names[i], r if r is not None else -1, t == "reduction")
+        for i, (r, t) in enumerate(zip(desc.loop_ranges, desc.iterator_types))
+    )
+
+
+def accesses(root: ir.Operation, fused: list[ir.Operation],
+             consts: list[ir.Operation]) -> list[BoundAccess] | None:
+    """Accesses of the root op and of external inputs of fused ops, or
+    None when the root op has no indexing maps (e.g. linalg.softmax)."""
+    maps = _maps(root)
+    if maps is None:
+        return None
+    n_in = len(root.operands) - len(root.results)
+    out: list[BoundAccess] = []
+    for i, (v, amap) in enumerate(zip(root.operands, maps)):
+        shape, dtype = _operand_info(v)
+        if not shape and i < n_in:
+            continue  # scalar input (fill value): lives in a register
+        src = trace(v, consts)
+        role = "output" if i >= n_in else "input"
+        nbytes = DTYPE_BYTES.get(dtype, 4)
+        if role == "output" and dtype.startswith(("i", "ui")) and nbytes < 4:
+            nbytes = 4  # integer partial sums accumulate in i32
+        out.append(BoundAccess(Access(f"op{i}", role, nbytes, _dims_of(amap, shape)),
+                               src, dtype, shape))
+    # Root output map as pure dims: output dim j is root loop out_loops[j].
+    out_map = maps[-1]
+    out_loops = [e.position if isinstance(e, ir.AffineDimExpr) else None for e in out_map.results]
+    for k, f in enumerate(fused):
+        fmaps = _maps(f)
+        f_in = len(f.operands) - len(f.results)
+        for i, v in enumerate(list(f.operands)[:f_in]):
+            src = trace(v, consts)
+            if src.kind in ("internal", "none"):
+                continue
+            shape, dtype = _operand_info(v)
+            if not shape:
+                continue
+            remap = None
+            if fmaps is not None and len(fmaps[i].results) == len(shape) \
+                    and fmaps[-1].n_dims == len(out_loops) and None not in out_loops:
+                remap = {j: out_loops[j] for j in range(len(out_loops))}
+            dims = _dims_of(fmaps[i], shape, remap) if remap else tuple((None, s) for s in shape)
+            out.append(BoundAccess(Access(f"f{k}.{i}", "input", DTYPE_BYTES.get(dtype, 4), dims),
+                                   src, dtype, shape))
+    return out

@@ -1,0 +1,193 @@
+"""The host side of a `flow` module: dispatch call sites and dataflow.
+
+Dispatches are numbered #0, #1, ... in program order of their
+`flow.dispatch` call sites (host functions walked in order, executables
+skipped). Every host tensor value is given a DRAM buffer; reshapes,
+bitcasts and barriers alias their operand's buffer. `producers` says
+which dispatches a buffer's contents come from (through host ops that
+are not dispatches, e.g. `flow.tensor.update`), which gives the
+dispatch dataflow graph.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+
+from .target import DTYPE_BYTES
+
+ALIASING = {"flow.tensor.reshape", "flow.tensor.bitcast", "hal.tensor.barrier",
+            "flow.tensor.transfer", "flow.tensor.tie_shape"}
+CONSTANT = {"flow.tensor.splat", "flow.tensor.constant", "arith.constant", "util.global.load"}
+
+
+@dataclass
+class HostBuffer:
+    id: str
+    shape: tuple[int | None, ...]
+    dtype: str
+    kind: str  # input | output | weight | constant | intermediate
+    producers: frozenset[int] = frozenset()  # dispatches that produced the contents
+    first: int | None = None  # first dispatch writing it (None: before the program)
+    uses: list[int] = field(default_factory=list)  # dispatches reading it
+
+    @property
+    def dynamic(self) -> bool:
+        return any(d is None for d in self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        if self.dynamic:
+            return 0
+        return math.prod(self.shape) * DTYPE_BYTES.get(self.dtype, 4)
+
+
+@dataclass
+class DispatchSite:
+    index: int
+    op: ir.Operation
+    executable: str
+    export: str
+    location: str
+    args: list[str | None]  # func argument -> buffer id (None for index args)
+    reads: list[str]  # buffer ids of tensor operands
+    writes: list[str]  # buffer ids of results
+    deps: frozenset[int] = frozenset()  # producer dispatches
+
+
+def tensor_shape_dtype(t: ir.Type) -> tuple[tuple[int | None, ...], str] | None:
+    if not isinstance(t, ir.RankedTensorType):
+        return None
+    shape = tuple(None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape))
+    return shape, str(t.element_type)
+
+
+def location_name(loc: ir.Location) -> str:
+    names = re.findall(r'"([^"]*)"', str(loc))
+    return ",".join(dict.fromkeys(names))
+
+
+def _symbols(attr: ir.Attribute) -> tuple[str, str]:
+    parts = [p.strip().lstrip("@").strip('"') for p in str(attr).split("::")]
+    return parts[0], parts[-1]
+
+
+class FlowGraph:
+    def __init__(self, module: ir.Operation):
+        self.module = module
+        self.buffers: dict[str, HostBuffer] = {}
+        self.sites: list[DispatchSite] = []
+        self.funcs: dict[tuple[str, str], ir.Operation] = {}
+        self._of_value: dict[ir.Value, str] = {}
+        self._globals: dict[str, str] = {}
+        for op in module.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name == "flow.executable":
+                self._index_executable(op)
+        for op in module.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name != "flow.executable":
+                self._walk_host(op)
+
+    # -- executables ---------------------------------------------------------
+    def _index_executable(self, exe: ir.Operation) -> None:
+        name = ir.StringAttr(exe.attributes["sym_name"]).value
+        for op in exe.regions[0].blocks[0].operations:
+            if op.operation.name != "builtin.module":
+                continue
+            for f in op.operation.regions[0].blocks[0].operations:
+                f = f.operation
+                if f.name == "func.func":
+                    self.funcs[(name, ir.StringAttr(f.attributes["sym_name"]).value)] = f
+
+    # -- host ----------------------------------------------------------------
+    def _new(self, value: ir.Value, kind: str, producers=frozenset(), first=None) -> str | None:
+        sd = tensor_shape_dtype(value.type)
+        if sd is None:
+            return None
+        bid = f"d{len(self.buffers)}"
+        self.buffers[bid] = HostBuffer(bid, sd[0], sd[1], kind, frozenset(producers), first)
+        self._of_value[value] = bid
+        return bid
+
+    def buffer_of(self, value: ir.Value) -> str | None:
+        return self._of_value.get(value)
+
+    def _walk_host(self, op: ir.Operation) -> None:
+        name = op.name
+        if name == "flow.dispatch":
+            self._dispatch(op)
+        elif name == "hal.tensor.import":
+            self._new(op.results[0], "input")
+        elif name in ALIASING:
+            for i, r in enumerate(op.results):
+                src = self.buffer_of(op.operands[i]) if i < len(op.operands) else None
+                if src is not None:
+                    self._of_value[r] = src
+                else:
+                    self._new(r, "intermediate")
+        elif name == "util.global.load":
+            g = str(op.attributes["global"])
+            if g in self._globals and op.results:
+                self._of_value[op.results[0]] = self._globals[g]
+            elif op.results:
+                bid = self._new(op.results[0], "weight")
+                if bid:
+                    self._globals[g] = bid
+        elif name in CONSTANT:
+            for r in op.results:
+                self._new(r, "constant")
+        elif name == "hal.tensor.export":
+            bid = self.buffer_of(op.operands[0])
+            if bid:
+                self.buffers[bid].kind = "output"
+        else:
+            # Other host ops producing tensors (flow.tensor.update, ...):
+            # contents come from whatever produced their tensor operands.
+            prods: set[int] = set()
+            for v in op.operands:
+                b = self.buffer_of(v)
+                if b:
+                    prods |= self.buffers[b].producers
+            for r in op.results:
+                self._new(r, "intermediate", prods)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    self._walk_host(inner.operation)
+
+    def _dispatch(self, op: ir.Operation) -> None:
+        index = len(self.sites)
+        seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        nwork, nargs = seg[0], seg[1]
+        arguments = list(op.operands)[nwork:nwork + nargs]
+        tied = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["tied_operands"])] \
+            if "tied_operands" in op.attributes else [-1] * len(op.results)
+        exe, export = _symbols(ir.ArrayAttr(op.attributes["entry_points"])[0])
+        reads = [b for b in (self.buffer_of(v) for v in arguments) if b]
+        deps = frozenset(p for b in reads for p in self.buffers[b].producers)
+        for b in reads:
+            self.buffers[b].uses.append(index)
+        writes, args = [], [self.buffer_of(v) for v in arguments]
+        result_of_arg: dict[int, str] = {}
+        for j, r in enumerate(op.results):
+            bid = self._new(r, "intermediate", {index}, index)
+            writes.append(bid)
+            if j < len(tied) and tied[j] >= 0:
+                result_of_arg[tied[j]] = bid
+            else:
+                args.append(bid)
+        # A tied (read-write) argument is written into the result's buffer.
+        args = [result_of_arg.get(i, b) for i, b in enumerate(args)]
+        self.sites.append(DispatchSite(index, op, exe, export, location_name(op.location),
+                                       args, reads, [w for w in writes if w], deps))
+
+    # -- queries -------------------------------------------------------------
+    def func_of(self, site: DispatchSite) -> ir.Operation | None:
+        return self.funcs.get((site.executable, site.export))
+
+    def edges(self) -> set[tuple[int, int]]:
+        return {(p, s.index) for s in self.sites for p in s.deps}

@@ -1,0 +1,172 @@
+"""The NPU program: dispatches, buffers and tasks; its JSON form.
+
+`NpuProgram` is what the pass pipeline produces and what both textual
+forms (this JSON, `npu_dialect`'s MLIR) hold. docs/npu-ir.schema.json is
+the JSON Schema of `to_json`. Dynamic loop extents are -1.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .target import NpuTarget
+
+VERSION = 1
+PLACEMENTS = ("dram", "sram")
+BUFFER_KINDS = ("input", "output", "weight", "intermediate", "constant", "tile")
+STEP_KINDS = ("dma_in", "compute", "dma_out", "cpu")
+
+
+@dataclass(frozen=True)
+class Buffer:
+    id: str
+    size: int  # bytes
+    dtype: str
+    shape: tuple[int, ...]
+    placement: str  # dram | sram
+    offset: int
+    kind: str
+    live: tuple[int, int]  # [first, last + 1) in schedule positions
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Buffer":
+        return cls(d["id"], d["size"], d["dtype"], tuple(d["shape"]), d["placement"],
+                   d["offset"], d["kind"], tuple(d["live"]))
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # dma_in | compute | dma_out | cpu
+    srcs: tuple[str, ...]
+    dsts: tuple[str, ...]
+    bytes: int = 0  # moved (DMA)
+    ops: int = 0  # multiply-accumulates or element operations (compute)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Step":
+        return cls(d["kind"], tuple(d["srcs"]), tuple(d["dsts"]), d["bytes"], d["ops"])
+
+
+@dataclass(frozen=True)
+class Task:
+    id: int
+    dispatch: int
+    op: str  # npu.conv, npu.matmul, ..., npu.fallback
+    fallback: bool
+    tile_offsets: tuple[int, ...]  # per loop of the dispatch
+    tile_sizes: tuple[int, ...]
+    steps: tuple[Step, ...]
+    deps: tuple[int, ...]
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Task":
+        return cls(d["id"], d["dispatch"], d["op"], d["fallback"], tuple(d["tile_offsets"]),
+                   tuple(d["tile_sizes"]), tuple(Step.from_dict(s) for s in d["steps"]),
+                   tuple(d["deps"]))
+
+
+@dataclass(frozen=True)
+class DispatchInfo:
+    index: int
+    symbol: str  # the flow.executable.export it calls
+    location: str  # source location (ONNX node names)
+    kind: str  # linalg_info kind of the root op, "none" without one
+    op_name: str  # root op, e.g. linalg.generic
+    legal: bool
+    reason: str  # why not legal ("" when legal)
+    loop_dims: tuple[str, ...]
+    loop_ranges: tuple[int, ...]  # -1 for dynamic
+    iterator_types: tuple[str, ...]
+    tile_sizes: tuple[int, ...]  # () for fallback dispatches
+    loop_order: tuple[int, ...]  # loop indices, outermost first
+    num_tiles: int
+    sram_bytes: int  # double-buffered tile working set
+    inputs: tuple[str, ...]  # DRAM buffer ids read
+    outputs: tuple[str, ...]  # DRAM buffer ids written
+    deps: tuple[int, ...]  # dispatches whose results this one reads
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DispatchInfo":
+        d = dict(d)
+        for k in ("loop_dims", "loop_ranges", "iterator_types", "tile_sizes",
+                  "loop_order", "inputs", "outputs", "deps"):
+            d[k] = tuple(d[k])
+        return cls(**d)
+
+    def describe(self) -> str:
+        if self.legal:
+            return f"Dispatch #{self.index}: {self.kind} -> NPU"
+        return f"Dispatch #{self.index} not supported: {self.reason}"
+
+
+@dataclass(frozen=True)
+class NpuProgram:
+    target: NpuTarget
+    dispatches: tuple[DispatchInfo, ...]
+    buffers: tuple[Buffer, ...]
+    tasks: tuple[Task, ...]
+    sram_peak: int
+    dram_peak: int
+    version: int = VERSION
+    source: str = field(default="", compare=False)
+
+    # -- queries -----------------------------------------------------------
+    def buffer(self, id: str) -> Buffer:
+        return self._buffers()[id]
+
+    def _buffers(self) -> dict[str, Buffer]:
+        return {b.id: b for b in self.buffers}
+
+    def tasks_of(self, dispatch: int) -> list[Task]:
+        return [t for t in self.tasks if t.dispatch == dispatch]
+
+    def dispatch_sram_peak(self, dispatch: int) -> int:
+        bufs = self._buffers()
+        ids = {b for t in self.tasks_of(dispatch) for s in t.steps for b in (*s.srcs, *s.dsts)}
+        used = [bufs[i] for i in ids if bufs[i].placement == "sram"]
+        return max((b.offset + b.size for b in used), default=0)
+
+    def reasons(self) -> list[str]:
+        return [d.describe() for d in self.dispatches if not d.legal]
+
+    # -- JSON --------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "npu-studio.npu-ir",
+            "version": self.version,
+            "target": self.target.to_dict(),
+            "sram_peak": self.sram_peak,
+            "dram_peak": self.dram_peak,
+            "dispatches": [asdict(d) for d in self.dispatches],
+            "buffers": [asdict(b) for b in self.buffers],
+            "tasks": [asdict(t) for t in self.tasks],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NpuProgram":
+        if d.get("format") != "npu-studio.npu-ir":
+            raise ValueError("not an NPU IR file (format != npu-studio.npu-ir)")
+        if d.get("version") != VERSION:
+            raise ValueError(f"NPU IR version {d.get('version')!r} not supported (want {VERSION})")
+        return cls(
+            target=NpuTarget.from_dict(d["target"]),
+            dispatches=tuple(DispatchInfo.from_dict(x) for x in d["dispatches"]),
+            buffers=tuple(Buffer.from_dict(x) for x in d["buffers"]),
+            tasks=tuple(Task.from_dict(x) for x in d["tasks"]),
+            sram_peak=d["sram_peak"],
+            dram_peak=d["dram_peak"],
+            version=d["version"],
+        )
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> "NpuProgram":
+        return cls.from_dict(json.loads(text))
+
+    def save_json(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
