@@ -1,0 +1,1 @@
+"""Subcommands of `npu-studio`; see npu_studio/cli.py."""

@@ -1,0 +1,49 @@
+"""npu-studio resume SNAPSHOT [--from PHASE] [--workspace DIR]"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..core.errors import StudioError
+from ..core.phases import SNAPSHOT_PHASES
+from ..core.workspace import Workspace
+from .common import progress_printer
+from .compile import phase_rows, print_phase_table
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("resume", help="compile again from an (edited) phase snapshot",
+                       description="Compile SNAPSHOT with --compile-from=PHASE and regenerate every later "
+                                   "snapshot and the vmfb; earlier snapshots stay as they are.")
+    p.add_argument("snapshot", type=Path, help="the (possibly edited) snapshot file")
+    p.add_argument("--from", dest="phase", choices=SNAPSHOT_PHASES,
+                   help="phase SNAPSHOT is the output of (default: what the workspace recorded for it)")
+    p.add_argument("--workspace", type=Path,
+                   help="workspace to update (default: the one SNAPSHOT lives in)")
+    p.set_defaults(func=run)
+
+
+def find_workspace(snapshot: Path, explicit: Path | None) -> Workspace:
+    if explicit is not None:
+        return Workspace.open(explicit)
+    for parent in snapshot.resolve().parents:
+        if Workspace.is_workspace(parent):
+            return Workspace.open(parent)
+    raise StudioError(snapshot, "not inside a workspace; pass --workspace")
+
+
+def run(args) -> int:
+    snapshot: Path = args.snapshot
+    if not snapshot.is_file():
+        raise StudioError(snapshot, "no such file")
+    ws = find_workspace(snapshot, args.workspace)
+    recorded = ws.phase_of(snapshot)
+    phase = args.phase or recorded
+    if phase is None:
+        raise StudioError(snapshot, "the workspace does not know this file's phase; pass --from PHASE")
+    if recorded is not None and args.phase is not None and recorded != args.phase:
+        raise StudioError(snapshot, f"the workspace recorded this file as phase {recorded}, not {args.phase}")
+    ws.resume(phase, snapshot.read_text(), on_progress=progress_printer(sys.stderr.isatty()))
+    print_phase_table(ws, phase_rows(ws))
+    return 0

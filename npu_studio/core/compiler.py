@@ -1,0 +1,314 @@
+"""Run iree-compile phase by phase, with snapshots, per-phase times and cancel.
+
+One `iree-compile` process does the whole compile with
+`--dump-compilation-phases-to`; the compiler writes each phase's snapshot as
+soon as that phase ends, so the modification time of each snapshot marks the
+end of its phase. Per-phase wall time is the gap between consecutive
+snapshots (the first phase counts from process start). This costs nothing
+over a plain dumping compile, unlike chaining one process per phase, which
+would re-parse and re-print the whole module (weights included) at every
+phase boundary. See docs/PERFORMANCE.md for the measured overhead.
+
+Outputs are written into a staging folder and moved into place only when the
+compiler succeeded, so a cancelled or failed compile never leaves files that
+could be taken for a good build.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import toolchain
+from .errors import Cancelled, CompileFailed
+from .phases import PHASES, SNAPSHOT_PHASES, phase_index, phases_after
+
+TARGETS = ("llvm-cpu", "vmvx")
+DEFAULT_TARGET = "llvm-cpu"
+
+_DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
+
+# (phase that just finished or None, phase now running or None)
+ProgressCallback = Callable[[str | None, str | None], None]
+
+
+@dataclass
+class PhaseTiming:
+    phase: str
+    path: Path
+    seconds: float
+    size_bytes: int
+
+
+@dataclass
+class CompileResult:
+    phases: list[PhaseTiming]
+    vmfb: Path
+    command: list[str]
+    stderr: str
+    total_seconds: float
+    from_phase: str = "start"
+    extra: dict = field(default_factory=dict)
+
+
+def target_flags(target: str) -> list[str]:
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+    flags = [
+        "--iree-hal-target-device=local",
+        f"--iree-hal-local-target-device-backends={target}",
+    ]
+    if target == "llvm-cpu":
+        flags.append("--iree-llvmcpu-target-cpu=host")
+    return flags
+
+
+def build_command(
+    input_path: Path,
+    dump_dir: Path,
+    vmfb: Path,
+    *,
+    target: str = DEFAULT_TARGET,
+    from_phase: str = "start",
+    reproducer: Path | None = None,
+    extra_flags: list[str] | tuple[str, ...] = (),
+) -> list[str]:
+    """The exact iree-compile argument list. Always a list: symbols contain `$`."""
+    phase_index(from_phase)  # validates the name
+    cmd = [str(toolchain.iree_compile()), str(input_path), *target_flags(target)]
+    if from_phase != "start":
+        # Without it, snapshots from stream..executable-targets compile "fine"
+        # into a vmfb with no dispatches.
+        cmd.append(f"--compile-from={from_phase}")
+    cmd += [
+        f"--dump-compilation-phases-to={dump_dir}",
+        "--mlir-print-debuginfo",  # keeps ONNX node names in every snapshot
+    ]
+    if reproducer is not None:
+        cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
+    cmd += [*extra_flags, "-o", str(vmfb)]
+    return cmd
+
+
+def summarize_stderr(stderr: str, input_path: Path) -> tuple[str, int | None, int | None]:
+    """One-line reason from compiler diagnostics, with the line and column in the input if given."""
+    unsupported = re.search(
+        r'loc\("([^"]+)"\): failed to legalize operation \'torch\.operator\'.*?name = "(onnx\.[A-Za-z0-9_]+)"',
+        stderr,
+    )
+    if unsupported:
+        node, op = unsupported.groups()
+        return f"unsupported op {op} (ONNX node {node}): IREE cannot lower it", None, None
+    located = re.compile(re.escape(str(input_path)) + r":(\d+):(\d+): (error: .*)")
+    for line in stderr.splitlines():
+        m = located.match(line.strip())
+        if m:
+            return m.group(3), int(m.group(1)), int(m.group(2))
+        if "error:" in line:
+            return line.strip(), None, None
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    return (lines[-1].strip() if lines else "iree-compile failed without a message"), None, None
+
+
+class CompileJob:
+    """One iree-compile run. `run()` blocks; `cancel()` may be called from any thread."""
+
+    def __init__(
+        self,
+        input_path: Path,
+        out_dir: Path,
+        *,
+        target: str = DEFAULT_TARGET,
+        from_phase: str = "start",
+        on_progress: ProgressCallback | None = None,
+        extra_flags: list[str] | tuple[str, ...] = (),
+        poll_seconds: float = 0.05,
+        display_path: Path | None = None,
+    ):
+        self.input_path = Path(input_path)
+        # The file errors are reported against: the user's model rather than our copy of it.
+        self.display_path = Path(display_path) if display_path else self.input_path
+        self.out_dir = Path(out_dir)
+        self.target = target
+        self.from_phase = from_phase
+        self.on_progress = on_progress
+        self.extra_flags = list(extra_flags)
+        self.poll_seconds = poll_seconds
+        self._cancel = threading.Event()
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def expected_phases(self) -> tuple[str, ...]:
+        return phases_after(self.from_phase)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        with self._lock:
+            if self._proc is not None:
+                _kill_group(self._proc)
+
+    def run(self) -> CompileResult:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(
+            _mkdtemp(self.out_dir, prefix=".staging-")
+        )
+        try:
+            return self._run_in(staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _run_in(self, staging: Path) -> CompileResult:
+        dump_dir = staging / "phases"
+        vmfb = staging / "module.vmfb"
+        reproducer = staging / "crash-reproducer.mlir"
+        cmd = build_command(
+            self.input_path,
+            dump_dir,
+            vmfb,
+            target=self.target,
+            from_phase=self.from_phase,
+            reproducer=reproducer,
+            extra_flags=self.extra_flags,
+        )
+        stderr_path = staging / "stderr.log"
+        expected = self.expected_phases
+        seen: set[str] = set()
+        self._report(None, expected[0] if expected else None)
+        start = time.time()
+        with open(stderr_path, "wb") as err:
+            with self._lock:
+                if self._cancel.is_set():
+                    raise Cancelled()
+                # A new session lets cancel() kill the compiler and anything it spawned.
+                self._proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                    start_new_session=True,
+                )
+            proc = self._proc
+            while proc.poll() is None:
+                if self._cancel.wait(self.poll_seconds):
+                    _kill_group(proc)
+                    proc.wait()
+                    raise Cancelled()
+                self._report_new_dumps(dump_dir, expected, seen, final=False)
+            end = time.time()
+        with self._lock:
+            self._proc = None
+        if self._cancel.is_set():
+            raise Cancelled()
+        stderr = stderr_path.read_text(errors="replace")
+        if proc.returncode != 0:
+            kept = self._keep_reproducer(reproducer)
+            reason, line, col = summarize_stderr(stderr, self.input_path)
+            if proc.returncode < 0:
+                reason = f"iree-compile died with signal {-proc.returncode}: {reason}"
+            if kept is not None:
+                reason += f" (reproducer: {kept})"
+            # A line:col only means something in a text with the input's lines.
+            where = self.display_path
+            if line is not None and where.suffix.lower() != self.input_path.suffix.lower():
+                where = self.input_path
+            raise CompileFailed(where, reason, log=stderr, reproducer=kept, line=line, col=col)
+        self._report_new_dumps(dump_dir, expected, seen, final=True)
+        dumps = _dumps_by_phase(dump_dir)
+        missing = [p for p in expected if p not in dumps]
+        if missing or not vmfb.is_file():
+            raise CompileFailed(
+                self.display_path,
+                f"iree-compile exited 0 but wrote no snapshot for {', '.join(missing) or 'the vmfb'}",
+                log=stderr,
+            )
+        timings = _timings(dumps, expected, start)
+        return self._publish(staging, timings, cmd, stderr, end - start)
+
+    def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
+        """Move the staged outputs into out_dir; only complete results get here."""
+        phases_dir = self.out_dir / "phases"
+        phases_dir.mkdir(exist_ok=True)
+        published: list[PhaseTiming] = []
+        for t in timings:
+            dest = phases_dir / snapshot_name(t.phase)
+            os.replace(t.path, dest)
+            published.append(PhaseTiming(t.phase, dest, t.seconds, t.size_bytes))
+        vmfb = self.out_dir / "module.vmfb"
+        os.replace(staging / "module.vmfb", vmfb)
+        (self.out_dir / "stderr.log").write_text(stderr)
+        return CompileResult(published, vmfb, cmd, stderr, total, self.from_phase)
+
+    def _keep_reproducer(self, reproducer: Path) -> Path | None:
+        if not reproducer.is_file():
+            return None
+        kept = self.out_dir / "crash-reproducer.mlir"
+        os.replace(reproducer, kept)
+        return kept
+
+    def _report(self, done: str | None, running: str | None) -> None:
+        if self.on_progress is not None:
+            self.on_progress(done, running)
+
+    def _report_new_dumps(self, dump_dir, expected, seen, *, final: bool) -> None:
+        # A snapshot is complete once the next one exists (or the compiler exited).
+        present = _dumps_by_phase(dump_dir)
+        order = [p for p in expected if p in present]
+        complete = order if final else order[:-1]
+        for phase in complete:
+            if phase in seen:
+                continue
+            seen.add(phase)
+            i = expected.index(phase)
+            running = expected[i + 1] if i + 1 < len(expected) else None
+            self._report(phase, running)
+
+
+def snapshot_name(phase: str) -> str:
+    """File name of a phase snapshot in a workspace: 06.flow.mlir."""
+    return f"{PHASES.index(phase):02d}.{phase}.mlir"
+
+
+def _dumps_by_phase(dump_dir: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    if not dump_dir.is_dir():
+        return found
+    for entry in os.scandir(dump_dir):
+        m = _DUMP_NAME.match(entry.name)
+        if m and m.group(2) in SNAPSHOT_PHASES:
+            found[m.group(2)] = Path(entry.path)
+    return found
+
+
+def _timings(dumps: dict[str, Path], expected, start: float) -> list[PhaseTiming]:
+    timings = []
+    previous = start
+    for phase in expected:
+        st = dumps[phase].stat()
+        finished = st.st_mtime_ns / 1e9
+        timings.append(PhaseTiming(phase, dumps[phase], max(0.0, finished - previous), st.st_size))
+        previous = max(previous, finished)
+    return timings
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _mkdtemp(parent: Path, prefix: str) -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix=prefix, dir=parent)

@@ -1,0 +1,159 @@
+"""ONNX -> MLIR import that keeps node names for provenance.
+
+The `iree-import-onnx` CLI drops ONNX node names; the Python importer
+printed with debug info keeps them as `loc("NodeName")`, so ops in later
+phases can be traced back to the node they came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+MLIR_SUFFIXES = (".mlir", ".mlirbc")
+TARGET_OPSET = 17  # older opsets often fail to lower (e.g. BatchNormalization at 9)
+
+
+@dataclass
+class ImportResult:
+    mlir_path: Path
+    opset_before: int | None  # None for MLIR input
+    opset_after: int | None
+    renamed_nodes: int  # nodes that had no name and got one
+
+
+def import_model(source: Path, out_path: Path) -> ImportResult:
+    """Import `source` (.onnx, .mlir, .mlirbc) and write MLIR to `out_path`.
+
+    MLIR files are copied as they are. Raises ImportFailed with a one-line
+    reason naming `source`.
+    """
+    from .errors import ImportFailed
+
+    source = Path(source)
+    if not source.is_file():
+        raise ImportFailed(source, "no such file")
+    if source.stat().st_size == 0:
+        raise ImportFailed(source, "file is empty")
+    suffix = source.suffix.lower()
+    if suffix in MLIR_SUFFIXES:
+        out_path = out_path.with_suffix(suffix)
+        out_path.write_bytes(source.read_bytes())
+        return ImportResult(out_path, None, None, 0)
+    if suffix != ".onnx":
+        raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")
+    model = load_onnx(source)
+    before = default_opset(model)
+    model = upgrade_opset(model, source)
+    renamed = name_unnamed_nodes(model)
+    text = onnx_to_mlir_text(model, source)
+    out_path.write_text(text)
+    return ImportResult(out_path, before, default_opset(model), renamed)
+
+
+def load_onnx(source: Path):
+    """Load and check an ONNX model; every failure becomes ImportFailed."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from .errors import ImportFailed
+
+    try:
+        model = onnx.load(str(source), load_external_data=False)
+    except DecodeError as exc:
+        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+    except Exception as exc:  # onnx raises a variety of types for unreadable files
+        raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
+    missing = _missing_external_data(model, source.parent)
+    if missing:
+        raise ImportFailed(source, f"missing external data file {missing} (expected next to the model)")
+    try:
+        onnx.load_external_data_for_model(model, str(source.parent))
+    except Exception as exc:
+        raise ImportFailed(source, f"cannot read external data: {exc}") from None
+    if not model.graph.node and not model.graph.output:
+        raise ImportFailed(source, "not a valid ONNX model (empty graph: corrupt or truncated file?)")
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as exc:
+        raise ImportFailed(source, _checker_reason(str(exc))) from None
+    return model
+
+
+def _missing_external_data(model, folder: Path) -> str | None:
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    for tensor in _get_all_tensors(model):
+        if uses_external_data(tensor):
+            location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+            if not (folder / location).is_file():
+                return location
+    return None
+
+
+def _checker_reason(message: str) -> str:
+    first = next((ln for ln in message.splitlines() if ln.strip()), message)
+    if "No Op registered for" in first or "No opset import for domain" in first:
+        return f"unsupported op: {first.strip()}"
+    return f"invalid ONNX model: {first.strip()}"
+
+
+def default_opset(model) -> int | None:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return imp.version
+    return None
+
+
+def upgrade_opset(model, source: Path):
+    """Convert to opset 17 when older; shape inference afterwards either way."""
+    import onnx
+    from onnx import version_converter
+
+    from .errors import ImportFailed
+
+    current = default_opset(model)
+    if current is not None and current < TARGET_OPSET:
+        try:
+            model = version_converter.convert_version(model, TARGET_OPSET)
+        except Exception as exc:
+            raise ImportFailed(source, f"cannot upgrade opset {current} to {TARGET_OPSET}: {exc}") from None
+    try:
+        return onnx.shape_inference.infer_shapes(model)
+    except Exception as exc:
+        raise ImportFailed(source, f"ONNX shape inference failed: {exc}") from None
+
+
+def name_unnamed_nodes(model) -> int:
+    """Give every unnamed node a stable name `<OpType>_<index>`; returns how many."""
+    taken = {n.name for n in model.graph.node if n.name}
+    renamed = 0
+    for i, node in enumerate(model.graph.node):
+        if node.name:
+            continue
+        name = f"{node.op_type}_{i}"
+        while name in taken:
+            name += "_"
+        node.name = name
+        taken.add(name)
+        renamed += 1
+    return renamed
+
+
+def onnx_to_mlir_text(model, source: Path) -> str:
+    from iree.compiler import ir
+    from iree.compiler.extras import onnx_importer
+
+    from .errors import ImportFailed
+
+    try:
+        ctx = ir.Context()
+        info = onnx_importer.ModelInfo(model)
+        module = info.create_module(context=ctx).operation
+        imp = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+        imp.import_all()
+        module.verify()
+        return module.get_asm(enable_debug_info=True)
+    except Exception as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ImportFailed(source, f"ONNX import to MLIR failed: {reason}") from None

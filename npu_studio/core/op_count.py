@@ -1,0 +1,24 @@
+"""Count the operations of a snapshot with the MLIR parser."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+
+def ops_by_dialect(path: Path) -> Counter:
+    """Operations per dialect prefix (`linalg`, `flow`, ...) in the file at `path`."""
+    from iree.compiler import ir
+
+    counts: Counter = Counter()
+
+    def visit(op):
+        counts[op.name.split(".", 1)[0]] += 1
+        return ir.WalkResult.ADVANCE
+
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(Path(path).read_text())
+        module.operation.walk(visit)
+    counts["builtin"] -= 1  # the top-level module itself
+    return +counts

@@ -1,0 +1,59 @@
+"""Locate the IREE tools shipped in the installed Python packages.
+
+Never rely on PATH: the wheel's own binaries match the Python bindings we
+parse their output with.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+
+class ToolchainError(RuntimeError):
+    """An IREE tool is missing or unusable."""
+
+
+@functools.cache
+def iree_compile() -> Path:
+    """Path of the `iree-compile` binary from iree-base-compiler."""
+    from iree.compiler.tools.binaries import find_tool
+
+    try:
+        return Path(find_tool("iree-compile"))
+    except Exception as exc:  # find_tool raises a bare exception type of its own
+        raise ToolchainError(
+            f"iree-compile not found in iree-base-compiler: {exc}"
+        ) from exc
+
+
+@functools.cache
+def compiler_version() -> str:
+    """The compiler's own version line, e.g. 'IREE compiler version 3.13.0rc20261016 @ 89ece87'."""
+    out = subprocess.run(
+        [str(iree_compile()), "--version"], capture_output=True, text=True, check=False
+    ).stdout
+    for line in out.splitlines():
+        if "compiler version" in line:
+            return line.strip()
+    return out.strip() or "unknown"
+
+
+def compile_to_phase_names() -> list[str]:
+    """Phase names `iree-compile --help` lists for --compile-to, in its order."""
+    help_text = subprocess.run(
+        [str(iree_compile()), "--help"], capture_output=True, text=True, check=False
+    ).stdout
+    names: list[str] = []
+    in_option = False
+    for line in help_text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("--compile-to="):
+            in_option = True
+            continue
+        if in_option:
+            if not stripped.startswith("="):
+                break
+            names.append(stripped[1:].split()[0])
+    return names

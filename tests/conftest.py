@@ -1,0 +1,52 @@
+"""Shared fixtures. Qt runs offscreen; compiled workspaces are cached per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "resources" / "examples" / "single_conv.onnx"
+
+
+def light_zoo_dir() -> Path:
+    import onnx
+
+    return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def light_zoo_models() -> list[Path]:
+    return sorted(light_zoo_dir().glob("light_*.onnx"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_workspace_root(tmp_path_factory, monkeypatch):
+    # Never write into the real user cache from tests.
+    monkeypatch.setenv("NPU_STUDIO_HOME", str(tmp_path_factory.getbasetemp() / "workspaces"))
+
+
+@pytest.fixture(scope="session")
+def example_workspace(tmp_path_factory):
+    """The bundled example, imported and compiled for llvm-cpu once per session.
+
+    Tests that modify a workspace must copy it first (see `fresh_example`).
+    """
+    from npu_studio.core.workspace import compile_model
+
+    return compile_model(EXAMPLE, tmp_path_factory.mktemp("example") / "ws")
+
+
+@pytest.fixture
+def fresh_example(example_workspace, tmp_path):
+    """A private copy of the compiled example workspace, safe to edit."""
+    import shutil
+
+    from npu_studio.core.workspace import Workspace
+
+    dest = tmp_path / "ws"
+    shutil.copytree(example_workspace.root, dest)
+    return Workspace.open(dest)
