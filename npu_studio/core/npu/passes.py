@@ -1,0 +1,306 @@
+"""The NPU pass pipeline on a `flow`-phase module.
+
+Our own passes, written in Python and run by MLIR's pass manager next
+to MLIR's canonicalize/cse (IREE's passes are not touched):
+
+  npu-legalize     every dispatch legal or not, with a reason
+  npu-tile         tile sizes and loop order per legal dispatch
+  npu-plan-memory  DRAM and SRAM placement (interval allocation)
+  npu-schedule     tasks, steps and dependencies
+
+Results go onto the `flow.dispatch` ops as `npu.*` attributes and into
+an `NpuProgram` (`run_npu_pipeline`).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from iree.compiler import ir, passmanager
+
+from .flow_graph import FlowGraph
+from .legality import DispatchAnalysis, analyze
+from .memory_plan import Request, allocate
+from .npu_ir import Buffer, DispatchInfo, NpuProgram
+from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, build_tasks, task_positions
+from .target import DTYPE_BYTES, NpuTarget, load_target
+from .tiling import Tiling, TilingError, TilingProblem, access_bytes, choose_tiles, tile_counts
+
+# Cleanup inside the dispatch bodies only: the host call sites (and so the
+# dispatch numbering) stay exactly as in the snapshot.
+CLEANUP = "flow.executable(builtin.module(func.func(canonicalize,cse)))"
+NPU_PASSES = ("npu-legalize", "npu-tile", "npu-plan-memory", "npu-schedule")
+
+
+class NpuError(Exception):
+    """The NPU pipeline rejected the model (strict mode) or failed."""
+
+
+def array_loops(kind: str, loops, target: NpuTarget):
+    """Loops mapped onto the MAC array (rows, cols) or the vector lanes."""
+    ws = target.dataflow == "weight-stationary"
+    want = {
+        "conv": ("C", "F") if ws else ("F", "OW"),
+        "depthwise_conv": ("C", "OW"),
+        "matmul": ("K", "N") if ws else ("M", "N"),
+        "batch_matmul": ("K", "N") if ws else ("M", "N"),
+    }.get(kind)
+    loop_names = [lp.name for lp in loops]
+    if want is None:  # vector unit: lanes along the innermost parallel loop
+        par = [i for i, lp in enumerate(loops) if not lp.reduction]
+        return ((par[-1],), (target.vector_lanes,)) if par else ((), ())
+    loops, sizes = [], []
+    for name, size in zip(want, (target.mac_rows, target.mac_cols)):
+        if name in loop_names:
+            loops.append(loop_names.index(name))
+            sizes.append(size)
+    return tuple(loops), tuple(sizes)
+
+
+class _State:
+    def __init__(self, target: NpuTarget, strict: bool):
+        self.target, self.strict = target, strict
+        self.graph: FlowGraph | None = None
+        self.analyses: list[DispatchAnalysis] = []
+        self.tilings: dict[int, Tiling] = {}
+        self.buffers: list[Buffer] = []
+        self.program: NpuProgram | None = None
+        self.error: Exception | None = None
+
+    # -- passes ----------------------------------------------------------------
+    def legalize(self, module: ir.Operation) -> None:
+        self.graph = FlowGraph(module)
+        self.analyses = [analyze(self.graph, s, self.target) for s in self.graph.sites]
+        for a in self.analyses:
+            self._mark(a)
+        bad = [a for a in self.analyses if not a.legal]
+        if self.strict and bad:
+            raise NpuError("model rejected by npu-legalize (strict):\n" + "\n".join(
+                f"Dispatch #{a.site.index} not supported: {a.reason}" for a in bad))
+
+    def tile(self, module: ir.Operation) -> None:
+        for a in self.analyses:
+            if not a.legal:
+                continue
+            arr, arr_sizes = array_loops(a.kind, a.loops, self.target)
+            problem = TilingProblem(a.loops, tuple(b.access for b in a.accesses), arr, arr_sizes)
+            try:
+                t = choose_tiles(problem, self.target.sram_bytes)
+            except TilingError as e:
+                a.reason = f"does not fit in SRAM: {e}"
+                self._mark(a)
+                continue
+            self.tilings[a.site.index] = t
+            op = a.site.op
+            op.attributes["npu.tile"] = _i64_array(t.sizes)
+            op.attributes["npu.loop_order"] = _i64_array(t.order)
+            op.attributes["npu.tiles"] = _i64(math.prod(tile_counts(a.loops, t.sizes)))
+        if self.strict and any(not a.legal for a in self.analyses):
+            raise NpuError("model rejected by npu-tile (strict):\n" + "\n".join(
+                f"Dispatch #{a.site.index} not supported: {a.reason}"
+                for a in self.analyses if not a.legal))
+
+    def plan_memory(self, module: ir.Operation) -> None:
+        counts = [self._num_tasks(a) for a in self.analyses]
+        self.positions = task_positions(counts)
+        total = self.positions[-1][1] if self.positions else 0
+        g = self.graph
+        dram: list[tuple[str, int, str, tuple, str, tuple[int, int]]] = []
+        for b in g.buffers.values():
+            if b.kind == "intermediate" and b.first is not None:
+                start = self.positions[b.first][0]
+                end = max([self.positions[u][1] for u in b.uses] + [self.positions[b.first][1]])
+                live = (start, end)
+            else:
+                live = (0, max(total, 1))
+            dram.append((b.id, b.nbytes, b.dtype, tuple(d if d is not None else -1 for d in b.shape),
+                         b.kind, live))
+        for a in self.analyses:
+            if a.legal:
+                for k, c in enumerate(a.consts):
+                    t = c.results[0].type
+                    shape = tuple(t.shape) if isinstance(t, ir.ShapedType) else ()
+                    dtype = str(t.element_type) if isinstance(t, ir.ShapedType) else str(t)
+                    dram.append((_const_id(a, k), math.prod(shape) * DTYPE_BYTES.get(dtype, 4),
+                                 dtype, shape, "weight", (0, max(total, 1))))
+        offs, self.dram_peak = allocate([Request(i, max(s, 1), *lv) for i, s, _, _, _, lv in dram])
+        self.buffers = [Buffer(i, s, dt, sh, "dram", offs[i], k, lv) for i, s, dt, sh, k, lv in dram]
+        sram: list[tuple[Request, str, tuple]] = []
+        for a in self.analyses:
+            t = self.tilings.get(a.site.index)
+            if not a.legal or t is None:
+                continue
+            live = self.positions[a.site.index]
+            for b in a.accesses:
+                for slot in (0, 1):
+                    sram.append((Request(_slot_id(a, b.access.name, slot),
+                                         access_bytes(b.access, t.sizes), *live), b.dtype, b.shape))
+        offs, self.sram_peak = allocate([r for r, _, _ in sram], self.target.sram_bytes)
+        self.buffers += [Buffer(r.id, r.size, dt, (), "sram", offs[r.id], "tile", (r.start, r.end))
+                         for r, dt, _ in sram]
+        for a in self.analyses:
+            t = self.tilings.get(a.site.index)
+            if a.legal and t is not None:
+                a.site.op.attributes["npu.sram_bytes"] = _i64(t.sram_bytes)
+        module.attributes["npu.sram_peak"] = _i64(self.sram_peak)
+        module.attributes["npu.dram_peak"] = _i64(self.dram_peak)
+
+    def schedule(self, module: ir.Operation) -> None:
+        deps = {s.index: set(s.deps) for s in self.graph.sites}
+        self._memory_deps(deps)
+        work = []
+        for a in self.analyses:
+            s = a.site
+            if a.legal:
+                t = self.tilings[s.index]
+                ops = tuple(
+                    TiledOperand(b.access.name, b.access.role, b.access, self._dram_of(a, b.source),
+                                 (_slot_id(a, b.access.name, 0), _slot_id(a, b.access.name, 1)),
+                                 DTYPE_BYTES.get(b.dtype, 4))
+                    for b in a.accesses)
+                work.append(DispatchTiles(s.index, a.kind, a.loops, t.sizes, t.order, ops,
+                                          tuple(s.writes)))
+            else:
+                ops = (a.desc.flops or 0) if a.desc else 0
+                work.append(FallbackDispatch(s.index, tuple(s.reads), tuple(s.writes), ops))
+        tasks = build_tasks(work, deps)
+        for a in self.analyses:
+            first, end = self.positions[a.site.index]
+            a.site.op.attributes["npu.tasks"] = _i64_array((first, end - first))
+        module.attributes["npu.num_tasks"] = _i64(len(tasks))
+        infos = []
+        for a in self.analyses:
+            s, t = a.site, self.tilings.get(a.site.index)
+            infos.append(DispatchInfo(
+                index=s.index, symbol=s.export, location=s.location, kind=a.kind,
+                op_name=a.op_name, legal=a.legal, reason=a.reason,
+                loop_dims=tuple(lp.name for lp in a.loops),
+                loop_ranges=tuple(lp.size for lp in a.loops),
+                iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
+                tile_sizes=t.sizes if a.legal and t else (),
+                loop_order=t.order if a.legal and t else (),
+                num_tiles=math.prod(tile_counts(a.loops, t.sizes)) if a.legal and t else 0,
+                sram_bytes=t.sram_bytes if a.legal and t else 0,
+                inputs=tuple(s.reads), outputs=tuple(s.writes),
+                deps=tuple(sorted(s.deps))))
+        self.program = NpuProgram(self.target, tuple(infos), tuple(self.buffers), tuple(tasks),
+                                  self.sram_peak, self.dram_peak)
+
+    # -- helpers ---------------------------------------------------------------
+    def _mark(self, a: DispatchAnalysis) -> None:
+        op = a.site.op
+        op.attributes["npu.index"] = _i64(a.site.index)
+        op.attributes["npu.kind"] = ir.StringAttr.get(a.kind)
+        op.attributes["npu.legal"] = ir.BoolAttr.get(a.legal)
+        op.attributes["npu.reason"] = ir.StringAttr.get(a.reason)
+
+    def _num_tasks(self, a: DispatchAnalysis) -> int:
+        t = self.tilings.get(a.site.index)
+        return math.prod(tile_counts(a.loops, t.sizes)) if a.legal and t else 1
+
+    def _dram_of(self, a: DispatchAnalysis, src) -> str | None:
+        if src.kind == "const":
+            return _const_id(a, src.index)
+        if src.kind == "arg" and src.index < len(a.site.args):
+            return a.site.args[src.index]
+        return None
+
+    def _memory_deps(self, deps: dict[int, set[int]]) -> None:
+        """A dispatch reusing memory another one used must run after it."""
+        users: dict[str, set[int]] = {}
+        for a in self.analyses:
+            s = a.site
+            for b in s.reads + s.writes:
+                users.setdefault(b, set()).add(s.index)
+            for b in self.buffers:
+                if b.id.startswith(f"s{s.index}."):
+                    users.setdefault(b.id, set()).add(s.index)
+        by_place: dict[str, list[Buffer]] = {}
+        for b in self.buffers:
+            by_place.setdefault(b.placement, []).append(b)
+        for bufs in by_place.values():
+            bufs = sorted(bufs, key=lambda b: b.offset)
+            for i, x in enumerate(bufs):
+                for y in bufs[i + 1:]:
+                    if y.offset >= x.offset + x.size:
+                        break
+                    early, late = (x, y) if x.live[1] <= y.live[0] else (y, x)
+                    if early.live[1] > late.live[0]:
+                        continue  # both live: the allocator kept them apart
+                    for d in users.get(late.id, ()):
+                        deps.setdefault(d, set()).update(
+                            u for u in users.get(early.id, ()) if u < d)
+
+
+def _slot_id(a: DispatchAnalysis, name: str, slot: int) -> str:
+    return f"s{a.site.index}.{name}.{slot}"
+
+
+def _const_id(a: DispatchAnalysis, k: int) -> str:
+    return f"w{a.site.index}.{k}"
+
+
+def _i64(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+
+def _i64_array(vs) -> ir.Attribute:
+    return ir.ArrayAttr.get([_i64(v) for v in vs])
+
+
+def build_pass_manager(state: _State) -> passmanager.PassManager:
+    pm = passmanager.PassManager.parse(f"builtin.module({CLEANUP})")
+    for name, fn in zip(NPU_PASSES, (state.legalize, state.tile, state.plan_memory, state.schedule)):
+        def run(op, pass_, fn=fn):
+            if state.error is not None:
+                return
+            try:
+                fn(op)
+            except Exception as e:  # reported after pm.run, with its own message
+                state.error = e
+                pass_.signal_pass_failure()
+        pm.add(run, name=name, argument=name, description=(fn.__doc__ or name))
+    return pm
+
+
+def pipeline_text() -> str:
+    """The pipeline as MLIR prints it (it names our passes)."""
+    with ir.Context():
+        return str(build_pass_manager(_State(load_target(), False)))
+
+
+def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
+                     strict: bool = False) -> NpuProgram:
+    """Run the NPU pipeline on a flow-phase module (text, path or ir.Module)."""
+    if not isinstance(target, NpuTarget):
+        target = load_target(target)
+    state = _State(target, strict)
+    ctx = None
+    if isinstance(flow_module, ir.Module):
+        module = flow_module
+    else:
+        text, source = flow_module, "<string>"
+        if isinstance(flow_module, Path) or (isinstance(flow_module, str) and "\n" not in flow_module
+                                             and Path(flow_module).exists()):
+            source = str(flow_module)
+            text = Path(flow_module).read_text(encoding="utf-8")
+        ctx = ir.Context()
+        ctx.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(text, ctx)
+        except ir.MLIRError as e:
+            raise NpuError(f"{source}: cannot parse: {str(e).splitlines()[0]}") from None
+    with module.context:
+        pm = build_pass_manager(state)
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError:
+            if state.error is None:
+                raise
+        if state.error is not None:
+            if isinstance(state.error, NpuError):
+                raise state.error
+            raise NpuError(f"{type(state.error).__name__}: {state.error}") from state.error
+    state.program_module = module
+    return state.program
