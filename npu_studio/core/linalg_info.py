@@ -21,8 +21,8 @@ spatial names are W/KW/OW and D/KD/OD, H/KH/OH, W/KW/OW. When IREE has
 collapsed the batch loop, N is reported as 1. H and W are the extents of
 the op's input image, which includes any padding (IREE pads explicitly).
 When IREE has collapsed a 1x1 convolution's output image into one loop,
-the op looks like a 1-D convolution (W/KW/OW); ir_index restores OH/OW
-from the host-side reshapes when it can.
+the op looks like a 1-D convolution (W/KW/OW, W = OH*OW): that is what
+the dispatch computes, and the only form the op still has.
 """
 
 from __future__ import annotations
