@@ -81,7 +81,9 @@ def analyze(graph: FlowGraph, site: DispatchSite, target: NpuTarget) -> Dispatch
         a.reason = "dynamic shape"
         return a
     if a.desc is None:
-        a.reason = "no linalg op to map (data movement only)"
+        names = sorted({op.name for op in ops if op.name != "linalg.fill"})
+        a.reason = (f"cannot classify {', '.join(names)}" if names
+                    else "no linalg op to map (data movement only)")
         return a
     for op, d in described:
         if d.kind not in target.op_kinds:

@@ -1,0 +1,309 @@
+"""The `npu` dialect: an NPU program as MLIR in generic form.
+
+The dialect is not registered: its ops are printed in generic form and
+parsed back with `allow_unregistered_dialects`, so MLIR's own parser and
+printer handle the text, and `verify` (ours) checks the invariants:
+
+  module {npu.version, npu.format, npu.target, npu.sram_peak, npu.dram_peak}
+    "npu.dispatch"() {index, symbol, kind, legal, reason, loop_dims, ...}
+    "npu.buffer"() {id, size, dtype, shape, memory = "dram"|"sram", offset, kind, live}
+    %tN = "npu.conv"(%deps...) ({            // npu.matmul, npu.pool, ..., npu.fallback
+        "npu.dma"() {direction = "in", src, dst, bytes}
+        "npu.compute"() {srcs, dsts, ops}
+        "npu.dma"() {direction = "out", ...}
+        "npu.cpu"() {srcs, dsts, ops}          // fallback tasks
+      }) {id, dispatch, fallback, tile_offsets, tile_sizes, tile_<dim>..., memory}
+      : (!npu.token, ...) -> !npu.token
+
+Dependencies are SSA uses of the tokens the tasks produce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from iree.compiler import ir
+
+from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
+from .target import NpuTarget
+
+FORMAT = "npu-studio.npu-ir"
+TOKEN = "!npu.token"
+STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", "cpu": "npu.cpu"}
+
+
+class NpuDialectError(ValueError):
+    pass
+
+
+# -- printing ------------------------------------------------------------------
+def _str(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:02X}" for b in ch.encode("utf-8"))
+    return '"' + "".join(out) + '"'
+
+
+def _attr(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"{v} : i64"
+    if isinstance(v, str):
+        return _str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_attr(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return _dict(v)
+    raise TypeError(f"cannot encode {v!r} as an attribute")
+
+
+def _dict(d: dict) -> str:
+    return "{" + ", ".join(f"{k} = {_attr(v)}" for k, v in d.items()) + "}"
+
+
+def _step_text(s: Step) -> str:
+    if s.kind in ("dma_in", "dma_out"):
+        attrs = {"direction": s.kind[4:], "src": s.srcs[0], "dst": s.dsts[0], "bytes": s.bytes}
+    else:
+        attrs = {"srcs": list(s.srcs), "dsts": list(s.dsts), "ops": s.ops}
+    return f'"{STEP_OP[s.kind]}"() {_dict(attrs)} : () -> ()'
+
+
+def to_mlir(p: NpuProgram) -> str:
+    dispatches = {d.index: d for d in p.dispatches}
+    head = {"npu.format": FORMAT, "npu.version": p.version, "npu.target": p.target.to_dict(),
+            "npu.sram_peak": p.sram_peak, "npu.dram_peak": p.dram_peak}
+    lines = [f"module attributes {_dict(head)} {{"]
+    for d in p.dispatches:
+        lines.append(f'  "npu.dispatch"() {_dict(asdict(d))} : () -> ()')
+    for b in p.buffers:
+        attrs = asdict(b)
+        attrs["memory"] = attrs.pop("placement")
+        lines.append(f'  "npu.buffer"() {_dict(attrs)} : () -> ()')
+    for t in p.tasks:
+        attrs: dict[str, Any] = {"id": t.id, "dispatch": t.dispatch, "fallback": t.fallback,
+                                 "tile_offsets": list(t.tile_offsets),
+                                 "tile_sizes": list(t.tile_sizes)}
+        d = dispatches.get(t.dispatch)
+        if d is not None and not t.fallback:
+            for name, size in zip(d.loop_dims, t.tile_sizes):
+                attrs[f"tile_{name.lower()}"] = size
+        attrs["memory"] = "dram" if t.fallback else "sram"
+        deps = ", ".join(f"%t{x}" for x in t.deps)
+        types = ", ".join([TOKEN] * len(t.deps))
+        lines.append(f'  %t{t.id} = "{t.op}"({deps}) ({{')
+        lines.extend(f"    {_step_text(s)}" for s in t.steps)
+        lines.append(f"  }}) {_dict(attrs)} : ({types}) -> {TOKEN}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# -- parsing -------------------------------------------------------------------
+def _py(a: ir.Attribute) -> Any:
+    if isinstance(a, ir.BoolAttr):
+        return a.value
+    if isinstance(a, ir.IntegerAttr):
+        return a.value
+    if isinstance(a, ir.StringAttr):
+        return a.value
+    if isinstance(a, ir.ArrayAttr):
+        return [_py(x) for x in a]
+    if isinstance(a, ir.DictAttr):
+        return {a[i].name: _py(a[i].attr) for i in range(len(a))}
+    raise NpuDialectError(f"unexpected attribute {a}")
+
+
+def _attrs(op: ir.Operation) -> dict[str, Any]:
+    attrs = op.attributes
+    return {attrs[i].name: _py(attrs[i].attr) for i in range(len(attrs))}
+
+
+def parse_module(text: str, context: ir.Context | None = None) -> ir.Module:
+    ctx = context or ir.Context()
+    ctx.allow_unregistered_dialects = True
+    try:
+        return ir.Module.parse(text, ctx)
+    except ir.MLIRError as e:
+        raise NpuDialectError(f"cannot parse NPU MLIR: {e}") from None
+
+
+def _token_owner(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def from_mlir(text: str) -> NpuProgram:
+    """Parse, verify, and convert back to an NpuProgram."""
+    module = parse_module(text)
+    errors = verify(module)
+    if errors:
+        raise NpuDialectError("invalid NPU MLIR:\n" + "\n".join(errors))
+    head = _attrs(module.operation)
+    dispatches, buffers, tasks = [], [], []
+    for op in module.body.operations:
+        op = op.operation
+        a = _attrs(op)
+        if op.name == "npu.dispatch":
+            dispatches.append(DispatchInfo.from_dict(a))
+        elif op.name == "npu.buffer":
+            a["placement"] = a.pop("memory")
+            buffers.append(Buffer.from_dict(a))
+        else:
+            steps = []
+            for s in op.regions[0].blocks[0].operations:
+                sa = _attrs(s.operation)
+                if s.operation.name == "npu.dma":
+                    steps.append(Step("dma_" + sa["direction"], (sa["src"],), (sa["dst"],),
+                                      bytes=sa["bytes"]))
+                else:
+                    kind = "cpu" if s.operation.name == "npu.cpu" else "compute"
+                    steps.append(Step(kind, tuple(sa["srcs"]), tuple(sa["dsts"]), ops=sa["ops"]))
+            deps = tuple(_attrs(_token_owner(v))["id"] for v in op.operands)
+            tasks.append(Task(a["id"], a["dispatch"], op.name, a["fallback"],
+                              tuple(a["tile_offsets"]), tuple(a["tile_sizes"]), tuple(steps), deps))
+    return NpuProgram(NpuTarget.from_dict(head["npu.target"]), tuple(dispatches),
+                      tuple(buffers), tuple(tasks), head["npu.sram_peak"], head["npu.dram_peak"],
+                      version=head["npu.version"])
+
+
+# -- verifier ------------------------------------------------------------------
+_DISPATCH = {"index": int, "symbol": str, "location": str, "kind": str, "op_name": str,
+             "legal": bool, "reason": str, "loop_dims": list, "loop_ranges": list,
+             "iterator_types": list, "tile_sizes": list, "loop_order": list, "num_tiles": int,
+             "sram_bytes": int, "inputs": list, "outputs": list, "deps": list}
+_BUFFER = {"id": str, "size": int, "dtype": str, "shape": list, "memory": str, "offset": int,
+           "kind": str, "live": list}
+_TASK = {"id": int, "dispatch": int, "fallback": bool, "tile_offsets": list, "tile_sizes": list,
+         "memory": str}
+_STEPS = {"npu.dma": {"direction": str, "src": str, "dst": str, "bytes": int},
+          "npu.compute": {"srcs": list, "dsts": list, "ops": int},
+          "npu.cpu": {"srcs": list, "dsts": list, "ops": int}}
+
+
+def _check(where: str, attrs: dict, spec: dict, errors: list[str]) -> bool:
+    ok = True
+    for key, typ in spec.items():
+        if key not in attrs:
+            errors.append(f"{where}: missing attribute '{key}'")
+            ok = False
+        elif not isinstance(attrs[key], typ) or (typ is int and isinstance(attrs[key], bool)):
+            errors.append(f"{where}: attribute '{key}' must be {typ.__name__}, got {attrs[key]!r}")
+            ok = False
+    return ok
+
+
+def verify(module: ir.Module) -> list[str]:
+    """Invariants of an npu-dialect module; [] when it is valid."""
+    errors: list[str] = []
+    head = _attrs(module.operation)
+    if head.get("npu.version") != VERSION:
+        errors.append(f"module: npu.version must be {VERSION}, got {head.get('npu.version')!r}")
+    if not isinstance(head.get("npu.target"), dict):
+        errors.append("module: missing dictionary attribute 'npu.target'")
+    dispatches: dict[int, dict] = {}
+    buffers: dict[str, dict] = {}
+    tasks: list[tuple[ir.Operation, dict]] = []
+    for op in module.body.operations:
+        op = op.operation
+        a = _attrs(op)
+        if op.name == "npu.dispatch":
+            if _check("npu.dispatch", a, _DISPATCH, errors):
+                dispatches[a["index"]] = a
+        elif op.name == "npu.buffer":
+            if _check("npu.buffer", a, _BUFFER, errors):
+                if a["memory"] not in ("dram", "sram"):
+                    errors.append(f"npu.buffer {a['id']}: memory must be dram or sram")
+                if a["size"] < 0 or a["offset"] < 0:
+                    errors.append(f"npu.buffer {a['id']}: negative size or offset")
+                if a["id"] in buffers:
+                    errors.append(f"npu.buffer {a['id']}: duplicate id")
+                buffers[a["id"]] = a
+        elif op.name.startswith("npu."):
+            where = f"{op.name} (task {a.get('id', '?')})"
+            if _check(where, a, _TASK, errors):
+                tasks.append((op, a))
+        else:
+            errors.append(f"{op.name}: not an npu op")
+    ids: dict[int, ir.Operation] = {}
+    for op, a in tasks:
+        if a["id"] in ids:
+            errors.append(f"{op.name} (task {a['id']}): duplicate task id")
+        ids[a["id"]] = op
+    for op, a in tasks:
+        where = f"{op.name} (task {a['id']})"
+        if (op.name == "npu.fallback") != a["fallback"]:
+            errors.append(f"{where}: fallback flag must be set exactly on npu.fallback")
+        d = dispatches.get(a["dispatch"])
+        if d is None:
+            errors.append(f"{where}: dispatch #{a['dispatch']} does not exist")
+        elif not a["fallback"]:
+            ranges, sizes, offs = d["loop_ranges"], a["tile_sizes"], a["tile_offsets"]
+            if len(sizes) != len(ranges) or len(offs) != len(ranges):
+                errors.append(f"{where}: tile rank {len(sizes)} != dispatch loops {len(ranges)}")
+            else:
+                for name, r, s, o in zip(d["loop_dims"], ranges, sizes, offs):
+                    if s <= 0:
+                        errors.append(f"{where}: tile size {name}={s} must be positive")
+                    elif o < 0 or o + s > r:
+                        errors.append(f"{where}: tile {name} [{o}, {o + s}) exceeds dim {r}")
+                    key = f"tile_{name.lower()}"
+                    if a.get(key, s) != s:
+                        errors.append(f"{where}: {key}={a[key]} disagrees with tile_sizes")
+        for v in op.operands:
+            owner = _token_owner(v)
+            if owner is None or owner.name not in [o.name for o in ids.values()] or \
+                    _attrs(owner).get("id") not in ids:
+                errors.append(f"{where}: dependency is not a task")
+        for s in op.regions[0].blocks[0].operations if op.regions else ():
+            s = s.operation
+            sa = _attrs(s)
+            spec = _STEPS.get(s.name)
+            if spec is None:
+                errors.append(f"{where}: unknown step op {s.name}")
+                continue
+            if not _check(f"{where} {s.name}", sa, spec, errors):
+                continue
+            refs = [sa["src"], sa["dst"]] if s.name == "npu.dma" else sa["srcs"] + sa["dsts"]
+            for r in refs:
+                if r not in buffers:
+                    errors.append(f"{where} {s.name}: unknown buffer {r!r}")
+            if s.name == "npu.dma":
+                want = {"in": ("dram", "sram"), "out": ("sram", "dram")}.get(sa["direction"])
+                if want is None:
+                    errors.append(f"{where} npu.dma: direction must be in or out, got {sa['direction']!r}")
+                elif all(r in buffers for r in refs) and \
+                        (buffers[sa["src"]]["memory"], buffers[sa["dst"]]["memory"]) != want:
+                    errors.append(f"{where} npu.dma {sa['direction']}: must move {want[0]} -> {want[1]}")
+    errors.extend(_cycles(tasks))
+    return errors
+
+
+def _cycles(tasks) -> list[str]:
+    """Dependencies must form a DAG (a graph region allows cycles)."""
+    graph = {a["id"]: [_attrs(_token_owner(v)).get("id") for v in op.operands
+                       if _token_owner(v) is not None] for op, a in tasks}
+    state: dict[int, int] = {}
+    for start in graph:
+        if start in state:
+            continue
+        stack = [(start, iter(graph[start]))]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return [f"task {nxt}: dependency cycle through task {node}"]
+            elif nxt not in state and nxt in graph:
+                state[nxt] = 1
+                stack.append((nxt, iter(graph[nxt])))
+    return []
