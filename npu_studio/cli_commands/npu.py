@@ -1,0 +1,102 @@
+"""npu-studio npu MODEL_OR_WORKSPACE [--target FILE] [--strict] [--json OUT] [--mlir OUT]
+
+Runs the NPU pipeline on a compile's `flow` snapshot: a workspace, a
+flow-phase .mlir file, or a model (compiled into its workspace first).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "npu",
+        help="map a model's dispatches onto the NPU: legality, tiles, memory, tasks",
+        description="Run the NPU pipeline (npu-legalize, npu-tile, npu-plan-memory, "
+        "npu-schedule) on the flow snapshot of a workspace, a flow .mlir file or a model.",
+    )
+    p.add_argument("source", type=Path, metavar="MODEL_OR_WORKSPACE")
+    p.add_argument("--target", dest="npu_target", default=None, metavar="FILE",
+                   help="NPU target TOML (default resources/targets/default.toml; "
+                   "'tiny' names a bundled one)")
+    p.add_argument("--strict", action="store_true",
+                   help="reject the model if any dispatch cannot run on the NPU")
+    p.add_argument("--json", type=Path, default=None, metavar="OUT", help="write model.npu.json")
+    p.add_argument("--mlir", type=Path, default=None, metavar="OUT",
+                   help="write the program in the npu MLIR dialect")
+    p.set_defaults(func=run)
+
+
+def flow_snapshot(source: Path) -> Path:
+    """The flow snapshot for a workspace, flow .mlir file or model file."""
+    if source.is_dir():
+        path = source / "phases" / "06.flow.mlir"
+        if not path.exists():
+            raise FileNotFoundError(f"{source}: no flow snapshot at {path}")
+        return path
+    if not source.exists():
+        raise FileNotFoundError(f"{source}: no such file or workspace")
+    if source.suffix == ".mlir":
+        return source
+    from ..core.workspace import compile_model
+
+    return flow_snapshot(compile_model(source).root)
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.1f} MiB"
+
+
+def report(program) -> str:
+    lines = []
+    for d in program.dispatches:
+        if d.legal:
+            tile = "x".join(str(t) for t in d.tile_sizes)
+            peak = program.dispatch_sram_peak(d.index)
+            lines.append(f"Dispatch #{d.index}: {d.kind} -> NPU "
+                         f"(tiles {d.num_tiles}, {tile}, SRAM peak {_kib(peak)})")
+        else:
+            lines.append(f"Dispatch #{d.index}: {d.kind} -> CPU fallback: {d.reason}")
+    npu = sum(1 for d in program.dispatches if d.legal)
+    ops = Counter(t.op for t in program.tasks)
+    steps = Counter(s.kind for t in program.tasks for s in t.steps)
+    lines.append("")
+    lines.append(f"{npu} of {len(program.dispatches)} dispatches on the NPU "
+                 f"({program.target.name}); {len(program.tasks)} tasks: "
+                 + ", ".join(f"{n} {op}" for op, n in sorted(ops.items())))
+    lines.append("steps: " + ", ".join(f"{n} {k}" for k, n in sorted(steps.items()))
+                 + f"; SRAM peak {_kib(program.sram_peak)} of {_kib(program.target.sram_bytes)}"
+                 f"; DRAM {_kib(program.dram_peak)}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args) -> int:
+    from ..core.npu.npu_dialect import to_mlir
+    from ..core.npu.passes import NpuError, run_npu_pipeline
+    from ..core.npu.target import TargetError, load_target
+
+    try:
+        target = load_target(args.npu_target)
+        path = flow_snapshot(args.source)
+        program = run_npu_pipeline(path, target, strict=args.strict)
+    except (TargetError, NpuError, FileNotFoundError) as e:
+        msg = str(e).replace("\n", "; ")
+        print(f"npu-studio: error: {msg}", file=sys.stderr)
+        return 2
+    except Exception as e:  # compile failures of a model file and the like
+        print(f"npu-studio: error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+              file=sys.stderr)
+        return 2
+    sys.stdout.write(report(program))
+    try:
+        if args.json:
+            program.save_json(args.json)
+        if args.mlir:
+            Path(args.mlir).write_text(to_mlir(program), encoding="utf-8")
+    except OSError as e:
+        print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0
