@@ -339,6 +339,11 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
 
     records: list[DispatchRecord] = []
     site_index: dict[int, int] = {}
+    site_uses: dict[str | None, int] = {}
+    for op, _ in sites:
+        path = _site_symbol(op, lookups)
+        key = path[0] if path else None
+        site_uses[key] = site_uses.get(key, 0) + 1
     for i, (op, pos_op) in enumerate(sites):
         rec = DispatchRecord(index=i)
         ex = _site_executable(op, executables, region_sites, lookups, rec)
@@ -346,6 +351,16 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
         rec.workload = _workload(op)
         if ex is not None:
             _fill_from_executable(rec, ex, snap)
+        # The site's own location names this dispatch's nodes; an executable
+        # shared by several sites (IREE deduplicates) names only the first's.
+        site_names: list[str] = []
+        onnx_names(op.location, site_names, set())
+        if site_names:
+            if site_uses.get(rec.executable, 0) > 1:
+                rec.onnx_nodes = site_names
+                rec.root_onnx_nodes = site_names[:1]
+            else:
+                rec.onnx_nodes = site_names + [n for n in rec.onnx_nodes if n not in site_names]
         site_index[hash(op)] = i
         records.append(rec)
     for rec, (op, _) in zip(records, sites):
@@ -385,9 +400,18 @@ def _target_name(variant: ir.Operation) -> str:
 
 
 def _site_executable(op, executables, region_sites, lookups, rec) -> _Executable | None:
-    name = op.name
-    if name in _REGION_SITES:
+    if op.name in _REGION_SITES:
         return region_sites.get(hash(op))
+    path = _site_symbol(op, lookups)
+    if not path:
+        return None
+    rec.executable = path[0]
+    rec.export = path[-1] if len(path) > 1 else None
+    return executables.get(path[0])
+
+
+def _site_symbol(op, lookups) -> list[str] | None:
+    name = op.name
     path: list[str] | None = None
     if "entry_points" in op.attributes:
         eps = op.attributes["entry_points"]
@@ -401,11 +425,7 @@ def _site_executable(op, executables, region_sites, lookups, rec) -> _Executable
             if not isinstance(owner, ir.Block) and hash(owner) in lookups:
                 path = lookups[hash(owner)]
                 break
-    if not path:
-        return None
-    rec.executable = path[0]
-    rec.export = path[-1] if len(path) > 1 else None
-    return executables.get(path[0])
+    return path
 
 
 def _fill_from_executable(rec: DispatchRecord, ex: _Executable, snap: ParsedSnapshot) -> None:

@@ -1,0 +1,298 @@
+"""Acceptance tests of the dispatch index on real IREE compiles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from iree.compiler import ir
+
+from npu_studio.cli_commands import dispatches as cli
+from npu_studio.core.dispatch_report import format_dispatches, to_json
+from npu_studio.core.ir_index import index_file, index_text, index_workspace_phases
+from npu_studio.core.mlir_text import SnapshotParseError
+from npu_studio.core.phases import SNAPSHOT_PHASES
+
+from .conftest_index import EXAMPLE, ZOO, compiled, phase_file, prepare  # noqa: F401
+
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "dispatch-index.schema.json"
+
+
+def _flow_dispatch_ops(path: Path) -> int:
+    """IREE's own count: flow.dispatch ops in the flow snapshot."""
+    module = ir.Module.parse(path.read_text(), ir.Context())
+    n = 0
+
+    def cb(op):
+        nonlocal n
+        n += op.name == "flow.dispatch"
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(cb)
+    return n
+
+
+def _expected_convs(model: onnx.ModelProto) -> dict[str, dict]:
+    shapes = {}
+    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
+        shapes[vi.name] = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    for init in model.graph.initializer:
+        shapes[init.name] = list(init.dims)
+    out = {}
+    for n in model.graph.node:
+        if n.op_type != "Conv":
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        x, w, y = shapes[n.input[0]], shapes[n.input[1]], shapes[n.output[0]]
+        group = attrs.get("group", 1)
+        out[n.name] = {
+            "C": x[1], "F": w[0], "KH": w[2], "KW": w[3], "OH": y[2], "OW": y[3],
+            "strides": tuple(attrs.get("strides", [1, 1])),
+            "dilations": tuple(attrs.get("dilations", [1, 1])),
+            "groups": group,
+        }
+    return out
+
+
+def _mismatch(rec, exp) -> str | None:
+    d = rec.root
+    dims = d.dims
+    groups = d.groups or 1
+    got = {"C": dims.get("C"), "F": dims.get("F"), "groups": groups}
+    want = {"C": exp["C"], "F": exp["F"], "groups": exp["groups"]}
+    if "OH" in dims:
+        got.update(KH=dims["KH"], KW=dims["KW"], OH=dims["OH"], OW=dims["OW"],
+                   strides=d.strides, dilations=d.dilations)
+        want.update(KH=exp["KH"], KW=exp["KW"], OH=exp["OH"], OW=exp["OW"],
+                    strides=exp["strides"], dilations=exp["dilations"])
+    else:
+        # IREE collapsed a 1x1 conv's image into one loop: OW = OH*OW
+        got.update(K=dims["KW"], O=dims["OW"], strides=d.strides)
+        want.update(K=exp["KH"] * exp["KW"], O=exp["OH"] * exp["OW"], strides=(1,))
+        if exp["strides"] != (1, 1):
+            return f"collapsed image but ONNX strides {exp['strides']}"
+    if d.kind == "depthwise_conv" and exp["groups"] != exp["C"]:
+        return f"depthwise but ONNX group {exp['groups']} != C {exp['C']}"
+    return None if got == want else f"got {got}, want {want}"
+
+
+def _check_model(name: str, model: onnx.ModelProto, compiled) -> None:
+    model = prepare(model)
+    phases = compiled(name, model)
+    flow = phase_file(phases, "flow")
+    index = index_file(flow, "flow")
+    assert index.num_dispatch_sites == _flow_dispatch_ops(flow) == len(index.dispatches)
+    assert [r.index for r in index.dispatches] == list(range(len(index.dispatches)))
+    expected = _expected_convs(model)
+    assert expected
+    problems = []
+    for node, exp in expected.items():
+        recs = [r for r in index.dispatches if node in r.onnx_nodes and r.root is not None
+                and r.root.kind in ("conv", "depthwise_conv")]
+        if not recs:
+            kinds = [r.root and r.root.kind for r in index.dispatches if node in r.onnx_nodes]
+            problems.append(f"{node}: no conv dispatch (dispatches naming it: {kinds})")
+            continue
+        errors = [_mismatch(r, exp) for r in recs]
+        if all(errors):
+            problems.append(f"{node}: {errors[0]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_example_conv(compiled):
+    _check_model("example", onnx.load(EXAMPLE), compiled)
+
+
+def test_resnet50(compiled):
+    _check_model("resnet50", onnx.load(ZOO / "light_resnet50.onnx"), compiled)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "zoo",
+    ["vgg19", "densenet121", "inception_v1", "inception_v2", "shufflenet",
+     "squeezenet", "bvlc_alexnet", "zfnet512"],
+)
+def test_zoo(zoo, compiled):
+    _check_model(zoo, onnx.load(ZOO / f"light_{zoo}.onnx"), compiled)
+
+
+def test_example_report_and_text_range(compiled):
+    phases = compiled("example", prepare(onnx.load(EXAMPLE)))
+    flow = phase_file(phases, "flow")
+    index = index_file(flow, "flow")
+    (rec,) = index.dispatches
+    assert rec.onnx_nodes == ["Conv_0"]
+    assert rec.root_onnx_nodes == ["Conv_0"]
+    assert rec.executable.endswith("_dispatch_0")
+    assert rec.export.endswith("_conv_8x498x498x3x3x3_f32")
+    assert format_dispatches(index) == (
+        "Dispatch #0: conv  (ONNX: Conv_0)\n"
+        "  op: linalg.generic (conv, fused: bias add)\n"
+        "  N=1 C=3 H=500 W=500 F=8 KH=3 KW=3 OH=498 OW=498 stride=1,1 dilation=1,1\n"
+        "  dtype: f32\n"
+    )
+    text = flow.read_text()
+    body = rec.text_range.slice(text)
+    assert body.startswith("flow.executable")
+    assert body.endswith("}")
+    assert body.count("{") == body.count("}")
+    (site,) = rec.call_sites
+    assert site.slice(text).startswith("flow.dispatch @")
+    names: list[str] = []
+    ir.Module.parse(text, ir.Context()).operation.walk(
+        lambda op: (names.append(op.name.split(".")[0]), ir.WalkResult.ADVANCE)[1]
+    )
+    assert index.op_counts_by_dialect == {d: names.count(d) for d in set(names)}
+    assert index.op_counts_by_dialect["linalg"] >= 3  # nested ops are counted
+    assert index.num_executables == 1 and index.num_lines == text.count("\n")
+
+
+def test_f16_matmul(compiled):
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT16, [128, 64])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT16, [64, 128])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, [128, 128])
+    graph = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")], "mm", [a, b], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    phases = compiled("matmul_f16", prepare(model))
+    index = index_file(phase_file(phases, "flow"), "flow")
+    (rec,) = index.dispatches
+    assert rec.root.kind == "matmul"
+    assert rec.onnx_nodes == ["mm"]
+    out = format_dispatches(index)
+    assert "  M=128 N=128 K=64\n" in out
+    assert "  dtype: f16\n" in out
+    assert rec.root.flops == 2 * 128 * 128 * 64
+
+
+def test_phases_are_linked(compiled):
+    phases = compiled("resnet50", prepare(onnx.load(ZOO / "light_resnet50.onnx")))
+    paths = {p: phase_file(phases, p) for p in SNAPSHOT_PHASES}
+    idx = index_workspace_phases(paths)
+    flow = idx["flow"]
+    assert any(r.producers for r in flow.dispatches)
+    assert all(p < r.index for r in flow.dispatches for p in r.producers)
+    for phase in ("dispatch-creation", "stream", "executable-configurations", "hal"):
+        recs = idx[phase].dispatches
+        assert len(recs) == len(flow.dispatches), phase
+        for r, f in zip(recs, flow.dispatches):
+            assert r.index == f.index
+            if phase != "dispatch-creation":
+                assert r.export == f.export, phase
+            if f.root is not None and f.root.kind in ("conv", "depthwise_conv", "matmul"):
+                assert r.root.kind == f.root.kind, phase
+    conf = [r for r in idx["executable-configurations"].dispatches if r.root and r.root.kind == "conv"]
+    assert conf and all(r.config.get("pipeline") and r.config.get("tile_sizes") for r in conf)
+    assert idx["vm"].dispatches == []
+
+
+def test_syntax_error(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(EXAMPLE_SNIPPET.replace("arith.addf %a, %b", "arith.addf %a %b"))
+    with pytest.raises(SnapshotParseError) as info:
+        index_file(bad, "flow")
+    assert (info.value.line, info.value.path) == (3, str(bad))
+    assert info.value.col == 21
+    assert "expected ':'" in info.value.message or "expected" in info.value.message
+
+
+EXAMPLE_SNIPPET = """func.func @f(%a: f32, %b: f32) -> f32 {
+  // a comment
+  %0 = arith.addf %a, %b : f32 loc("x")
+  return %0 : f32
+}
+"""
+
+
+def test_cli(tmp_path, compiled, capsys):
+    phases = compiled("example", prepare(onnx.load(EXAMPLE)))
+    ws = tmp_path / "ws"
+    (ws / "phases").mkdir(parents=True)
+    for i, p in enumerate(SNAPSHOT_PHASES, 1):
+        (ws / "phases" / f"{i:02d}.{p}.mlir").write_text(phase_file(phases, p).read_text())
+    parser = __import__("argparse").ArgumentParser()
+    cli.add_parser(parser.add_subparsers())
+    assert cli.run(parser.parse_args(["dispatches", str(ws)])) == 0
+    assert capsys.readouterr().out.startswith("Dispatch #0: conv  (ONNX: Conv_0)\n")
+    assert cli.run(parser.parse_args(["dispatches", str(ws), "--phase", "stream", "--json"])) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["phase"] == "stream" and data["dispatches"][0]["root"]["dims"]["F"] == 8
+    (ws / "phases" / "06.flow.mlir").write_text(EXAMPLE_SNIPPET.replace("%a, %b", "%a %b"))
+    assert cli.run(parser.parse_args(["dispatches", str(ws)])) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{ws / 'phases' / '06.flow.mlir'}:3:21: ") and "\n" not in err
+
+
+def _validate(instance, schema, path="$"):
+    """A small JSON-Schema subset checker (type, required, properties, items, enum)."""
+    types = schema.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        py = {"object": dict, "array": list, "string": str, "integer": int, "null": type(None),
+              "boolean": bool}
+        ok = any(isinstance(instance, py[t]) and not (t == "integer" and isinstance(instance, bool))
+                 for t in types)
+        assert ok, f"{path}: {instance!r} is not {types}"
+    if "oneOf" in schema:
+        passed = 0
+        for sub in schema["oneOf"]:
+            try:
+                _validate(instance, sub, path)
+                passed += 1
+            except AssertionError:
+                pass
+        assert passed == 1, f"{path}: matches {passed} of oneOf"
+    if "enum" in schema:
+        assert instance in schema["enum"], f"{path}: {instance!r} not in enum"
+    if isinstance(instance, dict):
+        for key in schema.get("required", []):
+            assert key in instance, f"{path}: missing {key}"
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is False:
+            extra = set(instance) - set(props)
+            assert not extra, f"{path}: unexpected {extra}"
+        for k, v in instance.items():
+            if k in props:
+                _validate(v, props[k], f"{path}.{k}")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                _validate(v, schema["additionalProperties"], f"{path}.{k}")
+    if isinstance(instance, list) and "items" in schema:
+        for i, v in enumerate(instance):
+            _validate(v, schema["items"], f"{path}[{i}]")
+
+
+def _resolve(schema, root):
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            name = schema["$ref"].split("/")[-1]
+            return _resolve(root["$defs"][name], root)
+        return {k: _resolve(v, root) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_resolve(v, root) for v in schema]
+    return schema
+
+
+def test_json_matches_schema(compiled):
+    schema = json.loads(SCHEMA.read_text())
+    resolved = _resolve({k: v for k, v in schema.items() if k != "$defs"}, schema)
+    phases = compiled("example", prepare(onnx.load(EXAMPLE)))
+    for phase in ("flow", "executable-configurations", "hal"):
+        data = json.loads(to_json(index_file(phase_file(phases, phase), phase)))
+        _validate(data, resolved)
+    # the checker itself rejects a broken document
+    data = json.loads(to_json(index_file(phase_file(phases, "flow"), "flow")))
+    data["dispatches"][0]["root"]["kind"] = "convolution"
+    with pytest.raises(AssertionError):
+        _validate(data, resolved)
+
+
+def test_json_matches_schema_with_jsonschema(compiled):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text())
+    phases = compiled("example", prepare(onnx.load(EXAMPLE)))
+    jsonschema.validate(json.loads(to_json(index_file(phase_file(phases, "flow"), "flow"))), schema)
