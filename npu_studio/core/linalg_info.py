@@ -12,7 +12,10 @@ constant, IREE folds the filter into the body (`mulf %in, %cst`), so the
 op has a single data input. Such a "folded-filter" convolution is told
 apart from pooling by its body (a multiply by a value that is not a block
 argument) or by a reduction over an input channel / an output channel
-that no input indexes.
+that no input indexes. With the filter gone, a grouped convolution's group
+loop is a plain loop shared by input and output, like an image loop; it
+is told apart by position (directly in front of the channel loops in both
+maps, see `_group_loop`).
 
 Dimension conventions for convolutions: N C H W F KH KW OH OW (+ G when
 a groups/depth loop is present). C and F are totals over all groups, like
@@ -493,16 +496,21 @@ def _classify_folded_conv(op: _Op):
         _pure_dim(e) for e in op.maps[op.n_in].results if _pure_dim(e) is not None
     ] if len(op.maps) > op.n_in else []
     shared = [d for d in out_order if d in shared_pure]
+    group = _group_loop(op, image, shared, in_ch, out_ch)
+    shared = [d for d in shared if d not in group]
     if not out_img:
-        # 1x1 convolution: the trailing shared loops are the image
-        n_img = min(2, max(0, len(shared) - 0))
-        out_img = shared[len(shared) - n_img :]
-        shared = shared[: len(shared) - n_img]
+        # 1x1 convolution: the image loops are the shared loops behind the
+        # input channel (NCHW), else the trailing shared loops (NHWC)
+        behind = _behind_channel(op, image, shared, in_ch)
+        img_pool = behind or shared
+        n_img = min(2, len(img_pool))
+        out_img = img_pool[len(img_pool) - n_img :]
+        shared = [d for d in shared if d not in out_img]
         strides = [1] * len(out_img)
         dilations = [1] * len(out_img)
     if in_ch or out_ch:
         kind = "conv"
-        batch, depth = shared, []
+        batch, depth = shared, group
     elif has_mul:
         kind = "depthwise_conv"
         depth = shared[-1:]
@@ -529,6 +537,56 @@ def _classify_folded_conv(op: _Op):
         tuple([1] * pad + strides),
         tuple([1] * pad + dilations),
     )
+
+
+def _group_loop(op: _Op, image: int, shared: list[int], in_ch: list[int], out_ch: list[int]) -> list[int]:
+    """The group loop of a folded-filter grouped convolution, if any ([] or [d]).
+
+    With the filter folded away, a group loop and an image loop are both
+    plain loops shared by input and output; only their positions differ.
+    IREE expands a grouped convolution's channel dimension C into (G, C/G)
+    and F into (G, F/G), so the group loop sits directly in front of the
+    input-channel loop in the image input and directly in front of the
+    output-channel loop in the output. Image loops index the spatial
+    positions after (NCHW) or before (NHWC) the channel block.
+
+    Caveat: a batch loop of an ungrouped NCHW 1x1 convolution with a folded
+    filter sits in the same place and is structurally the same thing; IREE
+    drops a unit batch, so this only matters for batch > 1.
+    """
+    if not in_ch or not out_ch or len(op.maps) <= op.n_in:
+        return []
+    in_pos = _pure_positions(op.maps[image])
+    out_pos = _pure_positions(op.maps[op.n_in])
+    c_first = min((in_pos[d] for d in in_ch if d in in_pos), default=None)
+    f_first = min((out_pos[d] for d in out_ch if d in out_pos), default=None)
+    if c_first is None or f_first is None:
+        return []
+    for d in shared:
+        if in_pos.get(d) == c_first - 1 and out_pos.get(d) == f_first - 1:
+            return [d]
+    return []
+
+
+def _behind_channel(op: _Op, image: int, shared: list[int], in_ch: list[int]) -> list[int]:
+    """Shared loops the image input indexes after its input-channel loops."""
+    if not in_ch:
+        return []
+    pos = _pure_positions(op.maps[image])
+    last = max((pos[d] for d in in_ch if d in pos), default=None)
+    if last is None:
+        return []
+    return [d for d in shared if pos.get(d, -1) > last]
+
+
+def _pure_positions(m: ir.AffineMap) -> dict[int, int]:
+    """loop -> result position, for results that are a plain loop."""
+    out: dict[int, int] = {}
+    for j, e in enumerate(m.results):
+        d = _pure_dim(e)
+        if d is not None and d not in out:
+            out[d] = j
+    return out
 
 
 def _classify_contraction(op: _Op, opview: ir.OpView):

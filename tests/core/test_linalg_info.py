@@ -28,6 +28,12 @@ MAPS = """
 #dw_in = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 + d4)>
 #dw_out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
 #dw_win = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+#g1_in = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#g1_out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#g1_hw_in = affine_map<(d0, d1, d2, d3) -> (d3, d0, d1)>
+#g1_hw_out = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1)>
+#ng1_in = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#ng1_out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 """
 
 
@@ -179,6 +185,61 @@ def test_1x1_conv_with_folded_splat_filter():
     assert d.kind == "conv"
     assert d.dims == {"N": 1, "C": 64, "H": 56, "W": 56, "F": 256, "KH": 1, "KW": 1, "OH": 56, "OW": 56}
     assert d.loop_dims == ("F", "OH", "OW", "C")
+
+
+_FOLDED_BODY = """    ^bb0(%a: f32, %c: f32):
+      %m = arith.mulf %a, %k : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32"""
+
+
+def test_grouped_1x1_conv_with_folded_filter_keeps_the_group_loop():
+    # shufflenet's grouped 1x1 convs (C=24, F=112, group=4, 56x56 image):
+    # (G, C/G, OH*OW) -> (G, F/G, OH*OW). The group loop d0 precedes the
+    # channel loops in both maps; d2 (the image) follows them.
+    d = _one(
+        f"""  %k = arith.constant 2.0e-02 : f32
+  %0 = linalg.generic {{indexing_maps = [#g1_in, #g1_out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+      ins(%x : tensor<4x6x3136xf32>) outs(%o : tensor<4x28x3136xf32>) {{
+{_FOLDED_BODY}
+    }} -> tensor<4x28x3136xf32>""",
+        "%x: tensor<4x6x3136xf32>, %o: tensor<4x28x3136xf32>",
+    )
+    assert d.kind == "conv"
+    assert d.groups == 4
+    assert d.dims == {"N": 1, "C": 24, "W": 3136, "F": 112, "KW": 1, "OW": 3136, "G": 4}
+    assert d.loop_dims == ("G", "F", "OW", "C")
+    assert d.strides == (1,) and d.dilations == (1,)
+
+
+def test_1x1_conv_with_folded_filter_and_two_image_loops_has_no_group():
+    # (C, OH, OW) -> (F, OH, OW) spelled with the image loops first: the
+    # loop in front of the channel is an image loop in the input only.
+    d = _one(
+        f"""  %k = arith.constant 2.0e-02 : f32
+  %0 = linalg.generic {{indexing_maps = [#g1_hw_in, #g1_hw_out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+      ins(%x : tensor<6x7x9xf32>) outs(%o : tensor<28x7x9xf32>) {{
+{_FOLDED_BODY}
+    }} -> tensor<28x7x9xf32>""",
+        "%x: tensor<6x7x9xf32>, %o: tensor<28x7x9xf32>",
+    )
+    assert d.kind == "conv" and d.groups is None
+    assert d.dims == {"N": 1, "C": 6, "H": 7, "W": 9, "F": 28, "KH": 1, "KW": 1, "OH": 7, "OW": 9}
+
+
+def test_grouped_1x1_conv_with_folded_filter_and_batch():
+    # (N, G, C/G, OH*OW) -> (N, G, F/G, OH*OW): the batch loop precedes the group loop
+    d = _one(
+        f"""  %k = arith.constant 2.0e-02 : f32
+  %0 = linalg.generic {{indexing_maps = [#ng1_in, #ng1_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}}
+      ins(%x : tensor<2x4x6x49xf32>) outs(%o : tensor<2x4x28x49xf32>) {{
+{_FOLDED_BODY}
+    }} -> tensor<2x4x28x49xf32>""",
+        "%x: tensor<2x4x6x49xf32>, %o: tensor<2x4x28x49xf32>",
+    )
+    assert d.kind == "conv"
+    assert (d.dims["N"], d.dims["G"], d.dims["C"], d.dims["F"], d.dims["OW"]) == (2, 4, 24, 112, 49)
+    assert d.loop_dims == ("N", "G", "F", "OW", "C")
 
 
 def test_matmul_f16_dynamic():
