@@ -134,6 +134,13 @@ def parse_module(text: str, context: ir.Context | None = None) -> ir.Module:
         raise NpuDialectError(f"cannot parse NPU MLIR: {e}") from None
 
 
+def _task_id(op: ir.Operation) -> int | None:
+    if "id" not in op.attributes:
+        return None
+    a = op.attributes["id"]
+    return a.value if isinstance(a, ir.IntegerAttr) else None
+
+
 def _token_owner(v: ir.Value) -> ir.Operation | None:
     owner = v.owner
     return None if isinstance(owner, ir.Block) else owner.operation
@@ -165,7 +172,7 @@ def from_mlir(text: str) -> NpuProgram:
                 else:
                     kind = "cpu" if s.operation.name == "npu.cpu" else "compute"
                     steps.append(Step(kind, tuple(sa["srcs"]), tuple(sa["dsts"]), ops=sa["ops"]))
-            deps = tuple(_attrs(_token_owner(v))["id"] for v in op.operands)
+            deps = tuple(_task_id(_token_owner(v)) for v in op.operands)
             tasks.append(Task(a["id"], a["dispatch"], op.name, a["fallback"],
                               tuple(a["tile_offsets"]), tuple(a["tile_sizes"]), tuple(steps), deps))
     return NpuProgram(NpuTarget.from_dict(head["npu.target"]), tuple(dispatches),
@@ -258,8 +265,8 @@ def verify(module: ir.Module) -> list[str]:
                         errors.append(f"{where}: {key}={a[key]} disagrees with tile_sizes")
         for v in op.operands:
             owner = _token_owner(v)
-            if owner is None or owner.name not in [o.name for o in ids.values()] or \
-                    _attrs(owner).get("id") not in ids:
+            if owner is None or not owner.name.startswith("npu.") or \
+                    _task_id(owner) not in ids:
                 errors.append(f"{where}: dependency is not a task")
         for s in op.regions[0].blocks[0].operations if op.regions else ():
             s = s.operation
@@ -287,7 +294,7 @@ def verify(module: ir.Module) -> list[str]:
 
 def _cycles(tasks) -> list[str]:
     """Dependencies must form a DAG (a graph region allows cycles)."""
-    graph = {a["id"]: [_attrs(_token_owner(v)).get("id") for v in op.operands
+    graph = {a["id"]: [_task_id(_token_owner(v)) for v in op.operands
                        if _token_owner(v) is not None] for op, a in tasks}
     state: dict[int, int] = {}
     for start in graph:

@@ -20,6 +20,15 @@ BUFFER_KINDS = ("input", "output", "weight", "intermediate", "constant", "tile")
 STEP_KINDS = ("dma_in", "compute", "dma_out", "cpu")
 
 
+def _lists(x: Any) -> Any:
+    """Tuples as lists, all the way down (the JSON data model)."""
+    if isinstance(x, dict):
+        return {k: _lists(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_lists(v) for v in x]
+    return x
+
+
 @dataclass(frozen=True)
 class Buffer:
     id: str
@@ -134,7 +143,7 @@ class NpuProgram:
 
     # -- JSON --------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        return _lists({
             "format": "npu-studio.npu-ir",
             "version": self.version,
             "target": self.target.to_dict(),
@@ -143,7 +152,7 @@ class NpuProgram:
             "dispatches": [asdict(d) for d in self.dispatches],
             "buffers": [asdict(b) for b in self.buffers],
             "tasks": [asdict(t) for t in self.tasks],
-        }
+        })
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NpuProgram":

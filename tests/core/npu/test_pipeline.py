@@ -1,0 +1,168 @@
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from checks import check_all
+from flowgen import ZOO_NAMES, flow_snapshot, zoo_model
+from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
+from npu_studio.core.npu.npu_ir import NpuProgram
+from npu_studio.core.npu.passes import NPU_PASSES, NpuError, pipeline_text, run_npu_pipeline
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "docs" / "npu-ir.schema.json").read_text())
+
+
+def validate(value, schema, path="$"):
+    """A small JSON Schema subset checker (jsonschema is not a dependency)."""
+    types = {"object": dict, "array": list, "string": str, "boolean": bool}
+    t = schema.get("type")
+    if t == "integer":
+        assert isinstance(value, int) and not isinstance(value, bool), path
+    elif t:
+        assert isinstance(value, types[t]), f"{path}: expected {t}"
+    if "const" in schema:
+        assert value == schema["const"], path
+    if "enum" in schema:
+        assert value in schema["enum"], f"{path}: {value!r} not in enum"
+    if "minimum" in schema:
+        assert value >= schema["minimum"], path
+    if "pattern" in schema:
+        assert re.search(schema["pattern"], value), path
+    if isinstance(value, dict):
+        for k in schema.get("required", []):
+            assert k in value, f"{path}: missing {k}"
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is False:
+            assert set(value) <= set(props), f"{path}: extra keys {set(value) - set(props)}"
+        for k, v in value.items():
+            if k in props:
+                validate(v, props[k], f"{path}.{k}")
+    if isinstance(value, list):
+        assert len(value) >= schema.get("minItems", 0) and len(value) <= schema.get("maxItems", 1 << 60), path
+        for i, v in enumerate(value):
+            validate(v, schema.get("items", {}), f"{path}[{i}]")
+
+
+def check_forms(p: NpuProgram):
+    d = p.to_dict()
+    validate(d, SCHEMA)
+    assert NpuProgram.from_json(p.to_json()) == p
+    text = to_mlir(p)
+    assert verify(parse_module(text)) == []
+    assert from_mlir(text) == p
+
+
+def test_pipeline_lists_passes():
+    text = pipeline_text()
+    positions = [text.index(name) for name in NPU_PASSES]
+    assert positions == sorted(positions)
+    assert "canonicalize" in text and "cse" in text
+
+
+def test_example_conv_legal_with_f32(example_flow, default_target):
+    p = run_npu_pipeline(example_flow, default_target)
+    (d,) = p.dispatches
+    assert d.legal and d.kind == "conv" and d.reason == ""
+    assert dict(zip(d.loop_dims, d.loop_ranges)) == {"F": 8, "OH": 498, "OW": 498, "C": 3, "KH": 3, "KW": 3}
+    assert d.num_tiles == len(p.tasks) > 1
+    assert all(t.op == "npu.conv" and not t.fallback for t in p.tasks)
+    check_all(p)
+    check_forms(p)
+
+
+def test_example_conv_illegal_without_f32(example_flow, no_f32_target):
+    p = run_npu_pipeline(example_flow, no_f32_target)
+    assert p.reasons() == ["Dispatch #0 not supported: unsupported dtype f32"]
+    (t,) = p.tasks
+    assert t.fallback and t.op == "npu.fallback" and [s.kind for s in t.steps] == ["cpu"]
+    with pytest.raises(NpuError, match="unsupported dtype f32"):
+        run_npu_pipeline(example_flow, no_f32_target, strict=True)
+    check_forms(p)
+
+
+def test_small_sram_tiles_fit(example_flow, tiny_f32_target):
+    p = run_npu_pipeline(example_flow, tiny_f32_target)
+    assert p.dispatches[0].legal and p.sram_peak <= 64 * 1024
+    assert len(p.tasks) > 20
+    check_all(p)
+    check_forms(p)
+
+
+def dynamic_batch_conv() -> onnx.ModelProto:
+    w = numpy_helper.from_array(np.random.RandomState(0).randn(8, 3, 3, 3).astype(np.float32), "W")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8, 30, 30])
+    g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["y"], name="Conv_0")],
+                          "DynConv", [x], [y], [w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_dynamic_batch_is_rejected(default_target):
+    p = run_npu_pipeline(flow_snapshot(dynamic_batch_conv()), default_target)
+    assert p.reasons() == ["Dispatch #0 not supported: dynamic shape"]
+    check_all(p)
+    check_forms(p)
+
+
+@pytest.mark.parametrize("name", ["resnet50"])
+def test_zoo_default(name, default_target, tiny_f32_target):
+    _zoo(name, default_target, tiny_f32_target, forms_on_small=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in ZOO_NAMES if n != "resnet50"])
+def test_zoo_slow(name, default_target, tiny_f32_target):
+    _zoo(name, default_target, tiny_f32_target)
+
+
+def _zoo(name, default_target, small_target, forms_on_small=True):
+    """Invariants on both targets; the forms round-trip too (on the 64 KiB
+    target resnet50 has ~33k tasks and the MLIR parse-back takes ~40 s)."""
+    targets = (default_target, small_target)
+    flow = flow_snapshot(zoo_model(name))
+    n_sites = flow.read_text().count("= flow.dispatch @")
+    for target in targets:
+        p = run_npu_pipeline(flow, target)
+        assert [d.index for d in p.dispatches] == list(range(n_sites))
+        assert any(d.legal for d in p.dispatches)
+        check_all(p)
+        if target is default_target or forms_on_small:
+            check_forms(p)
+
+
+def test_dataflow_of_resnet50(default_target):
+    p = run_npu_pipeline(flow_snapshot(zoo_model("resnet50")), default_target)
+    deps = {d.index: set(d.deps) for d in p.dispatches}
+    # the stem: #1 (conv) reads #0 (pad copy), #2 (max pool) reads #1
+    assert deps[1] == {0} and deps[2] == {1}
+    # every dispatch but the first depends on something
+    assert all(deps[i] for i in range(1, len(deps)))
+
+
+def test_verifier_catches_broken_programs(example_flow, default_target):
+    p = run_npu_pipeline(example_flow, default_target)
+    text = to_mlir(p)
+    # a dependency cycle: task 0 waits for the last even task (which reaches
+    # back to task 0 through the double-buffer chain t -> t-2)
+    last = (len(p.tasks) - 1) // 2 * 2
+    cyc = text.replace('%t0 = "npu.conv"() ({', f'%t0 = "npu.conv"(%t{last}) ({{', 1)
+    cyc = cyc.replace(': () -> !npu.token', ': (!npu.token) -> !npu.token', 1)
+    assert any("cycle" in e for e in verify(parse_module(cyc)))
+    bad_dir = text.replace('direction = "in"', 'direction = "sideways"', 1)
+    assert any("direction" in e for e in verify(parse_module(bad_dir)))
+    head, tasks = text.split("%t0 =", 1)  # first task, not the npu.dispatch op
+    big = head + "%t0 =" + tasks.replace("tile_sizes = [8 : i64,", "tile_sizes = [9 : i64,", 1)
+    assert any("exceeds dim" in e for e in verify(parse_module(big)))
+    no_attr = re.sub(r"dispatch = 0 : i64, ", "", text, count=1)
+    assert any("missing attribute 'dispatch'" in e for e in verify(parse_module(no_attr)))
+    with pytest.raises(NpuDialectError):
+        from_mlir(bad_dir)
+
+
+def test_jsonschema_if_available(example_flow, default_target):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(run_npu_pipeline(example_flow, default_target).to_dict(), SCHEMA)
