@@ -12,7 +12,7 @@ Which ops are dispatch sites depends on the phase:
   stream..targets    stream.async.dispatch / stream.cmd.dispatch
   hal                hal.command_buffer.dispatch
 Executables are flow/stream/hal.executable ops. IREE keeps executable and
-export symbol names stable from flow on, so `index_workspace_phases`
+export symbol names stable from flow on, so `link_phase_indexes`
 links a dispatch across phases by (export name, occurrence); the
 dispatch-creation phase has no names yet and is linked by program order.
 The vm phase has neither executables nor typed dispatch ops (only
@@ -501,16 +501,32 @@ def _link_key(rec: DispatchRecord) -> str | None:
 
 
 def index_workspace_phases(paths_by_phase: dict[str, Path]) -> dict[str, PhaseIndex]:
-    """Index every given phase; renumber dispatches to the flow phase's order.
+    """Index every given phase and link them (see `link_phase_indexes`).
 
-    A dispatch keeps its flow-phase index in every phase it can be linked
-    in (by export name and occurrence; dispatch-creation by program order);
-    records that cannot be linked are numbered after the linked ones.
+    Raises SnapshotParseError for the first snapshot that does not parse;
+    a caller that wants the others anyway indexes them one by one with
+    `index_file` and links what it has with `link_phase_indexes`.
     """
     out = {phase: index_file(p, phase) for phase, p in paths_by_phase.items()}
-    flow = out.get("flow")
+    link_phase_indexes(out)
+    return out
+
+
+def link_phase_indexes(indexes: dict[str, PhaseIndex]) -> None:
+    """Renumber already-built phase indexes to the flow phase's order, in place.
+
+    A dispatch keeps its flow-phase index in every phase it can be linked
+    in (by export name and occurrence; dispatch-creation by program order,
+    when it has as many sites as flow); each phase's records are sorted by
+    that index, and records that cannot be linked are numbered after the
+    linked ones. A linked record also takes from flow what its own phase
+    cannot show: producers, the root op when the phase holds only binaries
+    (hal), ONNX nodes when it names none. Without a flow index (missing, or
+    it did not parse) nothing changes. Linking twice gives the same result.
+    """
+    flow = indexes.get("flow")
     if flow is None:
-        return out
+        return
     by_key: dict[tuple[str | None, int], DispatchRecord] = {}
     occurrence: dict[str | None, int] = {}
     for rec in flow.dispatches:
@@ -518,12 +534,13 @@ def index_workspace_phases(paths_by_phase: dict[str, Path]) -> dict[str, PhaseIn
         n = occurrence.get(k, 0)
         occurrence[k] = n + 1
         by_key[(k, n)] = rec
-    for phase, idx in out.items():
-        if phase == "flow" or not idx.dispatches:
+    for phase, idx in indexes.items():
+        if idx is flow or not idx.dispatches:
             continue
         if phase == "dispatch-creation":
             if len(idx.dispatches) == len(flow.dispatches):
                 for rec, f in zip(idx.dispatches, flow.dispatches):
+                    rec.index = f.index
                     rec.executable, rec.export = f.executable, f.export
             continue
         occurrence = {}
@@ -551,7 +568,6 @@ def index_workspace_phases(paths_by_phase: dict[str, Path]) -> dict[str, PhaseIn
         for i, rec in enumerate(unlinked):
             rec.index = len(flow.dispatches) + i
         idx.dispatches = linked + unlinked
-    return out
 
 
 def to_json(index: PhaseIndex) -> str:
