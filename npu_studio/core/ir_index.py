@@ -15,6 +15,9 @@ Executables are flow/stream/hal.executable ops. IREE keeps executable and
 export symbol names stable from flow on, so `link_phase_indexes`
 links a dispatch across phases by (export name, occurrence); the
 dispatch-creation phase has no names yet and is linked by program order.
+Within one snapshot, a site calling an executable that IREE deduplicated
+against an earlier site's names only its call-site location's nodes;
+linking gives it the full list from its dispatch-creation region.
 The vm phase has neither executables nor typed dispatch ops (only
 `vm.call.variadic @hal.command_buffer.dispatch`) and indexes no dispatches.
 """
@@ -344,6 +347,7 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
         path = _site_symbol(op, lookups)
         key = path[0] if path else None
         site_uses[key] = site_uses.get(key, 0) + 1
+    first_use: set[str] = set()
     for i, (op, pos_op) in enumerate(sites):
         rec = DispatchRecord(index=i)
         ex = _site_executable(op, executables, region_sites, lookups, rec)
@@ -351,16 +355,21 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
         rec.workload = _workload(op)
         if ex is not None:
             _fill_from_executable(rec, ex, snap)
-        # The site's own location names this dispatch's nodes; an executable
-        # shared by several sites (IREE deduplicates) names only the first's.
+        # The site's own location names this dispatch's nodes. An executable
+        # shared by several sites (IREE deduplicates executables, keeping the
+        # first one outlined, i.e. the first site's) names only the first
+        # site's nodes in its ops: later sites keep their site names only.
         site_names: list[str] = []
         onnx_names(op.location, site_names, set())
-        if site_names:
-            if site_uses.get(rec.executable, 0) > 1:
-                rec.onnx_nodes = site_names
-                rec.root_onnx_nodes = site_names[:1]
-            else:
-                rec.onnx_nodes = site_names + [n for n in rec.onnx_nodes if n not in site_names]
+        later_use = False
+        if rec.executable is not None and site_uses.get(rec.executable, 0) > 1:
+            later_use = rec.executable in first_use
+            first_use.add(rec.executable)
+        if later_use:
+            rec.onnx_nodes = site_names
+            rec.root_onnx_nodes = site_names[:1]
+        elif site_names:
+            rec.onnx_nodes = site_names + [n for n in rec.onnx_nodes if n not in site_names]
         site_index[hash(op)] = i
         records.append(rec)
     for rec, (op, _) in zip(records, sites):
@@ -521,8 +530,12 @@ def link_phase_indexes(indexes: dict[str, PhaseIndex]) -> None:
     that index, and records that cannot be linked are numbered after the
     linked ones. A linked record also takes from flow what its own phase
     cannot show: producers, the root op when the phase holds only binaries
-    (hal), ONNX nodes when it names none. Without a flow index (missing, or
-    it did not parse) nothing changes. Linking twice gives the same result.
+    (hal), ONNX nodes when it names none. When dispatch-creation is linked,
+    every record (flow's too) takes the ONNX nodes of its dispatch-creation
+    region first: there each site still has its own body, while from flow
+    on a site whose executable IREE deduplicated against an earlier one has
+    only its call-site location. Without a flow index (missing, or it did
+    not parse) nothing changes. Linking twice gives the same result.
     """
     flow = indexes.get("flow")
     if flow is None:
@@ -534,14 +547,19 @@ def link_phase_indexes(indexes: dict[str, PhaseIndex]) -> None:
         n = occurrence.get(k, 0)
         occurrence[k] = n + 1
         by_key[(k, n)] = rec
+    # dispatch-creation still has every dispatch inline, so its records name
+    # each site's own nodes even where flow shares one executable.
+    per_site: list[DispatchRecord] | None = None
+    dc = indexes.get("dispatch-creation")
+    if dc is not None and dc is not flow and len(dc.dispatches) == len(flow.dispatches):
+        per_site = list(dc.dispatches)
+        for rec, f in zip(per_site, flow.dispatches):
+            rec.index = f.index
+            rec.executable, rec.export = f.executable, f.export
+        for f, site in zip(flow.dispatches, per_site):
+            _take_site_names(f, site)
     for phase, idx in indexes.items():
-        if idx is flow or not idx.dispatches:
-            continue
-        if phase == "dispatch-creation":
-            if len(idx.dispatches) == len(flow.dispatches):
-                for rec, f in zip(idx.dispatches, flow.dispatches):
-                    rec.index = f.index
-                    rec.executable, rec.export = f.executable, f.export
+        if idx is flow or idx is dc or not idx.dispatches:
             continue
         occurrence = {}
         linked: list[DispatchRecord] = []
@@ -563,11 +581,21 @@ def link_phase_indexes(indexes: dict[str, PhaseIndex]) -> None:
                 rec.root_onnx_nodes = list(f.root_onnx_nodes)
             if not rec.onnx_nodes:
                 rec.onnx_nodes = list(f.onnx_nodes)
+            if per_site is not None and f.index < len(per_site):
+                _take_site_names(rec, per_site[f.index])
             linked.append(rec)
         linked.sort(key=lambda r: r.index)
         for i, rec in enumerate(unlinked):
             rec.index = len(flow.dispatches) + i
         idx.dispatches = linked + unlinked
+
+
+def _take_site_names(rec: DispatchRecord, site: DispatchRecord) -> None:
+    """Give rec the ONNX nodes its dispatch-creation region names (first)."""
+    if site.onnx_nodes:
+        rec.onnx_nodes = list(site.onnx_nodes) + [n for n in rec.onnx_nodes if n not in site.onnx_nodes]
+    if site.root_onnx_nodes:
+        rec.root_onnx_nodes = list(site.root_onnx_nodes)
 
 
 def to_json(index: PhaseIndex) -> str:

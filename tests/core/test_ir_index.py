@@ -324,16 +324,30 @@ def test_link_phase_indexes_one_by_one(compiled, tmp_path):
     n = len(flow.dispatches)
     # before linking: hal knows no ops, and a shuffled phase keeps its order
     assert all(r.root is None for r in indexes["hal"].dispatches)
+    # Each dispatch-creation region names its own nodes: as flow does for a
+    # site with its own executable; more than flow does for a later site of
+    # an executable IREE deduplicated (flow has its call-site location only).
+    dc_names = [list(r.onnx_nodes) for r in indexes["dispatch-creation"].dispatches]
+    uses = [r.executable for r in flow.dispatches]
+    later = [i for i, e in enumerate(uses) if e in uses[:i]]
+    own = [i for i, e in enumerate(uses) if uses.count(e) == 1]
+    assert later and own
+    assert all(flow.dispatches[i].onnx_nodes == dc_names[i] for i in own)
+    assert all(set(flow.dispatches[i].onnx_nodes) < set(dc_names[i]) for i in later)
     conf = indexes["executable-configurations"]
     conf.dispatches.reverse()
     for i, r in enumerate(conf.dispatches):
         r.index = i
     link_phase_indexes(indexes)
-    for phase in ("dispatch-creation", "executable-sources", "executable-configurations", "hal"):
+    for phase in ("flow", "dispatch-creation", "executable-sources", "executable-configurations", "hal"):
         recs = indexes[phase].dispatches
         assert [r.index for r in recs] == list(range(n)), phase
         assert [r.export for r in recs] == [f.export for f in flow.dispatches], phase
         assert [r.producers for r in recs] == [f.producers for f in flow.dispatches], phase
+        # the region's nodes first; a later phase may name a few more
+        assert all(r.onnx_nodes[: len(d)] == d for r, d in zip(recs, dc_names)), phase
+        if phase in ("flow", "dispatch-creation"):
+            assert [r.onnx_nodes for r in recs] == dc_names, phase
         kinds = [(r.root.kind, f.root.kind) for r, f in zip(recs, flow.dispatches)
                  if f.root is not None and f.root.kind in ("conv", "matmul")]
         assert kinds and all(a == b for a, b in kinds), phase
