@@ -16,6 +16,7 @@ not need the blobs to accept `dense_resource<...>` references.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,7 +106,9 @@ def _match_paren(text: str, i: int) -> int:
 
 
 def _blank(span: str) -> str:
-    return "".join("\n" if c == "\n" else " " for c in span)
+    if "\n" not in span:
+        return " " * len(span)
+    return "\n".join(" " * len(part) for part in span.split("\n"))
 
 
 def _resource_section(text: str) -> tuple[int, int] | None:
@@ -157,25 +160,37 @@ def blank_locations(text: str, drop_resources: bool = True) -> str:
     return "".join(out)
 
 
+_OP_END_STOPS = re.compile(r'["\n()\[\]{}]')
+
+
 def op_end(text: str, line_offsets: list[int], line: int, col: int) -> tuple[int, int]:
     """(end_line, end_col) of the op starting at line:col in the positions copy.
 
     The op ends at the first newline where the bracket depth is back at 0.
+    Jumps from one quote, newline or bracket to the next (a regex search):
+    executables hold long runs of other characters.
     """
     i = line_offsets[line - 1] + col - 1
     n = len(text)
     depth = 0
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i = _skip_string(text, i)
-            continue
-        if c == "\n" and depth <= 0:
+    search = _OP_END_STOPS.search
+    while True:
+        m = search(text, i)
+        if m is None:
+            i = n
             break
-        d = _BRACKETS.get(c)
-        if d is not None:
-            depth += d
-        i += 1
+        j = m.start()
+        c = text[j]
+        if c == '"':
+            i = _skip_string(text, j)
+            continue
+        if c == "\n":
+            if depth <= 0:
+                i = j
+                break
+        else:
+            depth += _BRACKETS[c]
+        i = j + 1
     # last non-blank char before i
     j = i - 1
     while j > 0 and text[j] in " \t\r":

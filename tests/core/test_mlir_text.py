@@ -64,6 +64,42 @@ def test_op_end_respects_strings_and_brackets():
     assert op_end(text, offs, 1, 1) == (3, 6)
 
 
+def _op_end_by_chars(text: str, offs: list[int], line: int, col: int) -> tuple[int, int]:
+    """Reference: the plain character-by-character scan op_end must equal."""
+    i = offs[line - 1] + col - 1
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            k = i + 1
+            while k < len(text) and not (text[k] == '"' and (k - len(text[:k].rstrip("\\"))) % 2 == 0):
+                k += 1
+            i = k + 1
+            continue
+        if c == "\n" and depth <= 0:
+            break
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(c, 0)
+        i += 1
+    i = min(i, len(text))
+    j = i - 1
+    while j > 0 and text[j] in " \t\r":
+        j -= 1
+    line_no = sum(1 for o in offs if o <= j)
+    return line_no, j - offs[line_no - 1] + 1
+
+
+@given(st.text(alphabet='ab"(){}[] \\\n', min_size=1, max_size=60), st.data())
+def test_op_end_equals_a_character_scan(text, data):
+    offs = line_offsets(text)
+    line = data.draw(st.integers(1, len(offs)))
+    start = offs[line - 1]
+    end = offs[line] - 1 if line < len(offs) else len(text)
+    if end <= start:
+        return
+    col = data.draw(st.integers(1, end - start))
+    assert op_end(text, offs, line, col) == _op_end_by_chars(text, offs, line, col)
+
+
 def test_syntax_error_names_file_line_col_and_message():
     bad = SAMPLE.replace("arith.addi %a, %a", "arith.addi %a %a")
     with pytest.raises(SnapshotParseError) as info:
