@@ -14,15 +14,17 @@ syntax highlighter keeps that int per text block.
 
 from __future__ import annotations
 
-from pygments.lexer import RegexLexer, bygroups
+import re
+
+from pygments.lexer import RegexLexer
 from pygments.token import (
     Comment,
+    Error,
     Keyword,
     Name,
     Number,
     Punctuation,
     String,
-    Text,
     Whitespace,
     _TokenType,
 )
@@ -62,7 +64,7 @@ class MlirLexer(RegexLexer):
             (r"\{-#", Comment.Preproc, "resources"),
             (r"#-\}", Comment.Preproc),  # stray end marker: no Error token
             # loc(...) carries source locations; dimmed as a comment.
-            (r"(loc)(\()", bygroups(Comment.Special, Comment.Special), "loc"),
+            (r"loc\(", Comment.Special, "loc"),
             # Generic op form: "dialect.op"(...)
             (r'"[^"\\\n]*"(?=\()', Name.Function),
             (_HEX_STRING, Number.Hex),
@@ -114,7 +116,25 @@ class MlirLexer(RegexLexer):
     }
 
 
-_LEXER = MlirLexer()
+def _compile_states(tokens: dict) -> dict:
+    """One alternation per state: {state: (regex, [(token, new_state)])}.
+
+    `re` tries the branches in order inside C, so this finds the same tokens
+    as RegexLexer's rule-by-rule loop several times faster (the highlighter
+    lexes every line that scrolls into view).
+    """
+    compiled = {}
+    for state, rules in tokens.items():
+        parts, actions = [], []
+        for rule in rules:
+            regex, token = rule[0], rule[1]
+            parts.append(f"({regex})")
+            actions.append((token, rule[2] if len(rule) > 2 else None))
+        compiled[state] = (re.compile("|".join(parts)), actions)
+    return compiled
+
+
+_STATES = _compile_states(MlirLexer.tokens)
 
 
 def lex_line(
@@ -123,16 +143,32 @@ def lex_line(
     """Lex one line (without its newline) that starts in `state`.
 
     Returns ([(start, length, token_type), ...], state at the end of the line).
-    Whitespace tokens are left out.
+    Whitespace tokens are left out. Same tokens as MlirLexer (tested).
     """
-    stack = ("root", "resources") if state == STATE_RESOURCES else ("root",)
+    stack = ["root", "resources"] if state == STATE_RESOURCES else ["root"]
     spans = []
-    for start, ttype, value in _LEXER.get_tokens_unprocessed(line, stack):
-        if ttype is Comment.Preproc:
-            state = STATE_RESOURCES if value == "{-#" else STATE_ROOT
-        if ttype is not Whitespace and ttype is not Text:
-            spans.append((start, len(value), ttype))
-    return spans, state
+    pos, end = 0, len(line)
+    regex, actions = _STATES[stack[-1]]
+    while pos < end:
+        m = regex.match(line, pos)
+        if m is None:
+            spans.append((pos, 1, Error))
+            pos += 1
+            continue
+        token, new_state = actions[m.lastindex - 1]
+        if token is not Whitespace:
+            spans.append((pos, m.end() - pos, token))
+        pos = m.end()
+        if new_state is not None:
+            if new_state == "#pop":
+                if len(stack) > 1:
+                    stack.pop()
+            elif new_state == "#push":
+                stack.append(stack[-1])
+            else:
+                stack.append(new_state)
+            regex, actions = _STATES[stack[-1]]
+    return spans, STATE_RESOURCES if "resources" in stack else STATE_ROOT
 
 
 def end_state(line: str, state: int = STATE_ROOT) -> int:

@@ -217,18 +217,10 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     def visible_line_range(self) -> tuple[int, int]:
         """(first, last) 1-based lines at least partly visible."""
-        block = self.firstVisibleBlock()
-        first = block.blockNumber() + 1
-        height = self.viewport().height()
-        offset = self.contentOffset()
-        last = first
-        while block.isValid():
-            top = self.blockBoundingGeometry(block).translated(offset).top()
-            if top >= height:
-                break
-            last = block.blockNumber() + 1
-            block = block.next()
-        return first, last
+        blocks = list(self._visible_blocks())
+        if not blocks:
+            return 1, 1
+        return blocks[0][0] + 1, blocks[-1][0] + 1
 
     # -- regions ----------------------------------------------------------
 
@@ -280,16 +272,22 @@ class IrView(QtWidgets.QPlainTextEdit):
         return color
 
     def _visible_blocks(self):
-        """(block number, top, bottom) of the visible blocks, in viewport y."""
+        """(block number, top, bottom) of the visible blocks, in viewport y.
+
+        Lines do not wrap and share one font, so all blocks are as tall as
+        the first: one geometry query instead of one per line.
+        """
         block = self.firstVisibleBlock()
-        offset = self.contentOffset()
+        if not block.isValid():
+            return
+        rect = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        top, h = rect.top(), max(rect.height(), 1.0)
         height = self.viewport().height()
-        while block.isValid():
-            rect = self.blockBoundingGeometry(block).translated(offset)
-            if rect.top() >= height:
-                break
-            yield block.blockNumber(), rect.top(), rect.bottom()
-            block = block.next()
+        n, count = block.blockNumber(), self.blockCount()
+        while n < count and top < height:
+            yield n, top, top + h
+            n += 1
+            top += h
 
     def _visible_region_spans(self):
         """(region, marked, top y, bottom y) for regions on screen."""

@@ -5,7 +5,16 @@ from __future__ import annotations
 import glob
 
 import pytest
-from pygments.token import Comment, Error, Keyword, Name, Number, Punctuation, String
+from pygments.token import (
+    Comment,
+    Error,
+    Keyword,
+    Name,
+    Number,
+    Punctuation,
+    String,
+    Whitespace,
+)
 
 from npu_studio.core.mlir_lexer import (
     STATE_RESOURCES,
@@ -89,7 +98,7 @@ def test_block_label_and_loc():
     text = '^bb0(%in: f32 loc("x"), %out: f32 loc(unknown)):'
     assert type_of(text, "^bb0") is Name.Label
     assert type_of(text, '"x"') is Comment.Special
-    assert type_of(text, "loc") is Comment.Special
+    assert type_of(text, "loc(") is Comment.Special
     assert type_of(text, "%out") is Name.Variable
 
 
@@ -170,8 +179,31 @@ def test_real_iree_snapshot_has_no_error_tokens(path):
         text = f.read()
     bad = [(i, v) for i, t, v in LEXER.get_tokens_unprocessed(text) if t in Error]
     assert not bad, f"{path}: Error tokens at {bad[:5]}"
-    # Line by line (as the highlighter does) is clean too.
+    # Line by line (as the highlighter does) gives the same tokens.
     state = STATE_ROOT
     for n, line in enumerate(text.split("\n"), 1):
-        spans, state = lex_line(line, state)
-        assert all(t not in Error for _, _, t in spans), f"{path}:{n}"
+        spans, new_state = lex_line(line, state)
+        stack = ("root", "resources") if state == STATE_RESOURCES else ("root",)
+        reference = [
+            (i, len(v), t)
+            for i, t, v in LEXER.get_tokens_unprocessed(line, stack)
+            if t not in Whitespace
+        ]
+        assert spans == reference, f"{path}:{n}"
+        state = new_state
+
+
+def test_lex_line_matches_pygments_on_tricky_lines():
+    lines = [
+        '%0:2 = "a.b"(%x) {k = dense<[-1, 2]> : tensor<2xi32>} : (i32) -> (i32, i32)',
+        '^bb0(%in: f32 loc(fused["a", callsite("b"("c":1:2) at "d":3:4)])):',
+        "%c-1_i32 = arith.constant 0xFF800000 : f32 // tail",
+        'x ` y "unterminated',
+    ]
+    for line in lines:
+        reference = [
+            (i, len(v), t)
+            for i, t, v in LEXER.get_tokens_unprocessed(line)
+            if t not in Whitespace
+        ]
+        assert lex_line(line)[0] == reference, line
