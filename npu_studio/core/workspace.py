@@ -7,6 +7,7 @@ Layout (all paths in the manifest are relative to the workspace):
     imported.mlir           the import result: the `start` phase
     phases/NN.<phase>.mlir  the snapshot after each phase (01.input .. 12.vm)
     edits/NN.<phase>.<k>.mlir  every edited snapshot the user resumed from
+    edits/drafts/NN.<phase>.mlir  edits not compiled yet (kept when the app closes)
     module.vmfb             the build of the current snapshots
     stderr.log              compiler diagnostics of the last compile
     crash-reproducer.mlir   only after a compiler crash
@@ -213,6 +214,22 @@ class Workspace:
             snap, self.root, target=self.manifest.target, from_phase=phase, on_progress=on_progress
         )
 
+    # -- drafts: edited text not compiled yet, kept across sessions ---------------
+
+    def _draft_path(self, phase: str) -> Path:
+        return self.root / "edits" / "drafts" / snapshot_name(phase)
+
+    def save_draft(self, phase: str, text: str) -> None:
+        path = self._draft_path(phase)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def drafts(self) -> dict[str, str]:
+        return {p: self._draft_path(p).read_text() for p in SNAPSHOT_PHASES if self._draft_path(p).is_file()}
+
+    def discard_draft(self, phase: str) -> None:
+        self._draft_path(phase).unlink(missing_ok=True)
+
     def record_edit(self, phase: str, text: str) -> Path:
         """Keep the edited text under edits/ and make it the phase's snapshot; later phases go stale."""
         edits = self.root / "edits"
@@ -232,6 +249,7 @@ class Workspace:
                 self.manifest.phases[later].state = STALE
         self.manifest.edits.append({"phase": phase, "file": str(kept.relative_to(self.root)), "time": time.time()})
         self.save()
+        self.discard_draft(phase)
         return kept
 
     def finish(self, result: CompileResult) -> None:

@@ -1,0 +1,43 @@
+"""The page shown before a model is open: drop hint, example, recent files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+
+class WelcomePage(QtWidgets.QWidget):
+    sig_open_example = QtCore.Signal()  # no arguments
+    sig_open_path = QtCore.Signal(str)  # path from the recent list
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addStretch(1)
+        title = QtWidgets.QLabel("<h2>NPU Studio</h2>")
+        title.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        hint = QtWidgets.QLabel("Drop an .onnx, .mlir or .mlirbc file here, or a workspace folder,\n"
+                                "or use File ▸ Open (Ctrl+O).")
+        hint.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.example_button = QtWidgets.QPushButton("Open the example model (single convolution)")
+        self.example_button.clicked.connect(self.sig_open_example)
+        self.recent = QtWidgets.QListWidget()
+        self.recent.setMaximumWidth(640)
+        self.recent.itemActivated.connect(lambda item: self.sig_open_path.emit(item.text()))
+        for w in (title, hint):
+            layout.addWidget(w)
+        row = QtWidgets.QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.example_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(QtWidgets.QLabel("Recent:"), alignment=QtCore.Qt.AlignmentFlag.AlignHCenter)
+        layout.addWidget(self.recent, alignment=QtCore.Qt.AlignmentFlag.AlignHCenter)
+        layout.addStretch(2)
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent.clear()
+        for p in paths:
+            if Path(p).exists():
+                self.recent.addItem(p)
