@@ -59,18 +59,13 @@ class PhaseInfo:
     size_bytes: int | None = None
     dispatches: int | None = None
 
-    def labels(self) -> tuple[str, str]:
-        """The second and third line of a segment."""
-        time_size = "  ".join(
-            s
-            for s in (
-                format_seconds(self.seconds) if self.seconds is not None else "",
-                format_size(self.size_bytes) if self.size_bytes is not None else "",
-            )
-            if s
+    def labels(self) -> tuple[str, str, str]:
+        """The lines under the name: time, IR size, dispatch count (one each, to stay narrow)."""
+        return (
+            format_seconds(self.seconds) if self.seconds is not None else "",
+            format_size(self.size_bytes) if self.size_bytes is not None else "",
+            f"{self.dispatches} disp" if self.dispatches is not None else "",
         )
-        disp = f"{self.dispatches} disp" if self.dispatches is not None else ""
-        return time_size, disp
 
 
 class PhaseTimeline(QtWidgets.QWidget):
@@ -80,6 +75,7 @@ class PhaseTimeline(QtWidgets.QWidget):
 
     PAD = 8  # horizontal padding inside a segment
     GAP = 3  # between segments
+    NAME_CAP = "✓ executab"  # widest a name makes its segment
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -195,7 +191,10 @@ class PhaseTimeline(QtWidgets.QWidget):
         info = self._info[phase]
         texts = info.labels()
         name = _MARK.get(info.state, "") + phase
-        widths = [bold.horizontalAdvance(name)] + [fm.horizontalAdvance(t) for t in texts]
+        # Long names (executable-configurations) are elided so 13 phases fit a laptop screen;
+        # the tooltip has them in full.
+        name_width = min(bold.horizontalAdvance(name), bold.horizontalAdvance(self.NAME_CAP))
+        widths = [name_width] + [fm.horizontalAdvance(t) for t in texts]
         return max(widths) + 2 * self.PAD
 
     def _bold_metrics(self) -> QtGui.QFontMetrics:
@@ -228,7 +227,7 @@ class PhaseTimeline(QtWidgets.QWidget):
     def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802
         width = sum(self._min_width(p) for p in self._phases)
         width += self.GAP * max(0, len(self._phases) - 1)
-        return QtCore.QSize(int(width) + 1, self.fontMetrics().height() * 3 + 12)
+        return QtCore.QSize(int(width) + 1, self.fontMetrics().height() * 4 + 12)
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802
         return self.minimumSizeHint()

@@ -65,7 +65,7 @@ def test_info_tooltip_and_reset(tl):
     tl.set_phase_info("flow", state="done", seconds=0.123, size_bytes=9318, dispatches=1)
     info = tl.phase_info("flow")
     assert (info.state, info.seconds, info.size_bytes, info.dispatches) == ("done", 0.123, 9318, 1)
-    assert info.labels() == ("0.12 s  9.1 KB", "1 disp")
+    assert info.labels() == ("0.12 s", "9.1 KB", "1 disp")
     tip = tl.tooltip_text("flow")
     assert "flow: done" in tip and "9,318 bytes" in tip and "Dispatches: 1" in tip
     tl.set_phase_info("flow", dispatches=3)  # other fields untouched
@@ -84,8 +84,16 @@ def test_widths_grow_with_log_time_and_keep_names_readable(tl):
     assert w["executable-targets"] > w["flow"] > w["abi"]
     # log, not linear: 30x the time is far from 30x the width
     assert w["executable-targets"] < 4 * w["flow"]
+    tl.resize(2400, 60)  # with room to spare, every name shows in full
     for p in tl.phases():
-        assert w[p] >= fm.horizontalAdvance(p)
+        assert tl.segment_rect(p).width() >= fm.horizontalAdvance(p)
+
+
+def test_thirteen_phases_fit_a_laptop_screen(tl):
+    tl.insert_phase("npu", after="flow")
+    for p in tl.phases():
+        tl.set_phase_info(p, state="done", seconds=0.5, size_bytes=123_456_789, dispatches=185)
+    assert tl.minimumSizeHint().width() <= 1366
 
 
 def test_each_state_is_drawn_differently(tl, qtbot):
