@@ -1,0 +1,142 @@
+"""The NPU pipeline on a workspace: its results and target edits on disk.
+
+Layout inside the workspace folder:
+
+    npu/model.npu.json   the NpuProgram (docs/npu-ir.schema.json)
+    npu/model.npu.mlir   the same program in the `npu` MLIR dialect
+    npu/target.toml      an edited copy of a bundled target (bundled files
+                         under resources/targets are never overwritten)
+
+Qt-free: the app runs `run_for_workspace` in a worker thread, the CLI and
+tests call it directly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..workspace import Workspace
+from .npu_dialect import to_mlir
+from .npu_ir import NpuProgram
+from .passes import NpuError, run_npu_pipeline
+from .target import RESOURCES, load_target, parse_target
+
+NPU_DIR = "npu"
+JSON_NAME = "model.npu.json"
+MLIR_NAME = "model.npu.mlir"
+TARGET_NAME = "target.toml"
+FLOW_PHASE = "flow"
+
+_TASK_START = re.compile(r'^\s*%t\d+ = "npu\.[\w.]+"\(')
+_TASK_DISPATCH = re.compile(r"[{,] dispatch = (\d+) : i64")
+_DISPATCH_INDEX = re.compile(r'^\s*"npu\.dispatch"\(\) \{index = (\d+) : i64')
+
+
+def npu_dir(ws: Workspace) -> Path:
+    return ws.root / NPU_DIR
+
+
+def json_path(ws: Workspace) -> Path:
+    return npu_dir(ws) / JSON_NAME
+
+
+def mlir_path(ws: Workspace) -> Path:
+    return npu_dir(ws) / MLIR_NAME
+
+
+def flow_path(ws: Workspace) -> Path:
+    """The compiled `flow` snapshot; NpuError when the workspace has none."""
+    if FLOW_PHASE not in ws.manifest.phases:
+        raise NpuError(f"{ws.root}: no flow snapshot yet (compile the model first)")
+    return ws.snapshot_path(FLOW_PHASE)
+
+
+def is_bundled(target_path: str | Path) -> bool:
+    """True for a target shipped in resources/targets (read-only for us)."""
+    try:
+        return Path(target_path).resolve().parent == RESOURCES.resolve()
+    except OSError:
+        return False
+
+
+def edit_destination(ws: Workspace | None, target_path: str | Path) -> Path | None:
+    """Where an edit of `target_path` is saved: the file itself, or for a
+    bundled target the workspace copy (None without a workspace)."""
+    if not is_bundled(target_path):
+        return Path(target_path)
+    return npu_dir(ws) / TARGET_NAME if ws is not None else None
+
+
+def save_target_text(text: str, target_path: str | Path, dest: str | Path) -> Path:
+    """Check `text` as a target (TargetError names `target_path`, the file
+    being edited, with line and key) and only then write it to `dest`."""
+    parse_target(text, target_path)
+    dest = Path(dest)
+    if is_bundled(dest):
+        raise OSError(f"{dest}: bundled targets are not overwritten")
+    _write(dest, text)
+    return dest
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
+                      strict: bool = False) -> NpuProgram:
+    """Run the NPU pipeline on the workspace's flow snapshot with the target
+    at `target_path` (None: the bundled default) and write
+    npu/model.npu.json and npu/model.npu.mlir. Earlier results stay on
+    disk when this raises (TargetError, NpuError)."""
+    target = load_target(target_path)
+    program = run_npu_pipeline(flow_path(ws), target, strict=strict)
+    _write(json_path(ws), program.to_json())
+    _write(mlir_path(ws), to_mlir(program))
+    return program
+
+
+def dispatch_line_ranges(mlir_text: str) -> dict[int, tuple[int, int]]:
+    """1-based (first, last) lines of each dispatch's task ops in the `npu`
+    MLIR form (`npu_dialect.to_mlir`), so a viewer can tint them.
+
+    Tasks of one dispatch are consecutive; if a dispatch's tasks were ever
+    interleaved with another's, its range is its `npu.dispatch` line alone.
+    """
+    decl: dict[int, int] = {}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    start = None
+    for no, line in enumerate(mlir_text.splitlines(), 1):
+        if start is None:
+            m = _DISPATCH_INDEX.match(line)
+            if m:
+                decl[int(m.group(1))] = no
+            elif _TASK_START.match(line):
+                start = no
+                if line.rstrip().endswith("-> !npu.token"):  # a task without steps
+                    start = _close(spans, start, no, line)
+            continue
+        if line.lstrip().startswith("})"):
+            start = _close(spans, start, no, line)
+    out: dict[int, tuple[int, int]] = {}
+    for d, parts in spans.items():
+        parts.sort()
+        contiguous = all(b[0] == a[1] + 1 for a, b in zip(parts, parts[1:]))
+        if contiguous:
+            out[d] = (parts[0][0], parts[-1][1])
+        elif d in decl:
+            out[d] = (decl[d], decl[d])
+    for d, no in decl.items():
+        out.setdefault(d, (no, no))
+    return out
+
+
+def _close(spans: dict[int, list[tuple[int, int]]], start: int, end: int, line: str) -> None:
+    m = _TASK_DISPATCH.search(line)
+    if m:
+        spans.setdefault(int(m.group(1)), []).append((start, end))
+    return None
