@@ -42,6 +42,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._worker: Worker | None = None
         self._index_worker: Worker | None = None
         self._compile_done = 0
+        self._compile_ok = False
         self.setWindowTitle(APP)
         self.setAcceptDrops(True)
         self.resize(1400, 900)
@@ -360,7 +361,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._refresh_timeline()
         self.show_phase(self.current_phase or "flow")
         self._start_indexing()
-        self.sig_compile_finished.emit(True)
+        self._compile_ok = True
 
     def _on_compile_failed(self, exc: Exception, tb: str) -> None:
         if isinstance(exc, Cancelled):
@@ -375,13 +376,15 @@ class MainWindow(QtWidgets.QMainWindow):
             self.status_label.setText("Failed")
         if self.workspace is not None:
             self._refresh_timeline(failed=not isinstance(exc, Cancelled))
-        self.sig_compile_finished.emit(False)
+        self._compile_ok = False
 
     def _on_worker_finished(self) -> None:
+        # Only now is the window ready for the next compile: tell listeners here, not earlier.
         self._worker = None
         self._job = None
         self.progress.hide()
         self._update_actions()
+        self.sig_compile_finished.emit(self._compile_ok)
 
     # -- indexing ------------------------------------------------------------------
 
