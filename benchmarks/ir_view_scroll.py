@@ -37,7 +37,17 @@ sys.path.insert(0, str(ROOT))
 
 from npu_studio.ui.ir_view import IrView, Region  # noqa: E402
 
-DEFAULT_SNAPSHOT = Path("/tmp/exp/d/module.6.flow.mlir")
+
+
+def example_flow_snapshot() -> Path:
+    """The bundled example's flow snapshot, compiled into a temporary workspace."""
+    import tempfile
+
+    from npu_studio.core.workspace import compile_model
+    from npu_studio.resources import EXAMPLE_MODEL
+
+    ws = compile_model(EXAMPLE_MODEL, Path(tempfile.mkdtemp(prefix="ir-view-bench-")) / "ws")
+    return ws.snapshot_path("flow")
 PERF_DOC = ROOT / "docs" / "PERFORMANCE.md"
 BEGIN, END = "<!-- ir-view-bench -->", "<!-- /ir-view-bench -->"
 
@@ -193,11 +203,13 @@ def write_section(section: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--snapshot", type=Path, default=DEFAULT_SNAPSHOT,
-                    help="flow-phase MLIR dump to repeat (default: %(default)s)")
+    ap.add_argument("--snapshot", type=Path, default=None,
+                    help="flow-phase MLIR dump to repeat (default: the example's, compiled now)")
     ap.add_argument("--lines", type=int, default=100_000)
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args()
+    if args.snapshot is None:
+        args.snapshot = example_flow_snapshot()
     if not args.snapshot.is_file():
         print(f"{args.snapshot}: no such snapshot (use --snapshot)", file=sys.stderr)
         return 2

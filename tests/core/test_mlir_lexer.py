@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import glob
 
 import pytest
+
+from npu_studio.core.phases import SNAPSHOT_PHASES
 from pygments.token import (
     Comment,
     Error,
@@ -169,12 +170,9 @@ def test_end_state_matches_lexing(line, state, expected):
     assert lex_line(line, state)[1] == expected
 
 
-SNAPSHOTS = sorted(glob.glob("/tmp/exp/d/*.mlir"))
-
-
-@pytest.mark.skipif(not SNAPSHOTS, reason="no IREE phase snapshots in /tmp/exp/d")
-@pytest.mark.parametrize("path", SNAPSHOTS)
-def test_real_iree_snapshot_has_no_error_tokens(path):
+@pytest.mark.parametrize("phase", SNAPSHOT_PHASES)
+def test_real_iree_snapshot_has_no_error_tokens(example_workspace, phase):
+    path = example_workspace.snapshot_path(phase)
     with open(path, encoding="utf-8") as f:
         text = f.read()
     bad = [(i, v) for i, t, v in LEXER.get_tokens_unprocessed(text) if t in Error]

@@ -15,7 +15,6 @@ import onnx
 
 CACHE = Path(os.environ.get("NPU_CACHE", "/tmp/npu_cache"))
 ZOO = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-EXAMPLE_FLOW = Path("/tmp/exp/d/module.6.flow.mlir")
 
 
 def _iree_compile() -> str:
@@ -52,7 +51,9 @@ def flow_snapshot(model: onnx.ModelProto | str | Path) -> Path:
     if not isinstance(model, onnx.ModelProto):
         model = onnx.load(str(model))
     data = model.SerializeToString()
-    key = hashlib.sha256(data + b"flow-v1").hexdigest()[:20]
+    from npu_studio.core.toolchain import compiler_version
+
+    key = hashlib.sha256(data + b"flow-v1" + compiler_version().encode()).hexdigest()[:20]
     out = CACHE / f"{key}.flow.mlir"
     if out.exists():
         return out
