@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -75,6 +76,8 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.horizontalHeader().setStretchLastSection(True)
         self.setAccessibleName("Dispatches")
         self._records: list[DispatchRecord] = []
+        self._extra_headers: tuple[str, ...] = ()
+        self._extra_values: dict[int, Sequence[str]] = {}
         self.itemSelectionChanged.connect(self._on_selection)
 
     def set_index(self, index: PhaseIndex | None) -> None:
@@ -96,8 +99,32 @@ class DispatchTable(QtWidgets.QTableWidget):
                 item = QtWidgets.QTableWidgetItem(value)
                 item.setData(QtCore.Qt.ItemDataRole.UserRole, rec.index)
                 self.setItem(row, col, item)
-        self.resizeColumnsToContents()
+        self._fill_extra()
         self.blockSignals(False)
+
+    def set_extra_columns(self, headers: Sequence[str], values_by_dispatch: dict[int, Sequence[str]]) -> None:
+        """Columns after COLUMNS, one value per header for each dispatch
+        (missing dispatches stay blank); kept across set_index. No headers: none."""
+        self._extra_headers = tuple(headers)
+        self._extra_values = dict(values_by_dispatch)
+        self.blockSignals(True)
+        self._fill_extra()
+        self.blockSignals(False)
+
+    def extra_headers(self) -> tuple[str, ...]:
+        return self._extra_headers
+
+    def _fill_extra(self) -> None:
+        self.setColumnCount(len(COLUMNS) + len(self._extra_headers))
+        self.setHorizontalHeaderLabels(COLUMNS + self._extra_headers)
+        for row, rec in enumerate(self._records):
+            values = self._extra_values.get(rec.index, ())
+            for k in range(len(self._extra_headers)):
+                item = QtWidgets.QTableWidgetItem(values[k] if k < len(values) else "")
+                item.setData(QtCore.Qt.ItemDataRole.UserRole, rec.index)
+                item.setToolTip(item.text())
+                self.setItem(row, len(COLUMNS) + k, item)
+        self.resizeColumnsToContents()
 
     def record(self, dispatch: int) -> DispatchRecord | None:
         return next((r for r in self._records if r.index == dispatch), None)

@@ -17,6 +17,7 @@ from .dispatch_table import DispatchTable, detail_text
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
+from .npu_panel import NPU_PHASE, TABLE_PHASES, NpuPanel
 from .timeline import PhaseTimeline
 from .welcome import WelcomePage
 from .workers import Worker
@@ -48,6 +49,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(1400, 900)
         self._build_widgets()
         self._build_actions()
+        self.npu = NpuPanel(self, self.settings)
+        self.npu.sig_finished.connect(self._on_npu_finished)
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------
@@ -181,6 +184,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for worker in (self._worker, self._index_worker):
             if worker is not None:
                 worker.wait(10000)
+        self.npu.wait()
         super().closeEvent(event)
 
     def save_drafts(self) -> None:
@@ -252,6 +256,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._set_workspace(ws)
             self.log.append_text(f"Opened workspace {ws.root}")
             self._start_indexing()
+            self.npu.run()
             return
         if not is_model_file(path):
             self.show_error(f"{path}: not a model (expected .onnx, .mlir, .mlirbc or a workspace folder)")
@@ -361,6 +366,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._refresh_timeline()
         self.show_phase(self.current_phase or "flow")
         self._start_indexing()
+        self.npu.run()
         self._compile_ok = True
 
     def _on_compile_failed(self, exc: Exception, tb: str) -> None:
@@ -439,6 +445,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if ws.manifest.target in TARGETS:
             self.target_combo.setCurrentText(ws.manifest.target)
         self.timeline.reset()
+        self.npu.reset()
         self._refresh_timeline()
         if keep_view and ws.snapshots():
             self.show_phase(self.current_phase if self.current_phase in ws.snapshots() else "flow")
@@ -463,6 +470,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_phase(self, phase: str) -> None:
         ws = self.workspace
+        if phase == NPU_PHASE and ws is not None:
+            self._show_npu_phase()
+            return
         if ws is None or phase not in ws.manifest.phases:
             return
         if self.current_phase != phase:
@@ -485,11 +495,32 @@ class MainWindow(QtWidgets.QMainWindow):
         self._show_dispatches(phase)
         self._update_actions()
 
+    def _show_npu_phase(self) -> None:
+        """The NPU program (npu dialect MLIR), read-only; the table is flow's."""
+        if self.current_phase != NPU_PHASE:
+            self._stash_current_edit()
+        self.current_phase = NPU_PHASE
+        self.edit_action.setChecked(False)
+        self.timeline.select(NPU_PHASE)
+        self.ir_view.set_editable(False)
+        self.ir_view.set_text(self.npu.text())
+        self.phase_label.setText(self.npu.label())
+        self._show_dispatches(NPU_PHASE)
+        self._update_actions()
+
+    def _on_npu_finished(self, ok: bool) -> None:
+        if self.current_phase == NPU_PHASE:
+            self._show_npu_phase()
+        elif self.current_phase in TABLE_PHASES:
+            self._show_dispatches(self.current_phase)
+
     def _show_dispatches(self, phase: str) -> None:
-        index = self.indexes.get(phase)
+        npu = phase == NPU_PHASE
+        index = self.indexes.get("flow" if npu else phase)
         self.dispatch_table.set_index(index)
-        regions = []
-        if index is not None:
+        self.dispatch_table.set_extra_columns(*(self.npu.columns() if phase in TABLE_PHASES else ((), {})))
+        regions = self.npu.regions(REGION_COLORS) if npu else []
+        if index is not None and not npu:
             for rec in index.dispatches:
                 r = rec.text_range
                 if r is not None:
@@ -506,8 +537,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.selected_dispatch = dispatch
         found = self.dispatch_table.select_dispatch(dispatch)
         rec = self.dispatch_table.record(dispatch) if found else None
-        self.ir_view.mark_region(dispatch if rec is not None and rec.text_range else None)
-        self.detail.setPlainText(detail_text(rec) if rec is not None else "")
+        has_region = any(r.key == dispatch for r in self.ir_view.regions())
+        self.ir_view.mark_region(dispatch if rec is not None and has_region else None)
+        text = detail_text(rec) if rec is not None else ""
+        if rec is not None and self.current_phase in TABLE_PHASES:
+            npu = self.npu.detail(dispatch)
+            text = f"{npu}\n\n{text}" if npu else text
+        self.detail.setPlainText(text)
 
     def _on_table_selection(self, dispatch) -> None:
         if dispatch is not None:
@@ -531,8 +567,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_action.setEnabled(busy)
         self.compile_action.setEnabled(has_ws and not busy)
         self.open_action.setEnabled(not busy)
-        self.resume_action.setEnabled(has_ws and not busy and self.current_phase is not None)
-        self.edit_action.setEnabled(has_ws and self.current_phase is not None)
+        snapshot = self.current_phase not in (None, NPU_PHASE)
+        self.resume_action.setEnabled(has_ws and not busy and snapshot)
+        self.edit_action.setEnabled(has_ws and snapshot)
 
     # -- errors and locations ------------------------------------------------------
 

@@ -1,0 +1,172 @@
+"""The NPU backend in the real main window: npu phase, table columns, target."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6 import QtCore
+
+from npu_studio.core.npu import workspace_io
+from npu_studio.resources import TARGETS_DIR
+from npu_studio.ui.main_window import MainWindow
+from npu_studio.ui.npu_panel import HEADERS, NPU_PHASE, SETTINGS_KEY
+
+from ..conftest import EXAMPLE
+
+WAIT = 180_000
+
+
+def make_window(qtbot, settings):
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings):
+    w = make_window(qtbot, settings)
+    yield w
+    w.drafts.clear()
+    w.cancel()
+    for worker in (w._worker, w._index_worker, w.npu._worker):
+        if worker is not None:
+            worker.wait(30000)
+
+
+def column(table, header: str) -> int:
+    labels = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    return labels.index(header)
+
+
+def cell(window, header: str, row: int = 0) -> str:
+    t = window.dispatch_table
+    return t.item(row, column(t, header)).text()
+
+
+def wait_npu(window, qtbot, state="done"):
+    qtbot.waitUntil(lambda: window.npu.state == state and not window.npu.is_running()
+                    and "flow" in window.indexes, timeout=WAIT)
+
+
+def open_workspace(window, qtbot, ws):
+    window.open_path(ws.root)
+    wait_npu(window, qtbot)
+    window.show_phase("flow")
+
+
+def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, tmp_path):
+    assert window.timeline.phases()[window.timeline.phases().index("flow") + 1] == NPU_PHASE
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT) as done:
+        window.open_path(EXAMPLE, tmp_path / "ws")
+    assert done.args == [True]
+    wait_npu(window, qtbot)
+    info = window.timeline.phase_info(NPU_PHASE)
+    assert info.state == "done" and info.seconds is not None and info.size_bytes > 0
+    assert info.dispatches == 1
+    ws = window.workspace
+    assert workspace_io.json_path(ws).is_file() and workspace_io.mlir_path(ws).is_file()
+
+    window.show_phase("flow")
+    table = window.dispatch_table
+    assert table.extra_headers() == HEADERS
+    assert cell(window, "NPU") == "NPU" and cell(window, "reason") == ""
+    assert cell(window, "tile") == "F8 OH66 OW352 C3 KH3 KW3"
+    assert cell(window, "SRAM").endswith(("KiB", "MiB"))
+    assert table.item(0, 5).text() == "Conv_0"  # the base columns stay where they were
+    qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                     pos=table.visualItemRect(table.item(0, 1)).center())
+    detail = window.detail.toPlainText()
+    assert "conv -> NPU" in detail and "tile: F8 OH66 OW352 C3 KH3 KW3 (16 tiles)" in detail
+    assert "Conv_0" in detail  # the flow record follows
+
+    qtbot.mouseClick(window.timeline, QtCore.Qt.MouseButton.LeftButton,
+                     pos=window.timeline.segment_rect(NPU_PHASE).center())
+    assert window.current_phase == NPU_PHASE
+    text = window.ir_view.toPlainText()
+    assert '"npu.conv"' in text and text == workspace_io.mlir_path(ws).read_text()
+    assert not window.ir_view.is_editable() and not window.edit_action.isEnabled()
+    assert not window.resume_action.isEnabled()
+    assert table.extra_headers() == HEADERS and cell(window, "NPU") == "NPU"
+    # Dispatch #0's tasks are tinted and marked.
+    region = next(r for r in window.ir_view.regions() if r.key == 0)
+    assert window.ir_view.marked_key() == 0
+    lines = text.splitlines()
+    assert '"npu.conv"' in lines[region.start_line - 1]
+    assert sum(1 for s in lines[region.start_line - 1:region.end_line] if s.startswith("  %t")) == 16
+    # Other phases have no NPU columns; flow again has them.
+    qtbot.keyClick(window.timeline, QtCore.Qt.Key.Key_Right)
+    assert window.current_phase == "stream" and table.extra_headers() == ()
+    assert "-> NPU" not in window.detail.toPlainText()
+
+
+def test_target_tiny_turns_dispatch_0_into_cpu_fallback(window, qtbot, settings, fresh_example):
+    open_workspace(window, qtbot, fresh_example)
+    assert cell(window, "NPU") == "NPU"
+    window.select_dispatch(0)
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
+        window.npu.set_target(TARGETS_DIR / "tiny.toml")
+    assert cell(window, "NPU") == "CPU fallback"
+    assert "f32" in cell(window, "reason") and cell(window, "tile") == ""
+    assert "CPU fallback: unsupported dtype f32" in window.detail.toPlainText()
+    assert window.timeline.phase_info(NPU_PHASE).dispatches == 0
+    assert '"npu.fallback"' in workspace_io.mlir_path(fresh_example).read_text()
+    assert settings.value(SETTINGS_KEY) == str(TARGETS_DIR / "tiny.toml")
+
+
+def test_target_choice_is_remembered(qtbot, settings):
+    settings.setValue(SETTINGS_KEY, str(TARGETS_DIR / "tiny.toml"))
+    w = make_window(qtbot, settings)
+    assert w.npu.target_path() == TARGETS_DIR / "tiny.toml"
+    settings.setValue(SETTINGS_KEY, "/no/such/target.toml")
+    w2 = make_window(qtbot, settings)
+    assert w2.npu.target_path() == TARGETS_DIR / "default.toml"
+
+
+def test_editing_the_target(window, qtbot, fresh_example):
+    default = TARGETS_DIR / "default.toml"
+    original = default.read_text()
+    open_workspace(window, qtbot, fresh_example)
+    window.npu.edit_target()
+    editor = window.npu.editor
+    assert window.npu.dock.isVisible() and editor.text() == original
+
+    # Invalid: the banner names file, line and key; the text and the old results stay.
+    bad = original.replace("rows = 32", "rows = -32")
+    editor.set_text(bad)
+    qtbot.mouseClick(editor.apply_button, QtCore.Qt.MouseButton.LeftButton)
+    banner = window.error_banner.text()
+    assert window.error_banner.isVisible()
+    assert f"{default}:11: mac_array.rows: expected a positive integer, got -32" == banner
+    assert editor.text() == bad
+    assert window.npu.state == "stale" and window.timeline.phase_info(NPU_PHASE).state == "stale"
+    assert cell(window, "NPU") == "NPU"
+    assert default.read_text() == original
+
+    # Valid: saved into the workspace copy (never into resources), re-run.
+    good = original.replace('supported = ["f32", "f16", "bf16", "i8"]', 'supported = ["f16", "i8"]')
+    editor.set_text(good)
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
+        editor.apply()
+    copy = fresh_example.root / "npu" / "target.toml"
+    assert copy.read_text() == good and default.read_text() == original
+    assert window.npu.target_path() == copy and editor.path() == copy
+    assert not window.error_banner.isVisible()
+    assert window.npu.state == "done" and cell(window, "NPU") == "CPU fallback"
+    assert "f32" in cell(window, "reason")
+    assert editor.text() == good
+
+    # A syntax error names its line too.
+    editor.set_text(good.replace("lanes = 64", "lanes = = 64"))
+    editor.apply()
+    assert f"{copy}:" in window.error_banner.text() and "<syntax>" in window.error_banner.text()
+    assert copy.read_text() == good
