@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..core.dispatch_report import format_dispatches, to_json
+from ..core.errors import StudioError
 from ..core.ir_index import index_file
-from ..core.mlir_text import SnapshotParseError
 from ..core.phases import SNAPSHOT_PHASES
+from ..core.workspace import open_or_compile
 
 
 def add_parser(sub) -> None:
@@ -24,28 +24,11 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def snapshot_path(workspace: Path, phase: str) -> Path:
-    """WORKSPACE/phases/NN.<phase>.mlir, NN = 01 (input) .. 12 (vm)."""
-    nn = SNAPSHOT_PHASES.index(phase) + 1
-    return workspace / "phases" / f"{nn:02d}.{phase}.mlir"
-
-
 def run(args) -> int:
-    target: Path = args.target
-    if target.is_dir():
-        workspace = target
-    else:
-        from ..core.workspace import compile_model
-
-        workspace = compile_model(target).root
-    path = snapshot_path(workspace, args.phase)
+    ws = open_or_compile(args.target)
+    path = ws.snapshot_path(args.phase)
     if not path.exists():
-        print(f"npu-studio: error: no {args.phase} snapshot at {path}", file=sys.stderr)
-        return 2
-    try:
-        index = index_file(path, args.phase)
-    except SnapshotParseError as e:
-        print(f"{e.path}:{e.line}:{e.col}: {e.message}", file=sys.stderr)
-        return 2
+        raise StudioError(ws.root, f"no {args.phase} snapshot; compile first")
+    index = index_file(path, args.phase)  # SnapshotParseError names file:line:col
     print(to_json(index) if args.json else format_dispatches(index), end="" if not args.json else "\n")
     return 0

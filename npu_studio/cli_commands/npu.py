@@ -10,6 +10,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..core.errors import StudioError
+from ..core.workspace import open_or_compile
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
@@ -32,18 +35,13 @@ def add_parser(sub) -> None:
 
 def flow_snapshot(source: Path) -> Path:
     """The flow snapshot for a workspace, flow .mlir file or model file."""
-    if source.is_dir():
-        path = source / "phases" / "06.flow.mlir"
-        if not path.exists():
-            raise FileNotFoundError(f"{source}: no flow snapshot at {path}")
-        return path
-    if not source.exists():
-        raise FileNotFoundError(f"{source}: no such file or workspace")
-    if source.suffix == ".mlir":
+    if source.suffix == ".mlir" and source.is_file():
         return source
-    from ..core.workspace import compile_model
-
-    return flow_snapshot(compile_model(source).root)
+    ws = open_or_compile(source)
+    path = ws.snapshot_path("flow")
+    if not path.exists():
+        raise StudioError(ws.root, "no flow snapshot; compile first")
+    return path
 
 
 def _kib(n: int) -> str:
@@ -76,19 +74,14 @@ def report(program) -> str:
 def run(args) -> int:
     from ..core.npu.npu_dialect import to_mlir
     from ..core.npu.passes import NpuError, run_npu_pipeline
-    from ..core.npu.target import TargetError, load_target
+    from ..core.npu.target import load_target
 
+    target = load_target(args.npu_target)  # TargetError names file:line: key
+    path = flow_snapshot(args.source)  # import and compile errors name the model
     try:
-        target = load_target(args.npu_target)
-        path = flow_snapshot(args.source)
         program = run_npu_pipeline(path, target, strict=args.strict)
-    except (TargetError, NpuError, FileNotFoundError) as e:
-        msg = str(e).replace("\n", "; ")
-        print(f"npu-studio: error: {msg}", file=sys.stderr)
-        return 2
-    except Exception as e:  # compile failures of a model file and the like
-        print(f"npu-studio: error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-              file=sys.stderr)
+    except NpuError as e:  # strict mode lists every reason: one line each, joined
+        print(f"npu-studio: error: {str(e).replace(chr(10), '; ')}", file=sys.stderr)
         return 2
     sys.stdout.write(report(program))
     try:

@@ -22,21 +22,21 @@ from pathlib import Path
 
 from iree.compiler import ir
 
+from .errors import StudioError
+
 _IDENT_CHARS = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$-#%@"
 )
 _BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
-class SnapshotParseError(Exception):
+class SnapshotParseError(StudioError):
     """The MLIR parser rejected a snapshot; carries its first diagnostic."""
 
     def __init__(self, path: str | Path | None, line: int, col: int, message: str):
-        self.path = str(path) if path is not None else "<text>"
-        self.line = line
-        self.col = col
+        super().__init__(path if path is not None else "<text>", message, line=line, col=col)
+        self.path = str(self.path)
         self.message = message
-        super().__init__(f"{self.path}:{line}:{col}: {message}")
 
 
 @dataclass(frozen=True)

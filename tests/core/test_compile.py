@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from npu_studio.cli_commands.run import run_workspace
-from npu_studio.core.compiler import CompileJob
+
 from npu_studio.core.errors import Cancelled, CompileFailed
 from npu_studio.core.phases import SNAPSHOT_PHASES
 from npu_studio.core.workspace import EDITED, Workspace, compile_model

@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
 from iree.compiler import ir
 
-from npu_studio.cli_commands import dispatches as cli
 from npu_studio.core.dispatch_report import format_dispatches, to_json
 from npu_studio.core.ir_index import (
     index_file,
-    index_text,
     index_workspace_phases,
     link_phase_indexes,
     onnx_names,
@@ -378,23 +375,20 @@ EXAMPLE_SNIPPET = """func.func @f(%a: f32, %b: f32) -> f32 {
 """
 
 
-def test_cli(tmp_path, compiled, capsys):
-    phases = compiled("example", prepare(onnx.load(EXAMPLE)))
-    ws = tmp_path / "ws"
-    (ws / "phases").mkdir(parents=True)
-    for i, p in enumerate(SNAPSHOT_PHASES, 1):
-        (ws / "phases" / f"{i:02d}.{p}.mlir").write_text(phase_file(phases, p).read_text())
-    parser = __import__("argparse").ArgumentParser()
-    cli.add_parser(parser.add_subparsers())
-    assert cli.run(parser.parse_args(["dispatches", str(ws)])) == 0
+def test_cli(fresh_example, capsys):
+    from npu_studio.cli import main
+
+    ws = fresh_example.root
+    assert main(["dispatches", str(ws)]) == 0
     assert capsys.readouterr().out.startswith("Dispatch #0: conv  (ONNX: Conv_0)\n")
-    assert cli.run(parser.parse_args(["dispatches", str(ws), "--phase", "stream", "--json"])) == 0
+    assert main(["dispatches", str(ws), "--phase", "stream", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["phase"] == "stream" and data["dispatches"][0]["root"]["dims"]["F"] == 8
-    (ws / "phases" / "06.flow.mlir").write_text(EXAMPLE_SNIPPET.replace("%a, %b", "%a %b"))
-    assert cli.run(parser.parse_args(["dispatches", str(ws)])) == 2
+    flow = fresh_example.snapshot_path("flow")
+    flow.write_text(EXAMPLE_SNIPPET.replace("%a, %b", "%a %b"))
+    assert main(["dispatches", str(ws)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"{ws / 'phases' / '06.flow.mlir'}:3:21: ") and "\n" not in err
+    assert err.startswith(f"npu-studio: error: {flow}:3:21: ") and "\n" not in err
 
 
 def _validate(instance, schema, path="$"):

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StudioError
+
 DATAFLOWS = ("output-stationary", "weight-stationary")
 OP_KINDS = (
     "conv", "depthwise_conv", "matmul", "batch_matmul", "pooling",
@@ -30,16 +32,14 @@ DTYPE_BYTES = {
 RESOURCES = Path(__file__).resolve().parents[3] / "resources" / "targets"
 
 
-class TargetError(ValueError):
+class TargetError(StudioError, ValueError):
     """An invalid target file: `file:line: key: reason`."""
 
     def __init__(self, path: str | Path, key: str, line: int | None, reason: str):
-        self.path = str(path)
+        super().__init__(path, f"{key}: {reason}", line=line or None)
+        self.path = str(self.path)
         self.key = key
-        self.line = line
         self.reason = reason
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {key}: {reason}")
 
 
 @dataclass(frozen=True)

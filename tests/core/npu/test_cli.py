@@ -1,14 +1,10 @@
-import argparse
 import json
 
-from npu_studio.cli_commands import npu
+from npu_studio.cli import main
 
 
 def run(argv):
-    ap = argparse.ArgumentParser()
-    npu.add_parser(ap.add_subparsers())
-    args = ap.parse_args(["npu", *map(str, argv)])
-    return args.func(args)
+    return main(["npu", *map(str, argv)])
 
 
 def test_report_and_outputs(example_flow, tmp_path, capsys):
@@ -21,10 +17,8 @@ def test_report_and_outputs(example_flow, tmp_path, capsys):
     assert '"npu.conv"' in out_mlir.read_text()
 
 
-def test_workspace_layout(example_flow, tmp_path, capsys):
-    (tmp_path / "phases").mkdir()
-    (tmp_path / "phases" / "06.flow.mlir").write_text(example_flow.read_text())
-    assert run([tmp_path, "--target", "tiny"]) == 0
+def test_workspace(example_workspace, capsys):
+    assert run([example_workspace.root, "--target", "tiny"]) == 0
     assert "Dispatch #0: conv -> CPU fallback: unsupported dtype f32" in capsys.readouterr().out
 
 
@@ -32,8 +26,9 @@ def test_errors_are_one_line_exit_2(example_flow, tmp_path, capsys):
     assert run([example_flow, "--target", "tiny", "--strict"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unsupported dtype f32" in err
-    assert run([tmp_path / "missing"]) == 2
-    assert capsys.readouterr().err.count("\n") == 1
+    assert run([tmp_path / "missing.onnx"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path / 'missing.onnx'}: no such file" in err
     bad = tmp_path / "bad.toml"
     bad.write_text("name = 3\n")
     assert run([example_flow, "--target", bad]) == 2
