@@ -80,7 +80,7 @@ def test_drop_example_compile_click_flow_and_select_dispatch(window, qtbot, tmp_
 
     # The selection follows the same dispatch into another phase.
     qtbot.keyClick(window.timeline, QtCore.Qt.Key.Key_Right)
-    assert window.current_phase == "stream"
+    assert window.current_phase == "npu"  # the NPU phase follows flow
     assert window.dispatch_table.selected_dispatch() == 0
     assert window.ir_view.marked_key() == 0
 
