@@ -117,6 +117,8 @@ class MainWindow(QtWidgets.QMainWindow):
         dock.setWidget(self.log)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self.log_dock = dock
+        self.resizeDocks([dock], [150], QtCore.Qt.Orientation.Vertical)  # until a saved layout says otherwise
+        self.splitter.setSizes([820, 560])
 
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
