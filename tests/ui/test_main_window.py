@@ -176,3 +176,24 @@ def test_uncompiled_edits_survive_closing_the_window(qtbot, tmp_path):
     second.show_phase("stream")
     assert second.ir_view.toPlainText() == typed
     assert second.ir_view.is_editable()
+
+
+def test_clicking_a_diagnostic_in_the_log_jumps_there(window, qtbot, tmp_path):
+    import re
+
+    with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000):
+        window.open_path(EXAMPLE, tmp_path / "ws")
+    window.show_phase("flow")
+    window.edit_action.setChecked(True)
+    text = window.ir_view.toPlainText()
+    line_no = next(i for i, ln in enumerate(text.splitlines(), 1) if "linalg.fill" in ln)
+    window.ir_view.setPlainText(text.replace("linalg.fill", "linalg.fil", 1))
+    with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000):
+        window.resume_action.trigger()
+    window.show_phase("input")
+    links = re.findall(r'href="(loc:[^"]+)"', window.log.toHtml())
+    snapshot = str(window.workspace.snapshot_path("flow"))
+    link = next(link for link in links if snapshot in link)
+    window.log.anchorClicked.emit(QtCore.QUrl(link))
+    assert window.current_phase == "flow"
+    assert window.ir_view.textCursor().blockNumber() + 1 == line_no
