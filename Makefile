@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-all bench screenshot clean
+.PHONY: run test test-fast bench screenshot clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -15,11 +15,16 @@ $(STAMP): $(PY) pyproject.toml
 run: $(STAMP)
 	$(PY) -m npu_studio resources/examples/single_conv.onnx
 
+# Every test, the whole model zoo included (about 15 minutes on 2 cores).
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --durations=10
 
-test-all: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m ''
+# The same without the zoo-wide runs marked slow (about 1.5 minutes).
+test-fast: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+screenshot: $(STAMP)
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) docs/screenshots/take_screenshot.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
