@@ -20,7 +20,7 @@ Dependencies are SSA uses of the tokens the tasks produce.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from iree.compiler import ir
@@ -146,17 +146,39 @@ def _token_owner(v: ir.Value) -> ir.Operation | None:
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
-def from_mlir(text: str) -> NpuProgram:
-    """Parse, verify, and convert back to an NpuProgram."""
-    module = parse_module(text)
-    errors = verify(module)
-    if errors:
-        raise NpuDialectError("invalid NPU MLIR:\n" + "\n".join(errors))
-    head = _attrs(module.operation)
-    dispatches, buffers, tasks = [], [], []
+@dataclass
+class _Op:
+    """One top-level op read out of the bindings once: verifier and converter share it."""
+
+    name: str
+    attrs: dict[str, Any]
+    steps: list[tuple[str, dict[str, Any]]]
+    deps: list[int | None]  # task id of each operand's defining op (None: not a task)
+
+
+def _read(module: ir.Module) -> tuple[dict[str, Any], list[_Op]]:
+    ops = []
     for op in module.body.operations:
         op = op.operation
-        a = _attrs(op)
+        steps = [(s.operation.name, _attrs(s.operation))
+                 for s in (op.regions[0].blocks[0].operations if op.regions else ())]
+        deps = []
+        for v in op.operands:
+            owner = _token_owner(v)
+            deps.append(_task_id(owner) if owner is not None and owner.name.startswith("npu.") else None)
+        ops.append(_Op(op.name, _attrs(op), steps, deps))
+    return _attrs(module.operation), ops
+
+
+def from_mlir(text: str) -> NpuProgram:
+    """Parse, verify, and convert back to an NpuProgram."""
+    head, ops = _read(parse_module(text))
+    errors = _verify(head, ops)
+    if errors:
+        raise NpuDialectError("invalid NPU MLIR:\n" + "\n".join(errors))
+    dispatches, buffers, tasks = [], [], []
+    for op in ops:
+        a = dict(op.attrs)
         if op.name == "npu.dispatch":
             dispatches.append(DispatchInfo.from_dict(a))
         elif op.name == "npu.buffer":
@@ -164,17 +186,16 @@ def from_mlir(text: str) -> NpuProgram:
             buffers.append(Buffer.from_dict(a))
         else:
             steps = []
-            for s in op.regions[0].blocks[0].operations:
-                sa = _attrs(s.operation)
-                if s.operation.name == "npu.dma":
+            for name, sa in op.steps:
+                if name == "npu.dma":
                     steps.append(Step("dma_" + sa["direction"], (sa["src"],), (sa["dst"],),
                                       bytes=sa["bytes"]))
                 else:
-                    kind = "cpu" if s.operation.name == "npu.cpu" else "compute"
+                    kind = "cpu" if name == "npu.cpu" else "compute"
                     steps.append(Step(kind, tuple(sa["srcs"]), tuple(sa["dsts"]), ops=sa["ops"]))
-            deps = tuple(_task_id(_token_owner(v)) for v in op.operands)
             tasks.append(Task(a["id"], a["dispatch"], op.name, a["fallback"],
-                              tuple(a["tile_offsets"]), tuple(a["tile_sizes"]), tuple(steps), deps))
+                              tuple(a["tile_offsets"]), tuple(a["tile_sizes"]), tuple(steps),
+                              tuple(op.deps)))
     return NpuProgram(NpuTarget.from_dict(head["npu.target"]), tuple(dispatches),
                       tuple(buffers), tuple(tasks), head["npu.sram_peak"], head["npu.dram_peak"],
                       version=head["npu.version"])
@@ -208,18 +229,20 @@ def _check(where: str, attrs: dict, spec: dict, errors: list[str]) -> bool:
 
 def verify(module: ir.Module) -> list[str]:
     """Invariants of an npu-dialect module; [] when it is valid."""
+    return _verify(*_read(module))
+
+
+def _verify(head: dict[str, Any], ops: list[_Op]) -> list[str]:
     errors: list[str] = []
-    head = _attrs(module.operation)
     if head.get("npu.version") != VERSION:
         errors.append(f"module: npu.version must be {VERSION}, got {head.get('npu.version')!r}")
     if not isinstance(head.get("npu.target"), dict):
         errors.append("module: missing dictionary attribute 'npu.target'")
     dispatches: dict[int, dict] = {}
     buffers: dict[str, dict] = {}
-    tasks: list[tuple[ir.Operation, dict]] = []
-    for op in module.body.operations:
-        op = op.operation
-        a = _attrs(op)
+    tasks: list[tuple[_Op, dict]] = []
+    for op in ops:
+        a = op.attrs
         if op.name == "npu.dispatch":
             if _check("npu.dispatch", a, _DISPATCH, errors):
                 dispatches[a["index"]] = a
@@ -238,7 +261,7 @@ def verify(module: ir.Module) -> list[str]:
                 tasks.append((op, a))
         else:
             errors.append(f"{op.name}: not an npu op")
-    ids: dict[int, ir.Operation] = {}
+    ids: dict[int, _Op] = {}
     for op, a in tasks:
         if a["id"] in ids:
             errors.append(f"{op.name} (task {a['id']}): duplicate task id")
@@ -263,25 +286,21 @@ def verify(module: ir.Module) -> list[str]:
                     key = f"tile_{name.lower()}"
                     if a.get(key, s) != s:
                         errors.append(f"{where}: {key}={a[key]} disagrees with tile_sizes")
-        for v in op.operands:
-            owner = _token_owner(v)
-            if owner is None or not owner.name.startswith("npu.") or \
-                    _task_id(owner) not in ids:
+        for dep in op.deps:
+            if dep not in ids:
                 errors.append(f"{where}: dependency is not a task")
-        for s in op.regions[0].blocks[0].operations if op.regions else ():
-            s = s.operation
-            sa = _attrs(s)
-            spec = _STEPS.get(s.name)
+        for step, sa in op.steps:
+            spec = _STEPS.get(step)
             if spec is None:
-                errors.append(f"{where}: unknown step op {s.name}")
+                errors.append(f"{where}: unknown step op {step}")
                 continue
-            if not _check(f"{where} {s.name}", sa, spec, errors):
+            if not _check(f"{where} {step}", sa, spec, errors):
                 continue
-            refs = [sa["src"], sa["dst"]] if s.name == "npu.dma" else sa["srcs"] + sa["dsts"]
+            refs = [sa["src"], sa["dst"]] if step == "npu.dma" else sa["srcs"] + sa["dsts"]
             for r in refs:
                 if r not in buffers:
                     errors.append(f"{where} {s.name}: unknown buffer {r!r}")
-            if s.name == "npu.dma":
+            if step == "npu.dma":
                 want = {"in": ("dram", "sram"), "out": ("sram", "dram")}.get(sa["direction"])
                 if want is None:
                     errors.append(f"{where} npu.dma: direction must be in or out, got {sa['direction']!r}")
@@ -294,8 +313,7 @@ def verify(module: ir.Module) -> list[str]:
 
 def _cycles(tasks) -> list[str]:
     """Dependencies must form a DAG (a graph region allows cycles)."""
-    graph = {a["id"]: [_task_id(_token_owner(v)) for v in op.operands
-                       if _token_owner(v) is not None] for op, a in tasks}
+    graph = {a["id"]: [d for d in op.deps if d is not None] for op, a in tasks}
     state: dict[int, int] = {}
     for start in graph:
         if start in state:
