@@ -27,6 +27,13 @@ MAX_RECENT = 10
 REGION_COLORS = ("#fff3c4", "#d9f2ff", "#e6ffd9", "#ffe0f0", "#ece0ff", "#ffe8d6")
 
 
+def phase_summary(index: PhaseIndex) -> str:
+    """Tooltip lines for a phase: executables, lines, the busiest dialects."""
+    counts = sorted(index.op_counts_by_dialect.items(), key=lambda kv: -kv[1])
+    ops = ", ".join(f"{dialect} {n}" for dialect, n in counts[:8])
+    return f"Executables: {index.num_executables}\nLines: {index.num_lines:,}\nOps: {ops}"
+
+
 class MainWindow(QtWidgets.QMainWindow):
     sig_compile_finished = QtCore.Signal(bool)  # True on success
     sig_index_finished = QtCore.Signal()  # dispatch index of every phase is ready
@@ -468,7 +475,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 state = "failed"
             self.timeline.set_phase_info(
                 phase, state=state, seconds=rec.seconds, size_bytes=rec.size_bytes,
-                dispatches=index.num_dispatch_sites if index else None)
+                dispatches=index.num_dispatch_sites if index else None,
+                details=phase_summary(index) if index else None)
 
     def show_phase(self, phase: str) -> None:
         ws = self.workspace

@@ -58,6 +58,7 @@ class PhaseInfo:
     seconds: float | None = None
     size_bytes: int | None = None
     dispatches: int | None = None
+    details: str = ""  # further lines for the tooltip (op counts by dialect, ...)
 
     def labels(self) -> tuple[str, str, str]:
         """The lines under the name: time, IR size, dispatch count (one each, to stay narrow)."""
@@ -121,6 +122,7 @@ class PhaseTimeline(QtWidgets.QWidget):
         seconds: float | None = None,
         size_bytes: int | None = None,
         dispatches: int | None = None,
+        details: str | None = None,
     ) -> None:
         """Update what is known about `phase`; None leaves a field as is."""
         self._index(phase)
@@ -135,6 +137,8 @@ class PhaseTimeline(QtWidgets.QWidget):
             info.size_bytes = int(size_bytes)
         if dispatches is not None:
             info.dispatches = int(dispatches)
+        if details is not None:
+            info.details = details
         self._changed()
 
     def phase_info(self, phase: str) -> PhaseInfo:
@@ -174,6 +178,8 @@ class PhaseTimeline(QtWidgets.QWidget):
             lines.append(f"IR size: {info.size_bytes:,} bytes ({format_size(info.size_bytes)})")
         if info.dispatches is not None:
             lines.append(f"Dispatches: {info.dispatches}")
+        if info.details:
+            lines.append(info.details)
         return "\n".join(lines)
 
     # -- geometry ---------------------------------------------------------

@@ -197,3 +197,11 @@ def test_clicking_a_diagnostic_in_the_log_jumps_there(window, qtbot, tmp_path):
     window.log.anchorClicked.emit(QtCore.QUrl(link))
     assert window.current_phase == "flow"
     assert window.ir_view.textCursor().blockNumber() + 1 == line_no
+
+
+def test_timeline_tooltip_summarises_the_phase(window, qtbot, tmp_path):
+    with qtbot.waitSignal(window.sig_index_finished, timeout=180_000):
+        window.open_path(EXAMPLE, tmp_path / "ws")
+    tip = window.timeline.tooltip_text("flow")
+    assert "Dispatches: 1" in tip and "Executables: 1" in tip
+    assert "linalg " in tip and "flow " in tip
