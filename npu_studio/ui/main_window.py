@@ -51,6 +51,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._index_worker: Worker | None = None
         self._compile_done = 0
         self._compile_ok = False
+        self._job = None  # the running CompileJob, set from the worker thread
+        self._cancel_requested = False
         self.setWindowTitle(APP)
         self.setAcceptDrops(True)
         self.resize(1400, 900)
@@ -277,12 +279,8 @@ class MainWindow(QtWidgets.QMainWindow):
             report("import", None)
             ws = Workspace.create(path, workspace_dir, target=target)
             report("imported", ws)
-            job = ws.compile_job(on_progress=lambda done, running: report("phase", (done, running)))
-            self._job = job
-            ws.finish(job.run())
-            return ws
+            return self._run_job(ws, ws.compile_job, report)
 
-        self._job = None
         self._start_compile(work, f"Importing {path.name}")
 
     def recompile(self) -> None:
@@ -291,10 +289,7 @@ class MainWindow(QtWidgets.QMainWindow):
         ws, target = self.workspace, self.target_combo.currentText()
 
         def work(report):
-            job = ws.compile_job(target=target, on_progress=lambda d, r: report("phase", (d, r)))
-            self._job = job
-            ws.finish(job.run())
-            return ws
+            return self._run_job(ws, lambda **kw: ws.compile_job(target=target, **kw), report)
 
         self._stash_current_edit()  # uncompiled edits stay drafts across the compile
         self._start_compile(work, "Compiling")
@@ -317,17 +312,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self._refresh_timeline()
 
         def work(report):
-            job = ws.resume_job(phase, on_progress=lambda d, r: report("phase", (d, r)))
-            self._job = job
-            ws.finish(job.run())
-            return ws
+            return self._run_job(ws, lambda **kw: ws.resume_job(phase, **kw), report)
 
         self._start_compile(work, f"Resuming from {phase}")
 
-    def cancel(self) -> None:
-        job = getattr(self, "_job", None)
-        if self._worker is not None and job is not None:
+    def _run_job(self, ws: Workspace, make_job, report) -> Workspace:
+        """Worker side: make the compile job, honour an early cancel, run it, record it."""
+        job = make_job(on_progress=lambda done, running: report("phase", (done, running)))
+        self._job = job
+        if self._cancel_requested:  # Cancel pressed while importing, before the job existed
             job.cancel()
+        ws.finish(job.run())
+        return ws
+
+    def cancel(self) -> None:
+        if self._worker is None:
+            return
+        self._cancel_requested = True
+        if self._job is not None:
+            self._job.cancel()
 
     def is_busy(self) -> bool:
         return self._worker is not None
@@ -335,6 +338,8 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- compile progress ----------------------------------------------------------
 
     def _start_compile(self, work, message: str) -> None:
+        self._job = None
+        self._cancel_requested = False
         self.pages.setCurrentIndex(1)
         self._compile_done = 0
         self.progress.setRange(0, len(SNAPSHOT_PHASES))

@@ -205,3 +205,12 @@ def test_timeline_tooltip_summarises_the_phase(window, qtbot, tmp_path):
     tip = window.timeline.tooltip_text("flow")
     assert "Dispatches: 1" in tip and "Executables: 1" in tip
     assert "linalg " in tip and "flow " in tip
+
+
+def test_cancel_right_after_opening_stops_before_or_during_the_compile(window, qtbot, tmp_path):
+    with qtbot.waitSignal(window.sig_compile_finished, timeout=120_000) as done:
+        window.open_path(EXAMPLE, tmp_path / "ws")
+        window.cancel()  # still importing: no compile job exists yet
+    assert done.args == [False]
+    assert window.status_label.text() == "Cancelled"
+    assert not (tmp_path / "ws" / "module.vmfb").exists()
