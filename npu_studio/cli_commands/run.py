@@ -31,7 +31,7 @@ def run_workspace(ws: Workspace, inputs: list[np.ndarray] | None, function: str 
         inputs = random_inputs(sig, seed)
     elif len(inputs) != len(sig.inputs):
         raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
-    return sig, inputs, run_vmfb(ws.vmfb_path, sig.name, inputs)
+    return sig, inputs, run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
 
 
 def run(args) -> int:

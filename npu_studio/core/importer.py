@@ -7,8 +7,12 @@ phases can be traced back to the node they came from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .params import ParamOptions
 
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 TARGET_OPSET = 17  # older opsets often fail to lower (e.g. BatchNormalization at 9)
@@ -20,13 +24,16 @@ class ImportResult:
     opset_before: int | None  # None for MLIR input
     opset_after: int | None
     renamed_nodes: int  # nodes that had no name and got one
+    parameters: list = field(default_factory=list)  # params.Parameter moved to the archive
 
 
-def import_model(source: Path, out_path: Path) -> ImportResult:
+def import_model(source: Path, out_path: Path, params: "ParamOptions | None" = None) -> ImportResult:
     """Import `source` (.onnx, .mlir, .mlirbc) and write MLIR to `out_path`.
 
-    MLIR files are copied as they are. Raises ImportFailed with a one-line
-    reason naming `source`.
+    MLIR files are copied as they are. With `params`, ONNX weights of at
+    least `params.threshold_bytes` go to `params.ARCHIVE_NAME` next to
+    `out_path` and the IR names them (see core/params.py). Raises
+    ImportFailed with a one-line reason naming `source`.
     """
     from .errors import ImportFailed
 
@@ -42,13 +49,19 @@ def import_model(source: Path, out_path: Path) -> ImportResult:
         return ImportResult(out_path, None, None, 0)
     if suffix != ".onnx":
         raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")
-    model = load_onnx(source)
+    moved: list = []
+    if params is None:
+        model = load_onnx(source)
+    else:
+        from .params import ARCHIVE_NAME, load_with_archive
+
+        model, moved = load_with_archive(source, out_path.parent / ARCHIVE_NAME, params)
     before = default_opset(model)
     model = upgrade_opset(model, source)
     renamed = name_unnamed_nodes(model)
-    text = onnx_to_mlir_text(model, source)
+    text = onnx_to_mlir_text(model, source, {p.name for p in moved})
     out_path.write_text(text)
-    return ImportResult(out_path, before, default_opset(model), renamed)
+    return ImportResult(out_path, before, default_opset(model), renamed, moved)
 
 
 def load_onnx(source: Path):
@@ -89,6 +102,22 @@ def _missing_external_data(model, folder: Path) -> str | None:
             if not (folder / location).is_file():
                 return location
     return None
+
+
+def external_data_files(source: Path) -> list[Path]:
+    """The external data files an ONNX model names (read without loading any data)."""
+    import onnx
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    try:
+        model = onnx.load(str(source), load_external_data=False)
+    except Exception:
+        return []
+    names = {next((e.value for e in t.external_data if e.key == "location"), "")
+             for t in _get_all_tensors(model) if uses_external_data(t)}
+    folder = Path(source).parent.resolve()
+    files = {(folder / n).resolve() for n in names if n}
+    return sorted(f for f in files if f.is_file() and f.is_relative_to(folder))
 
 
 def _checker_reason(message: str) -> str:
@@ -140,7 +169,8 @@ def name_unnamed_nodes(model) -> int:
     return renamed
 
 
-def onnx_to_mlir_text(model, source: Path) -> str:
+def onnx_to_mlir_text(model, source: Path, parameters: set[str] = frozenset()) -> str:
+    """The model as MLIR with node names as locations; `parameters` become named archive references."""
     from iree.compiler import ir
     from iree.compiler.extras import onnx_importer
 
@@ -150,7 +180,12 @@ def onnx_to_mlir_text(model, source: Path) -> str:
         ctx = ir.Context()
         info = onnx_importer.ModelInfo(model)
         module = info.create_module(context=ctx).operation
-        imp = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+        if parameters:
+            from .params import archive_importer
+
+            imp = archive_importer(info, module, parameters)
+        else:
+            imp = onnx_importer.NodeImporter.define_function(info.main_graph, module)
         imp.import_all()
         module.verify()
         return module.get_asm(enable_debug_info=True)

@@ -1,6 +1,8 @@
-"""Child-process entry: python -m npu_studio.core.run_vmfb VMFB FUNCTION OUT_DIR [INPUT.npy ...]
+"""Child-process entry: python -m npu_studio.core.run_vmfb VMFB FUNCTION OUT_DIR [INPUT.npy ...] [--parameters=IRPA]
 
-Writes OUT_DIR/output<i>.npy and prints the number of outputs.
+Writes OUT_DIR/output<i>.npy and prints the number of outputs. With
+`--parameters`, the module's `#stream.parameter.named<"model"::...>` weights
+are read from that archive (mapped, not loaded).
 """
 
 import sys
@@ -12,9 +14,15 @@ import numpy as np
 def main(argv: list[str]) -> int:
     import iree.runtime as rt
 
-    vmfb, function, out_dir, *inputs = argv
+    params = [a.split("=", 1)[1] for a in argv if a.startswith("--parameters=")]
+    vmfb, function, out_dir, *inputs = [a for a in argv if not a.startswith("--parameters=")]
     config = rt.Config("local-task")
     ctx = rt.SystemContext(config=config)
+    if params:
+        from npu_studio.core.params import ParameterArchive
+
+        archive = ParameterArchive(params[0])
+        ctx.add_vm_module(rt.create_io_parameters_module(config.vm_instance, archive.provider()))
     ctx.add_vm_module(rt.VmModule.mmap(config.vm_instance, vmfb))
     module = ctx.modules.module
     if function not in module.vm_module.function_names:

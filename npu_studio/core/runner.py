@@ -67,8 +67,12 @@ def run_vmfb(
     *,
     driver: str = "local-task",
     timeout: float | None = 600,
+    parameters: Path | None = None,
 ) -> list[np.ndarray]:
-    """Call `function` in `vmfb` on `inputs` in a child process; returns its outputs."""
+    """Call `function` in `vmfb` on `inputs` in a child process; returns its outputs.
+
+    `parameters` is the `.irpa` archive the module's named parameters are read from.
+    """
     with tempfile.TemporaryDirectory(prefix="npu-studio-run-") as tmp:
         tmp = Path(tmp)
         in_paths = []
@@ -77,6 +81,8 @@ def run_vmfb(
             np.save(p, arr)
             in_paths.append(str(p))
         cmd = [sys.executable, "-m", "npu_studio.core.run_vmfb", str(vmfb), function, str(tmp), *in_paths]
+        if parameters is not None:
+            cmd.append(f"--parameters={parameters}")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]

@@ -29,6 +29,7 @@ from . import toolchain
 from .compiler import DEFAULT_TARGET, CompileJob, CompileResult, ProgressCallback, snapshot_name
 from .errors import StudioError
 from .importer import MLIR_SUFFIXES, import_model
+from .params import ARCHIVE_NAME, ParamOptions
 from .phases import SNAPSHOT_PHASES, phase_index, phases_after
 
 MANIFEST = "manifest.json"
@@ -78,6 +79,7 @@ class Manifest:
     import_seconds: float | None = None
     from_phase: str = "start"
     edits: list[dict] = field(default_factory=list)
+    params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
     version: int = MANIFEST_VERSION
 
     def to_json(self) -> str:
@@ -100,8 +102,13 @@ class Workspace:
     # -- creating and opening -------------------------------------------------
 
     @classmethod
-    def create(cls, model: Path, root: Path | None = None, *, target: str = DEFAULT_TARGET) -> "Workspace":
-        """Import `model` into a fresh workspace (an existing one at `root` is replaced)."""
+    def create(cls, model: Path, root: Path | None = None, *, target: str = DEFAULT_TARGET,
+               params: ParamOptions | None = ParamOptions()) -> "Workspace":
+        """Import `model` into a fresh workspace (an existing one at `root` is replaced).
+
+        Weights of at least `params.threshold_bytes` go to a parameter archive
+        (None keeps every weight inline in the IR).
+        """
         model = Path(model)
         root = Path(root) if root is not None else default_workspace_for(model)
         if root.exists():
@@ -110,15 +117,16 @@ class Workspace:
             shutil.rmtree(root)
         (root / "source").mkdir(parents=True)
         t0 = time.perf_counter()
-        result = import_model(model, root / "imported.mlir")
+        result = import_model(model, root / "imported.mlir", params)
         import_seconds = time.perf_counter() - t0
-        shutil.copy2(model, root / "source" / model.name)
+        keep_source_copy(model, root / "source")
         manifest = Manifest(
             source=f"source/{model.name}",
             origin=str(model.resolve()),
             imported=result.mlir_path.name,
             target=target,
             import_seconds=import_seconds,
+            params=archive_record(root, params, result.parameters),
         )
         ws = cls(root, manifest)
         ws.save()
@@ -159,6 +167,11 @@ class Workspace:
     @property
     def imported_path(self) -> Path:
         return self.root / self.manifest.imported
+
+    @property
+    def params_path(self) -> Path | None:
+        """The parameter archive the IR's `#stream.parameter.named` references read from, if any."""
+        return self.root / self.manifest.params["archive"] if self.manifest.params else None
 
     @property
     def vmfb_path(self) -> Path | None:
@@ -274,6 +287,53 @@ class Workspace:
         result = self.resume_job(phase, text, on_progress=on_progress).run()
         self.finish(result)
         return result
+
+
+def archive_record(root: Path, options: ParamOptions | None, parameters: list) -> dict | None:
+    if options is None or not parameters:
+        return None
+    return {"archive": ARCHIVE_NAME, "threshold": options.threshold_bytes,
+            "count": len(parameters), "bytes": sum(p.nbytes for p in parameters)}
+
+
+def keep_source_copy(model: Path, folder: Path) -> None:
+    """Keep the user's model and its ONNX external data files in `folder`, as cheaply as the filesystem allows.
+
+    The model file is hard-linked (we never write to it, and a 200 MB model
+    then costs nothing). External data files are cloned or copied instead:
+    ONNX refuses to load external data that has several hard links (its guard
+    against hard-link attacks), so linking them would break the user's model.
+    """
+    model = model.resolve()
+    files = [model]
+    if model.suffix.lower() == ".onnx":
+        from .importer import external_data_files
+
+        files += external_data_files(model)
+    for src in files:
+        dest = folder / src.relative_to(model.parent)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.unlink(missing_ok=True)
+        if src == model:
+            try:
+                os.link(src, dest)
+                continue
+            except OSError:  # another filesystem, or links not allowed
+                pass
+        _clone_or_copy(src, dest)
+
+
+def _clone_or_copy(src: Path, dest: Path) -> None:
+    """A copy-on-write clone where the filesystem has them (btrfs, xfs), else a plain copy."""
+    import fcntl
+
+    ficlone = 0x40049409
+    try:
+        with open(src, "rb") as fin, open(dest, "wb") as fout:
+            fcntl.ioctl(fout.fileno(), ficlone, fin.fileno())
+        shutil.copystat(src, dest)
+    except OSError:
+        shutil.copy2(src, dest)
 
 
 def is_model_file(path: Path) -> bool:
