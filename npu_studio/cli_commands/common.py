@@ -5,11 +5,31 @@ from __future__ import annotations
 import sys
 
 from ..core.compiler import TARGETS
+from ..core.params import DEFAULT_THRESHOLD_BYTES, ParamOptions
 
 
 def add_target_option(parser) -> None:
     parser.add_argument("--target", choices=TARGETS, default=None,
                         help="HAL backend (default llvm-cpu for the host CPU)")
+
+
+def add_params_options(parser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--params-threshold", type=int, metavar="BYTES", default=DEFAULT_THRESHOLD_BYTES,
+                       help="ONNX weights of at least this many bytes go to the workspace's params.irpa "
+                            f"and the IR names them (default {DEFAULT_THRESHOLD_BYTES})")
+    group.add_argument("--inline-weights", action="store_true",
+                       help="keep every weight inline in the IR (every phase snapshot then prints them)")
+
+
+def params_options(args) -> ParamOptions | None:
+    if args.inline_weights:
+        return None
+    if args.params_threshold < 1:
+        from ..core.errors import StudioError
+
+        raise StudioError(None, f"--params-threshold must be at least 1 byte, got {args.params_threshold}")
+    return ParamOptions(threshold_bytes=args.params_threshold)
 
 
 def progress_printer(enabled: bool):

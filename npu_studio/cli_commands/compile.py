@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.op_count import ops_by_dialect
 from ..core.workspace import Workspace, compile_model
-from .common import add_target_option, human_size, progress_printer
+from .common import add_params_options, add_target_option, human_size, params_options, progress_printer
 
 
 def add_parser(sub) -> None:
@@ -19,6 +19,7 @@ def add_parser(sub) -> None:
     add_target_option(p)
     p.add_argument("--workspace", type=Path, help="workspace folder (default: under the user cache)")
     p.add_argument("--json", action="store_true", help="print the phase table as JSON")
+    add_params_options(p)
     p.set_defaults(func=run)
 
 
@@ -52,7 +53,8 @@ def print_phase_table(ws: Workspace, rows: list[dict]) -> None:
 
 def run(args) -> int:
     ws = compile_model(args.model, args.workspace, target=args.target or "llvm-cpu",
-                       on_progress=progress_printer(sys.stderr.isatty() and not args.json))
+                       on_progress=progress_printer(sys.stderr.isatty() and not args.json),
+                       params=params_options(args))
     rows = phase_rows(ws)
     if args.json:
         print(json.dumps({"workspace": str(ws.root), "vmfb": str(ws.vmfb_path),

@@ -346,9 +346,10 @@ def compile_model(
     *,
     target: str = DEFAULT_TARGET,
     on_progress: ProgressCallback | None = None,
+    params: ParamOptions | None = ParamOptions(),
 ) -> Workspace:
     """Import and compile `model` into a workspace; returns the workspace."""
-    ws = Workspace.create(model, workspace, target=target)
+    ws = Workspace.create(model, workspace, target=target, params=params)
     ws.compile(on_progress=on_progress)
     return ws
 
