@@ -204,15 +204,27 @@ class ParamStats:
     histogram: tuple[np.ndarray, np.ndarray]  # counts, bin edges
 
 
-def stats(values: np.ndarray, bins: int = 64, chunk: int = 1 << 22) -> ParamStats:
-    """Min, max, mean, std and a histogram, computed in chunks so a mapped weight is never copied whole."""
+class StatsCancelled(Exception):
+    pass
+
+
+def stats(values: np.ndarray, bins: int = 64, chunk: int = 1 << 22, *,
+          convert=None, cancelled=lambda: False) -> ParamStats:
+    """Min, max, mean, std and a histogram, computed in chunks so a mapped weight is never copied whole.
+
+    `convert` maps a chunk to the values to count (e.g. bf16 bits to f32);
+    `cancelled` is polled between chunks (raises StatsCancelled).
+    """
     flat = values.reshape(-1)
     if flat.size == 0:
         raise ValueError("empty parameter")
+    convert = convert or (lambda part: part)
     lo = hi = None
     total = total_sq = 0.0
     for start in range(0, flat.size, chunk):
-        part = flat[start:start + chunk].astype(np.float64)
+        if cancelled():
+            raise StatsCancelled()
+        part = convert(flat[start:start + chunk]).astype(np.float64)
         lo = part.min() if lo is None else min(lo, part.min())
         hi = part.max() if hi is None else max(hi, part.max())
         total += part.sum()
@@ -222,7 +234,9 @@ def stats(values: np.ndarray, bins: int = 64, chunk: int = 1 << 22) -> ParamStat
     edges = np.linspace(lo, hi if hi > lo else lo + 1.0, bins + 1)
     counts = np.zeros(bins, dtype=np.int64)
     for start in range(0, flat.size, chunk):
-        counts += np.histogram(flat[start:start + chunk], bins=edges)[0]
+        if cancelled():
+            raise StatsCancelled()
+        counts += np.histogram(convert(flat[start:start + chunk]), bins=edges)[0]
     return ParamStats(float(lo), float(hi), float(mean), float(math.sqrt(var)), (counts, edges))
 
 
