@@ -169,3 +169,17 @@ def test_a_200mb_weight_stays_out_of_every_snapshot(big_model, tmp_path, externa
     w = numpy_helper.to_array(model.graph.initializer[0])
     b = numpy_helper.to_array(model.graph.initializer[1])
     np.testing.assert_allclose(outputs[0], np.maximum(inputs[0] @ w - b, 0), atol=1e-4, rtol=0)
+
+
+def test_npu_plan_counts_a_parameter_as_weight_bytes_in_dram(tmp_path):
+    from npu_studio.core.npu.workspace_io import run_for_workspace
+
+    path = tmp_path / "proj.onnx"
+    onnx.save(matmul_model(256, 128), str(path))
+    ws = compile_model(path, tmp_path / "ws")
+    program = run_for_workspace(ws)
+    (dispatch,) = program.dispatches
+    assert dispatch.legal, dispatch.reason
+    weights = [b for b in program.buffers if b.placement == "dram" and b.kind == "weight"]
+    # W (256x128 f32) comes from the archive; it is planned like any weight: its bytes in DRAM.
+    assert any(b.shape == (256, 128) and b.size == 256 * 128 * 4 for b in weights)
