@@ -9,10 +9,10 @@ The compiler keeps the named references through every phase; the runtime
 reads the archive (`run_vmfb`), and so do the dispatch index, the NPU
 pipeline and the IR view, through `ParameterArchive`.
 
-Memory: the model is loaded without its external data; embedded weights are
-moved into the archive one tensor at a time and cleared from the proto,
-external ones are copied file to file by the runtime's archive writer. No
-step holds a second copy of all the weights.
+Memory: the model is loaded without its external data, and the runtime's
+archive writer copies every weight file to file: external data from its
+file, embedded weights from their byte ranges in the model file (found in
+the protobuf wire format). The loaded proto is the only copy in memory.
 """
 
 from __future__ import annotations
@@ -81,14 +81,65 @@ def _set_external(tensor, location: str, offset: int, length: int) -> None:
     tensor.data_location = TensorProto.EXTERNAL
 
 
-def _embedded_array(tensor) -> np.ndarray:
-    """The tensor's data as an array; the proto's own copy is cleared afterwards by the caller."""
-    from onnx import helper, numpy_helper
+def _varint(buf, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, i
+        shift += 7
 
-    if tensor.raw_data:
-        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type))
-        return np.frombuffer(tensor.raw_data, dtype=dtype)
-    return numpy_helper.to_array(tensor).reshape(-1)
+
+def _fields(buf, start: int, end: int):
+    """(field number, wire type, payload start, payload end) of each field of a protobuf message."""
+    i = start
+    while i < end:
+        key, i = _varint(buf, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            _, j = _varint(buf, i)
+            yield number, wire, i, j
+        elif wire == 2:
+            length, i = _varint(buf, i)
+            j = i + length
+            yield number, wire, i, j
+        elif wire in (1, 5):
+            j = i + (8 if wire == 1 else 4)
+            yield number, wire, i, j
+        else:  # groups are not used by ONNX
+            raise ValueError(f"unsupported protobuf wire type {wire} at byte {i}")
+        i = j
+
+
+def raw_data_ranges(path: Path) -> dict[str, tuple[int, int]]:
+    """File offset and length of each graph initializer's `raw_data` in an ONNX file.
+
+    Read from the protobuf wire format (ModelProto.graph = 7, GraphProto.initializer
+    = 5, TensorProto.name = 8, raw_data = 9), so the archive writer can copy
+    embedded weights straight from the model file instead of from a second
+    copy in memory.
+    """
+    import mmap
+
+    ranges: dict[str, tuple[int, int]] = {}
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        for number, wire, g0, g1 in _fields(buf, 0, len(buf)):
+            if number != 7 or wire != 2:
+                continue
+            for n2, w2, t0, t1 in _fields(buf, g0, g1):
+                if n2 != 5 or w2 != 2:
+                    continue
+                name, data = None, None
+                for n3, w3, a, b in _fields(buf, t0, t1):
+                    if n3 == 8 and w3 == 2:
+                        name = bytes(buf[a:b]).decode("utf-8", "replace")
+                    elif n3 == 9 and w3 == 2:
+                        data = (a, b - a)
+                if name is not None and data is not None:
+                    ranges[name] = data
+    return ranges
 
 
 def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, source: Path) -> list[Parameter]:
@@ -99,7 +150,7 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
     and small external tensors are loaded into the proto. Returns what moved.
     """
     import iree.runtime as rt
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper, numpy_helper
     from onnx.external_data_helper import load_external_data_for_tensor
 
     index = rt.ParameterIndex()
@@ -107,6 +158,12 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
     open_files: list[int] = []
     external_tensors = []
     try:
+        in_file = raw_data_ranges(source)
+    except (OSError, ValueError, IndexError):
+        in_file = {}  # not readable as plain protobuf here: fall back to copies from the proto
+    try:
+        model_fd = os.open(source, os.O_RDONLY)
+        open_files.append(model_fd)
         for tensor in model.graph.initializer:
             nbytes = tensor_nbytes(tensor)
             is_external = tensor.data_location == TensorProto.EXTERNAL
@@ -128,8 +185,12 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
                     raise ImportFailed(path, f"external data of {tensor.name!r} is {size - offset} bytes "
                                              f"from offset {offset}; its shape needs {nbytes}")
                 index.add_from_file_handle(tensor.name, rt.FileHandle.wrap_fd(fd), nbytes, offset)
-            else:
-                index.add_buffer(tensor.name, _embedded_array(tensor))
+            elif in_file.get(tensor.name, (0, -1))[1] == nbytes:
+                offset, length = in_file[tensor.name]
+                index.add_from_file_handle(tensor.name, rt.FileHandle.wrap_fd(model_fd), length, offset)
+            else:  # typed fields (float_data, ...) rather than raw bytes: one tensor copied at a time
+                index.add_buffer(tensor.name, numpy_helper.to_array(tensor).reshape(-1))
+            if not is_external:
                 for field in ("raw_data", "float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
                     tensor.ClearField(field)
             external_tensors.append(tensor)
@@ -139,7 +200,7 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
         archive.parent.mkdir(parents=True, exist_ok=True)
         written = index.create_archive_file(str(archive))
     except OSError as exc:
-        raise ImportFailed(source, f"cannot write parameter archive {archive}: {exc.strerror or exc}") from None
+        raise ImportFailed(getattr(exc, "filename", None) or source, f"cannot move the weights into {archive.name}: {exc.strerror or exc}") from None
     finally:
         del index
         for fd in open_files:

@@ -183,3 +183,15 @@ def test_npu_plan_counts_a_parameter_as_weight_bytes_in_dram(tmp_path):
     weights = [b for b in program.buffers if b.placement == "dram" and b.kind == "weight"]
     # W (256x128 f32) comes from the archive; it is planned like any weight: its bytes in DRAM.
     assert any(b.shape == (256, 128) and b.size == 256 * 128 * 4 for b in weights)
+
+
+def test_raw_data_ranges_point_at_each_initializers_bytes_in_the_file(tmp_path):
+    from npu_studio.core.params import raw_data_ranges
+
+    path = tmp_path / "proj.onnx"
+    onnx.save(matmul_model(256, 128), str(path))
+    ranges = raw_data_ranges(path)
+    data = path.read_bytes()
+    for tensor in onnx.load(str(path)).graph.initializer:  # onnx's own parser is the truth
+        offset, length = ranges[tensor.name]
+        assert data[offset:offset + length] == numpy_helper.to_array(tensor).tobytes()
