@@ -18,6 +18,7 @@ from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
 from .npu_panel import NPU_PHASE, TABLE_PHASES, NpuPanel
+from .param_view import install_parameter_view
 from .timeline import PhaseTimeline
 from .welcome import WelcomePage
 from .workers import Worker
@@ -76,6 +77,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ir_view = IrView()
         self.ir_view.sig_region_clicked.connect(self._on_region_clicked)
         self.find_bar = FindBar(self.ir_view)
+        install_parameter_view(self.ir_view, lambda: self.workspace.params_path if self.workspace else None)
         self.phase_label = QtWidgets.QLabel()
         ir_box = QtWidgets.QWidget()
         ir_layout = QtWidgets.QVBoxLayout(ir_box)
