@@ -9,10 +9,11 @@ The compiler keeps the named references through every phase; the runtime
 reads the archive (`run_vmfb`), and so do the dispatch index, the NPU
 pipeline and the IR view, through `ParameterArchive`.
 
-Memory: the model is loaded without its external data, and the runtime's
-archive writer copies every weight file to file: external data from its
-file, embedded weights from their byte ranges in the model file (found in
-the protobuf wire format). The loaded proto is the only copy in memory.
+Memory: the model is parsed without its external data and without its big
+embedded weights (cut out of the file's protobuf records, core/onnx_wire.py),
+and the runtime's archive writer copies every weight file to file: external
+data from its file, embedded weights from their byte ranges in the model
+file. No step holds the big weights in memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ImportFailed, StudioError
+from .onnx_wire import model_bytes_without_large_data
 
 SCOPE = "model"
 ARCHIVE_NAME = "params.irpa"
@@ -81,70 +83,12 @@ def _set_external(tensor, location: str, offset: int, length: int) -> None:
     tensor.data_location = TensorProto.EXTERNAL
 
 
-def _varint(buf, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, i
-        shift += 7
-
-
-def _fields(buf, start: int, end: int):
-    """(field number, wire type, payload start, payload end) of each field of a protobuf message."""
-    i = start
-    while i < end:
-        key, i = _varint(buf, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            _, j = _varint(buf, i)
-            yield number, wire, i, j
-        elif wire == 2:
-            length, i = _varint(buf, i)
-            j = i + length
-            yield number, wire, i, j
-        elif wire in (1, 5):
-            j = i + (8 if wire == 1 else 4)
-            yield number, wire, i, j
-        else:  # groups are not used by ONNX
-            raise ValueError(f"unsupported protobuf wire type {wire} at byte {i}")
-        i = j
-
-
-def raw_data_ranges(path: Path) -> dict[str, tuple[int, int]]:
-    """File offset and length of each graph initializer's `raw_data` in an ONNX file.
-
-    Read from the protobuf wire format (ModelProto.graph = 7, GraphProto.initializer
-    = 5, TensorProto.name = 8, raw_data = 9), so the archive writer can copy
-    embedded weights straight from the model file instead of from a second
-    copy in memory.
-    """
-    import mmap
-
-    ranges: dict[str, tuple[int, int]] = {}
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        for number, wire, g0, g1 in _fields(buf, 0, len(buf)):
-            if number != 7 or wire != 2:
-                continue
-            for n2, w2, t0, t1 in _fields(buf, g0, g1):
-                if n2 != 5 or w2 != 2:
-                    continue
-                name, data = None, None
-                for n3, w3, a, b in _fields(buf, t0, t1):
-                    if n3 == 8 and w3 == 2:
-                        name = bytes(buf[a:b]).decode("utf-8", "replace")
-                    elif n3 == 9 and w3 == 2:
-                        data = (a, b - a)
-                if name is not None and data is not None:
-                    ranges[name] = data
-    return ranges
-
-
-def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, source: Path) -> list[Parameter]:
+def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, source: Path,
+                in_file: dict[str, tuple[int, int]]) -> list[Parameter]:
     """Move every initializer of at least `options.threshold_bytes` into `archive`.
 
+    `in_file` gives {name: (offset, length)} of embedded weights whose bytes
+    were left out of `model` and are copied from the model file `source`.
     The moved initializers are left in `model` as external data pointing into
     the archive (so the ONNX checker and shape inference see a valid model),
     and small external tensors are loaded into the proto. Returns what moved.
@@ -157,10 +101,6 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
     moved: list[Parameter] = []
     open_files: list[int] = []
     external_tensors = []
-    try:
-        in_file = raw_data_ranges(source)
-    except (OSError, ValueError, IndexError):
-        in_file = {}  # not readable as plain protobuf here: fall back to copies from the proto
     try:
         model_fd = os.open(source, os.O_RDONLY)
         open_files.append(model_fd)
@@ -185,8 +125,10 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
                     raise ImportFailed(path, f"external data of {tensor.name!r} is {size - offset} bytes "
                                              f"from offset {offset}; its shape needs {nbytes}")
                 index.add_from_file_handle(tensor.name, rt.FileHandle.wrap_fd(fd), nbytes, offset)
-            elif in_file.get(tensor.name, (0, -1))[1] == nbytes:
+            elif tensor.name in in_file:
                 offset, length = in_file[tensor.name]
+                if length != nbytes:
+                    raise ImportFailed(source, f"initializer {tensor.name!r} has {length} bytes of data; its shape needs {nbytes}")
                 index.add_from_file_handle(tensor.name, rt.FileHandle.wrap_fd(model_fd), length, offset)
             else:  # typed fields (float_data, ...) rather than raw bytes: one tensor copied at a time
                 index.add_buffer(tensor.name, numpy_helper.to_array(tensor).reshape(-1))
@@ -337,18 +279,26 @@ def load_with_archive(source: Path, archive: Path, options: ParamOptions):
 
     source = Path(source)
     try:
-        model = onnx.load(str(source), load_external_data=False)
+        stripped, in_file = model_bytes_without_large_data(source, options.threshold_bytes)
+    except (ValueError, IndexError):  # not plain protobuf: the parser below names the problem
+        stripped, in_file = source.read_bytes(), {}
+    except OSError as exc:
+        raise ImportFailed(source, f"cannot read ONNX model: {exc.strerror or exc}") from None
+    try:
+        model = onnx.ModelProto()
+        model.ParseFromString(stripped)
     except DecodeError as exc:
         raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
     except Exception as exc:  # onnx raises a variety of types for unreadable files
         raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
+    del stripped
     missing = _missing_external_data(model, source.parent)
     if missing:
         raise ImportFailed(source, f"missing external data file {missing} (expected next to the model)")
     if not model.graph.node and not model.graph.output:
         raise ImportFailed(source, "not a valid ONNX model (empty graph: corrupt or truncated file?)")
     hoist_large_constants(model, options.threshold_bytes)
-    moved = externalize(model, source.parent, archive, options, source)
+    moved = externalize(model, source.parent, archive, options, source, in_file)
     checked = archive.parent / f".check-{os.getpid()}.onnx"
     try:
         onnx.save(model, str(checked))

@@ -11,6 +11,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from npu_studio.cli_commands.run import run_workspace
+from npu_studio.core.errors import ImportFailed
+from npu_studio.core.importer import import_model
 from npu_studio.core.ir_index import index_file
 from npu_studio.core.params import DEFAULT_THRESHOLD_BYTES, ParameterArchive, ParamOptions, stats
 from npu_studio.core.workspace import Workspace, compile_model
@@ -185,13 +187,32 @@ def test_npu_plan_counts_a_parameter_as_weight_bytes_in_dram(tmp_path):
     assert any(b.shape == (256, 128) and b.size == 256 * 128 * 4 for b in weights)
 
 
-def test_raw_data_ranges_point_at_each_initializers_bytes_in_the_file(tmp_path):
-    from npu_studio.core.params import raw_data_ranges
+def test_big_weights_are_cut_out_of_the_model_bytes_and_found_at_their_ranges(tmp_path):
+    from npu_studio.core.onnx_wire import model_bytes_without_large_data
 
     path = tmp_path / "proj.onnx"
     onnx.save(matmul_model(256, 128), str(path))
-    ranges = raw_data_ranges(path)
+    stripped, cut = model_bytes_without_large_data(path, 64 * 1024)
     data = path.read_bytes()
-    for tensor in onnx.load(str(path)).graph.initializer:  # onnx's own parser is the truth
-        offset, length = ranges[tensor.name]
-        assert data[offset:offset + length] == numpy_helper.to_array(tensor).tobytes()
+    original = onnx.load(str(path))  # onnx's own parser is the truth
+    parsed = onnx.ModelProto()
+    parsed.ParseFromString(stripped)
+    assert len(stripped) < len(data) - 256 * 128 * 4
+    assert set(cut) == {t.name for t in original.graph.initializer if len(t.raw_data) >= 64 * 1024} != set()
+    for tensor in original.graph.initializer:
+        if tensor.name in cut:
+            offset, length = cut[tensor.name]
+            assert data[offset:offset + length] == numpy_helper.to_array(tensor).tobytes()
+            tensor.ClearField("raw_data")
+    assert parsed == original
+
+
+def test_embedded_weight_shorter_than_its_shape_is_refused_naming_it(tmp_path):
+    model = matmul_model(256, 128)
+    big = max(model.graph.initializer, key=lambda t: len(t.raw_data))
+    big.raw_data = big.raw_data[: len(big.raw_data) - 4 * 128]
+    path = tmp_path / "short.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(ImportFailed) as info:
+        import_model(path, tmp_path / "out.mlir", ParamOptions())
+    assert str(path) in str(info.value) and big.name in str(info.value)
