@@ -109,8 +109,10 @@ def external_data_files(source: Path) -> list[Path]:
     import onnx
     from onnx.external_data_helper import _get_all_tensors, uses_external_data
 
-    try:
-        model = onnx.load(str(source), load_external_data=False)
+    from .onnx_wire import model_bytes_without_large_data
+
+    try:  # embedded weights are left out too: only the tensors' headers are needed
+        model = onnx.ModelProto.FromString(model_bytes_without_large_data(source, 0)[0])
     except Exception:
         return []
     names = {next((e.value for e in t.external_data if e.key == "location"), "")
