@@ -15,13 +15,13 @@ $(STAMP): $(PY) pyproject.toml
 run: $(STAMP)
 	$(PY) -m npu_studio resources/examples/single_conv.onnx
 
-# Every test, the whole model zoo included (about 15 minutes on 2 cores).
+# Every test, the model-zoo runs included, on both cores.
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --durations=10
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15
 
 # The same without the zoo-wide runs marked slow (about 1.5 minutes).
 test-fast: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow"
 
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) docs/screenshots/take_screenshot.py
