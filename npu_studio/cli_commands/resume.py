@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..core.errors import StudioError
 from ..core.phases import SNAPSHOT_PHASES
+from ..core.textio import read_text
 from ..core.workspace import Workspace
 from .common import progress_printer
 from .compile import phase_rows, print_phase_table
@@ -44,6 +45,8 @@ def run(args) -> int:
         raise StudioError(snapshot, "the workspace does not know this file's phase; pass --from PHASE")
     if recorded is not None and args.phase is not None and recorded != args.phase:
         raise StudioError(snapshot, f"the workspace recorded this file as phase {recorded}, not {args.phase}")
-    ws.resume(phase, snapshot.read_text(), on_progress=progress_printer(sys.stderr.isatty()))
+    # A failure keeps the text as a draft and the previous build; errors name SNAPSHOT.
+    ws.resume(phase, read_text(snapshot), on_progress=progress_printer(sys.stderr.isatty()),
+              display_path=snapshot)
     print_phase_table(ws, phase_rows(ws))
     return 0

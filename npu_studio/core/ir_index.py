@@ -390,7 +390,9 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
 
 def index_file(path: str | Path, phase: str) -> PhaseIndex:
     path = Path(path)
-    return index_text(path.read_text(encoding="utf-8"), phase, path)
+    from .textio import read_text
+
+    return index_text(read_text(path), phase, path)  # BadFile names file and byte offset
 
 
 def _target_name(variant: ir.Operation) -> str:

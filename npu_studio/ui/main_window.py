@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compiler import TARGETS
-from ..core.errors import Cancelled, StudioError
+from ..core.errors import Cancelled, StudioError, format_error
 from ..core.ir_index import PhaseIndex, index_file, index_workspace_phases, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
 from ..core.phases import SNAPSHOT_PHASES
@@ -209,8 +209,8 @@ class MainWindow(QtWidgets.QMainWindow):
         for phase, text in self.drafts.items():
             try:
                 ws.save_draft(phase, text)
-            except OSError as exc:
-                self.show_error(f"{ws.root}: cannot keep the edit of {phase}: {exc.strerror or exc}")
+            except StudioError as exc:
+                self.show_error(format_error(exc, prog=""))
 
     def _stash_current_edit(self) -> None:
         phase = self.current_phase
@@ -263,7 +263,7 @@ class MainWindow(QtWidgets.QMainWindow):
             try:
                 ws = Workspace.open(path)
             except StudioError as exc:
-                self.show_error(str(exc))
+                self.show_error(format_error(exc, prog=""))
                 return
             self._remember(path)
             self._set_workspace(ws)
@@ -276,6 +276,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self._remember(path)
         target = self.target_combo.currentText()
+        self.save_drafts()  # the open model may be this one again: its edits stay in its workspace
 
         def work(report):
             report("import", None)
@@ -302,11 +303,11 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         text = self.ir_view.text()
         ws = self.workspace
-        # Record the edit now, on the GUI thread: if the compile fails, the text is kept.
+        # Keep the text as a draft now, on the GUI thread: if the compile fails, it stays one.
         try:
-            ws.record_edit(phase, text)
-        except (OSError, StudioError) as exc:
-            self.show_error(str(exc))
+            ws.save_draft(phase, text)
+        except StudioError as exc:
+            self.show_error(format_error(exc, prog=""))
             return
         self.drafts.pop(phase, None)
         self.ir_view.set_editable(False)  # the text is recorded: no draft to stash
@@ -314,7 +315,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._refresh_timeline()
 
         def work(report):
-            return self._run_job(ws, lambda **kw: ws.resume_job(phase, **kw), report)
+            return self._run_job(ws, lambda **kw: ws.resume_job(phase, text, **kw), report)
 
         self._start_compile(work, f"Resuming from {phase}")
 
@@ -390,7 +391,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.status_label.setText("Cancelled")
             self.log.append_text("Compile cancelled")
         else:
-            message = str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}"
+            message = format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}"
             self.show_error(message)
             log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
             if log:

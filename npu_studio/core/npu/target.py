@@ -90,10 +90,10 @@ _SCHEMA: tuple[_Check, ...] = (
     ("dram.bytes_per_cycle", int, True, None, lambda v: v > 0, "a positive integer"),
     ("dma.channels", int, True, None, lambda v: v > 0, "a positive integer"),
     ("ops.supported", list, True, None,
-     lambda v: bool(v) and all(k in OP_KINDS for k in v),
+     lambda v: bool(v) and all(isinstance(k, str) and k in OP_KINDS for k in v),
      "a non-empty list of: " + ", ".join(OP_KINDS)),
     ("dtypes.supported", list, True, None,
-     lambda v: bool(v) and all(k in DTYPE_BYTES for k in v),
+     lambda v: bool(v) and all(isinstance(k, str) and k in DTYPE_BYTES for k in v),
      "a non-empty list of: " + ", ".join(DTYPE_BYTES)),
     ("limits.max_rank", int, True, None, lambda v: v > 0, "a positive integer"),
     ("limits.max_dim_size", int, True, None, lambda v: v > 0, "a positive integer"),
@@ -189,7 +189,13 @@ def load_target(path: str | Path | None = None) -> NpuTarget:
     if not p.exists() and not p.suffix and (RESOURCES / f"{p.name}.toml").exists():
         p = RESOURCES / f"{p.name}.toml"
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as e:
         raise TargetError(p, "<file>", None, f"cannot read: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TargetError(p, "<file>", line, f"not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset "
+                                             f"{e.start} cannot be decoded") from None
     return parse_target(text, p)

@@ -49,7 +49,7 @@ def mlir_path(ws: Workspace) -> Path:
 def flow_path(ws: Workspace) -> Path:
     """The compiled `flow` snapshot; NpuError when the workspace has none."""
     if FLOW_PHASE not in ws.manifest.phases:
-        raise NpuError(f"{ws.root}: no flow snapshot yet (compile the model first)")
+        raise NpuError("no flow snapshot yet (compile the model first)", ws.root)
     return ws.snapshot_path(FLOW_PHASE)
 
 
