@@ -45,11 +45,13 @@ def available_memory() -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def check_fits_in_memory(nbytes: int, path: Path | None, what: str) -> None:
-    """Refuse, before allocating, a tensor that cannot fit in the memory available now."""
+def check_fits_in_memory(nbytes: int, path: Path | None, what: str, *, copies: int = 1) -> None:
+    """Refuse, before allocating, a tensor of `nbytes` that (with `copies` alive at once) cannot fit in memory now."""
     free = available_memory()
-    if nbytes > free:
-        raise RunFailed(path, f"{what} needs {nbytes} bytes, more than the {free} bytes of memory available")
+    if nbytes * copies > free:
+        raise RunFailed(path, f"{what} needs {nbytes} bytes"
+                              + (f" ({copies} copies while it is made)" if copies > 1 else "")
+                              + f", more than the {free} bytes of memory available")
 
 
 def random_inputs(sig: FunctionSignature, seed: int = 0, source: Path | None = None) -> list[np.ndarray]:
@@ -59,9 +61,9 @@ def random_inputs(sig: FunctionSignature, seed: int = 0, source: Path | None = N
     for i, spec in enumerate(sig.inputs):
         if any(d is None for d in spec.shape):
             raise RunFailed(source, f"input {spec} of @{sig.name} has a dynamic dim; pass --input files")
-        # Twice: the random draw is float64 before the cast.
-        check_fits_in_memory(2 * spec.nbytes + sum(a.nbytes for a in arrays), source,
-                             f"input {i} ({spec}) of @{sig.name}")
+        # The random draw is float64 before the cast: up to 8 bytes an element alive at once.
+        draw = 8 // spec.numpy_dtype.itemsize + 1
+        check_fits_in_memory(spec.nbytes, source, f"input {i} ({spec}) of @{sig.name}", copies=draw)
         dtype = spec.numpy_dtype
         if np.issubdtype(dtype, np.floating):
             arrays.append(rng.uniform(-1, 1, spec.shape).astype(dtype))

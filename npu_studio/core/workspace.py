@@ -225,6 +225,9 @@ class Workspace:
         for phase, path in self.snapshots().items():
             if path.resolve() == snapshot:
                 return phase
+        for phase in SNAPSHOT_PHASES:  # an edit kept as a draft: errors of a failed resume name it
+            if self.draft_path(phase).resolve() == snapshot:
+                return phase
         return None
 
     # -- compiling ------------------------------------------------------------

@@ -10,7 +10,7 @@ from ..core.compiler import TARGETS
 from ..core.errors import Cancelled, StudioError, format_error
 from ..core.ir_index import PhaseIndex, index_file, index_workspace_phases, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
-from ..core.phases import SNAPSHOT_PHASES
+from ..core.phases import SNAPSHOT_PHASES, phases_after
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
 from .dispatch_table import DispatchTable, detail_text
@@ -310,6 +310,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(format_error(exc, prog=""))
             return
         self.drafts.pop(phase, None)
+        self._resuming = (phase, text)  # back into the drafts if the resume fails
         self.ir_view.set_editable(False)  # the text is recorded: no draft to stash
         self.edit_action.setChecked(False)
         self._refresh_timeline()
@@ -399,12 +400,21 @@ class MainWindow(QtWidgets.QMainWindow):
             self.status_label.setText("Failed")
         if self.workspace is not None:
             self._refresh_timeline(failed=not isinstance(exc, Cancelled))
+        if getattr(self, "_resuming", None) is not None:  # the edit stays an edit, not the snapshot
+            phase, text = self._resuming
+            self.drafts[phase] = text
+            self._refresh_timeline()
+            for later in phases_after(phase):  # the previous build stays, but this attempt failed
+                self.timeline.set_phase_info(later, state="failed")
+            if self.current_phase == phase:
+                self.show_phase(phase)
         self._compile_ok = False
 
     def _on_worker_finished(self) -> None:
         # Only now is the window ready for the next compile: tell listeners here, not earlier.
         self._worker = None
         self._job = None
+        self._resuming = None
         self.progress.hide()
         self._update_actions()
         self.sig_compile_finished.emit(self._compile_ok)
