@@ -314,3 +314,49 @@ def test_hostile_input_gives_one_line_and_exit_2(case, good, good_tree, tmp_path
     assert shown(named) in lines[0], lines[0]
     assert tree(good) == good_tree, "the good workspace changed"
 
+
+
+BIG_AND_EMPTY = """
+func.func @big(%a: tensor<1000000x1000000xf32>) -> tensor<1000000x1000000xf32> {
+  %0 = arith.negf %a : tensor<1000000x1000000xf32>
+  return %0 : tensor<1000000x1000000xf32>
+}
+func.func @empty(%a: tensor<0x4xf32>) -> tensor<0x4xf32> {
+  %0 = arith.negf %a : tensor<0x4xf32>
+  return %0 : tensor<0x4xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def big_and_empty(tmp_path_factory):
+    """A module whose first input (4 TB) cannot be allocated and whose second function returns nothing."""
+    from npu_studio.core.workspace import compile_model
+
+    folder = tmp_path_factory.mktemp("big")
+    return compile_model(write(folder / "big.mlir", BIG_AND_EMPTY), folder / "ws")
+
+
+def test_an_input_too_large_to_allocate_is_refused_with_its_size(big_and_empty, capsys):
+    assert main(["run", str(big_and_empty.root), "--function", "big"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert str(big_and_empty.user_model_path) in line
+    assert f"needs {10**12 * 4} bytes" in line  # 10^12 float32 elements
+
+
+def test_a_zero_size_output_is_reported_not_a_crash(big_and_empty, capsys, tmp_path):
+    assert main(["run", str(big_and_empty.root), "--function", "empty", "--output-dir", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.strip() == "output0: float32 0x4 (empty)"
+    assert np.load(tmp_path / "out" / "output0.npy").shape == (0, 4)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"format": "npu-studio.npu-ir", "version": 1}',
+                                     '{"format": "other"}'], ids=["not-json", "list", "no-keys", "wrong-format"])
+def test_a_bad_npu_ir_file_names_itself(tmp_path, content):
+    from npu_studio.core.errors import StudioError
+    from npu_studio.core.npu.npu_ir import NpuProgram
+
+    path = write(tmp_path / "model.npu.json", content)
+    with pytest.raises(StudioError) as info:
+        NpuProgram.load(path)
+    assert info.value.path == path and "\n" not in str(info.value)

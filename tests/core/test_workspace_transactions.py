@@ -219,3 +219,23 @@ def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_ex
     assert tree(root) == before
     assert not list(root.glob(".staging-*"))
 
+
+
+def test_a_child_dies_with_its_parent_even_on_sigkill(tmp_path):
+    """The runtime runner and the compiler start through `start_child`: check it on a `sleep`."""
+    code = ("import sys, time\nfrom npu_studio.core.processes import start_child\n"
+            "child = start_child(['sleep', '120'])\nprint(child.pid, flush=True)\ntime.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    child = int(parent.stdout.readline())
+    assert Path(f"/proc/{child}").exists()
+    parent.kill()
+    parent.wait()
+    assert _wait_for(lambda: not Path(f"/proc/{child}").exists() or _zombie(child), 10), "the child outlived its parent"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
