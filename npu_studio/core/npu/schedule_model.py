@@ -11,6 +11,7 @@ simulated, so the GUI thread only draws.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -90,6 +91,51 @@ class ScheduleModel:
     program: NpuProgram = field(repr=False)
     stale: bool = False
 
+    @classmethod
+    def from_result(cls, program: NpuProgram, result) -> "ScheduleModel":
+        """The arrays of a `sim.SimResult` of `program`."""
+        steps, tasks = result.steps, result.tasks
+        kinds = ("dma_in", "compute", "dma_out", "cpu")
+        owner = _buffer_dispatch(program)
+        allocs = result.allocations
+        total = result.total_cycles
+        infos = {d.index: d for d in program.dispatches}
+        rows = [
+            SummaryRow(
+                d.index, infos[d.index].kind if d.index in infos else "?",
+                onnx_label(infos[d.index].location) if d.index in infos else "-",
+                d.cycles, d.cycles / total if total else 0.0, d.mac_utilization,
+                d.dram_read + d.dram_written, d.sram_peak, d.bound)
+            for d in result.dispatches
+        ]
+        return cls(
+            engines=list(result.engines),
+            bar_task=np.asarray(steps.task, dtype=np.int64),
+            bar_engine=np.asarray(steps.engine, dtype=np.int64),
+            bar_start=np.asarray(steps.start, dtype=float),
+            bar_end=np.asarray(steps.end, dtype=float),
+            bar_kind=[kinds[k] for k in steps.kind],
+            bar_bytes=np.asarray(steps.bytes, dtype=np.int64),
+            task_start=np.asarray(tasks.start, dtype=float),
+            task_end=np.asarray(tasks.end, dtype=float),
+            task_dispatch=np.asarray(tasks.dispatch, dtype=np.int64),
+            sram_times=np.asarray(result.sram_times, dtype=float),
+            sram_bytes=np.asarray(result.sram_bytes, dtype=float),
+            sram_capacity=result.sram_capacity,
+            alloc_buffer=[a.buffer for a in allocs],
+            alloc_addr=np.asarray([a.offset for a in allocs], dtype=float),
+            alloc_size=np.asarray([a.size for a in allocs], dtype=float),
+            alloc_start=np.asarray([a.alloc for a in allocs], dtype=float),
+            alloc_end=np.asarray([a.free for a in allocs], dtype=float),
+            alloc_dispatch=np.asarray([owner.get(a.buffer, 0) for a in allocs], dtype=np.int64),
+            critical_path=list(result.critical_path),
+            totals=Totals(total, float(result.clock_mhz),
+                          {n: result.utilization(n) for n in result.engines},
+                          {"dma_only": result.overlap.dma_only, "compute_only": result.overlap.compute_only,
+                           "both": result.overlap.both, "idle": result.overlap.idle}),
+            rows=rows, program=program,
+        )
+
     # -- queries ----------------------------------------------------------
     @property
     def bar_dispatch(self) -> np.ndarray:
@@ -164,7 +210,23 @@ class ScheduleModel:
         return Comparison(before.totals.cycles, self.totals.cycles, per)
 
 
+def _buffer_dispatch(program: NpuProgram) -> dict[str, int]:
+    """Each SRAM buffer's dispatch: the first task that touches it."""
+    sram = {b.id for b in program.buffers if b.placement == "sram"}
+    owner: dict[str, int] = {}
+    for t in program.tasks:
+        for s in t.steps:
+            for b in (*s.srcs, *s.dsts):
+                if b in sram and b not in owner:
+                    owner[b] = t.dispatch
+    return owner
+
+
 def onnx_label(location: str) -> str:
-    """The ONNX node names of a dispatch location, or "-" without any."""
-    text = location.strip()
-    return text if text else "-"
+    """The ONNX node names in a dispatch's location (`loc("conv0")`), or "-"."""
+    names = [m.group(1) for m in _QUOTED.finditer(location) if not m.group(2)]
+    return ", ".join(dict.fromkeys(names)) or "-"
+
+
+# a quoted name, unless it is a file name followed by :line
+_QUOTED = re.compile(r'"([^"]+)"(:\d+)?')

@@ -40,3 +40,32 @@ def test_comparison_against_a_slower_run():
     assert (c.before, c.after, c.delta) == (3000, 1500, -1500)
     assert c.per_dispatch == {0: (2000, 1000), 1: (1000, 500)}
     assert c.headline() == "total cycles 3,000 -> 1,500 (-50.0%)"
+
+
+def test_onnx_names_from_locations():
+    from npu_studio.core.npu.schedule_model import onnx_label
+
+    assert onnx_label('loc("conv_node")') == "conv_node"
+    assert onnx_label('loc(fused["a", "b", "a"])') == "a, b"
+    assert onnx_label('loc("model.mlir":3:7)') == "-"
+    assert onnx_label("") == "-"
+
+
+def test_model_of_the_simulated_example_matches_its_program(example_flow, default_target):
+    from npu_studio.core.npu.passes import run_npu_pipeline
+    from npu_studio.core.npu.schedule_model import ScheduleModel
+    from npu_studio.core.npu.sim import simulate
+
+    program = run_npu_pipeline(example_flow, default_target)
+    m = ScheduleModel.from_result(program, simulate(program))
+    assert len(m.bar_task) == sum(len(t.steps) for t in program.tasks)
+    for d in program.dispatches:
+        assert m.tasks_of_dispatch(d.index) == [t.id for t in program.tasks_of(d.index)]
+    first = program.tasks[0]
+    assert m.deps_of(first.id) == first.deps
+    sizes = " ".join(f"{n}{s}" for n, s in zip(program.dispatches[first.dispatch].loop_dims, first.tile_sizes))
+    assert f"size {sizes}" in m.task_text(first.id)
+    assert {r.dispatch for r in m.rows} == {d.index for d in program.dispatches}
+    assert m.engines[-1] == "cpu" and all(0 <= u <= 1 for u in m.totals.utilization.values())
+    # every SRAM allocation belongs to a dispatch that has tasks
+    assert set(m.alloc_dispatch.tolist()) <= {t.dispatch for t in program.tasks}
