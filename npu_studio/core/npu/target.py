@@ -193,13 +193,19 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
     )
 
 
-def load_target(path: str | Path | None = None) -> NpuTarget:
-    """Load a target file; None or a bare name ("tiny") means a bundled one."""
+def target_file(path: str | Path | None = None) -> Path:
+    """The file a target argument names; None or a bare name ("tiny") means a bundled one."""
     if path is None:
         path = RESOURCES / "default.toml"
     p = Path(path)
     if not p.exists() and not p.suffix and (RESOURCES / f"{p.name}.toml").exists():
         p = RESOURCES / f"{p.name}.toml"
+    return p
+
+
+def load_target(path: str | Path | None = None) -> NpuTarget:
+    """Load a target file; None or a bare name ("tiny") means a bundled one."""
+    p = target_file(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
