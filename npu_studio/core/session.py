@@ -107,7 +107,9 @@ class Session:
         self.indexes: dict[str, PhaseIndex] = {}
         self.index_errors: dict[str, str] = {}
         self.npu: NpuResult | None = None
-        self.target: Path = Path(target) if target is not None else DEFAULT_TARGET
+        # The app's target for new models (the picker's choice), and the one this model uses.
+        self.app_target: Path = Path(target) if target is not None else DEFAULT_TARGET
+        self.target: Path = self.app_target
         self.selection = Selection()
         self._compile: _CompileRun | None = None
         self._failed: set[str] = set()
@@ -125,9 +127,10 @@ class Session:
     def is_current(self, kind: str, generation: int) -> bool:
         return self._generation[kind] == generation
 
-    def _outdate_all(self) -> None:
+    def _outdate_all(self, keep_job: str | None = None) -> None:
         for kind in JOB_KINDS:
-            self._generation[kind] += 1
+            if kind != keep_job:
+                self._generation[kind] += 1
 
     # -- which model ----------------------------------------------------------------
 
@@ -136,18 +139,23 @@ class Session:
         self._reset(None)
         self.opening = Path(opening) if opening is not None else None
         self.events.workspace.emit()
+        self.events.target.emit()
 
-    def open_workspace(self, ws: Workspace) -> None:
-        """Show `ws`: its drafts come back; its NPU results' recorded target becomes the one in use."""
-        self._reset(ws)
+    def open_workspace(self, ws: Workspace, keep_job: str | None = None) -> None:
+        """Show `ws`: its drafts come back, and the target its NPU results were built with
+        (recorded in it) is the one it uses; without one, the app's target. Jobs for the
+        previous model become outdated, except `keep_job` (the compile that made `ws`)."""
+        self._reset(ws, keep_job)
         self.drafts = ws.drafts()
         recorded = workspace_io.recorded_target(ws)
         if recorded is not None:
             self.target = recorded.path
         self.events.workspace.emit()
+        self.events.target.emit()
 
-    def _reset(self, ws: Workspace | None) -> None:
-        self._outdate_all()
+    def _reset(self, ws: Workspace | None, keep_job: str | None = None) -> None:
+        self._outdate_all(keep_job)
+        self.target = self.app_target
         self.workspace, self.opening = ws, None
         self.drafts, self.indexes, self.index_errors = {}, {}, {}
         self.npu, self._npu_state, self._npu_running = None, PENDING, False
@@ -328,8 +336,12 @@ class Session:
     # -- targets ---------------------------------------------------------------------
 
     def set_target(self, path: str | Path) -> None:
-        """Use the target at `path` for this model: the NPU result goes stale until it re-runs."""
+        """Use the target at `path` for this model (the NPU result goes stale until it re-runs)
+        and for the models opened next, unless it is this workspace's own recorded copy."""
         self.target = Path(path)
+        recorded = workspace_io.recorded_target(self.workspace) if self.workspace is not None else None
+        if recorded is None or recorded.path != self.target:
+            self.app_target = self.target
         if self.npu is not None:
             self._npu_state = STALE
         self.events.target.emit()

@@ -182,11 +182,11 @@ def test_outdated_job_results_are_dropped(example_workspace, example_indexes, fr
     other = Workspace.open(fresh_example.root)
     events = Recorder(s)
     s.open_workspace(other)
-    assert events.seen == ["workspace"] and s.indexes == {} and s.npu is None
+    assert events.seen == ["workspace", "target"] and s.indexes == {} and s.npu is None
     assert not s.npu_finished(npu_result(fresh_example), npu_gen)
     assert not s.compile_finished(Workspace.open(example_workspace.root), compile_gen)
     assert s.workspace is other and s.npu is None and not s.is_compiling()
-    assert events.seen == ["workspace"]
+    assert events.seen == ["workspace", "target"]  # nothing from the outdated jobs
 
 
 def test_clearing_for_a_new_model_forgets_the_old_one(example_workspace, example_indexes):

@@ -28,10 +28,7 @@ def window(qtbot, tmp_path):
     qtbot.waitExposed(w)
     yield w
     w.drafts.clear()
-    w.cancel()
-    for worker in (w._worker, w._index_worker):
-        if worker is not None:
-            worker.wait(30000)
+    w.jobs.stop_all()
 
 
 def drop(window, path: Path) -> None:
@@ -65,8 +62,8 @@ def test_drop_example_compile_click_flow_and_select_dispatch(window, qtbot, tmp_
     assert "flow.executable" in window.ir_view.toPlainText()
 
     table = window.dispatch_table
-    assert table.rowCount() == 1 and table.item(0, 1).text() == "conv"
-    assert table.item(0, 5).text() == "Conv_0"
+    assert table.rowCount() == 1 and table.item(0, table.column("kind")).text() == "conv"
+    assert table.item(0, table.column("ONNX")).text() == "Conv_0"
     window.ir_view.goto(1, 1)  # scroll away first
     qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=table.visualItemRect(table.item(0, 1)).center())
