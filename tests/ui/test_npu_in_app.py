@@ -10,6 +10,7 @@ import pytest
 from PySide6 import QtCore
 
 from npu_studio.core.npu import target_store, workspace_io
+from npu_studio.core.workspace import Workspace
 from npu_studio.resources import TARGETS_DIR
 from npu_studio.ui.main_window import MainWindow
 from npu_studio.ui.npu_panel import HEADERS, NPU_PHASE, SETTINGS_KEY
@@ -162,3 +163,41 @@ def test_editing_the_target(window, qtbot, fresh_example):
     editor.apply()
     assert f"{copy}:" in window.error_banner.text() and "<syntax>" in window.error_banner.text()
     assert copy.read_text() == good
+
+
+def test_an_edited_target_is_a_named_user_target_and_each_model_keeps_its_own(window, qtbot, fresh_example,
+                                                                              example_workspace, tmp_path):
+    import shutil
+
+    picker = window.npu.picker
+    open_workspace(window, qtbot, fresh_example)
+    assert picker.currentText() == "default (bundled)"
+    window.npu.edit_target()
+    edited = window.npu.editor.text().replace('name = "npu-mid"', 'name = "npu-edited"')
+    window.npu.editor.set_text(edited)
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
+        window.npu.editor.apply()
+    labels = [picker.itemText(i) for i in range(picker.count())]
+    assert labels == ["default (bundled)", "tiny (bundled)", "default-edited (user)"]
+    assert picker.currentText() == "default-edited (user)"
+    window.show_phase(NPU_PHASE)
+    assert "built with npu-edited (from default-edited.toml)" in window.phase_label.text()
+
+    # A second model opened now uses the app's choice (the user target), then is switched to tiny.
+    second = tmp_path / "second"
+    shutil.copytree(example_workspace.root, second)
+    window.open_path(second)
+    wait_npu(window, qtbot)
+    assert picker.currentText() == "default-edited (user)"  # the app's choice, not the first model's copy
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
+        picker.activated.emit(picker.findText("tiny (bundled)"))
+    window.show_phase(NPU_PHASE)
+    assert "built with npu-tiny (from tiny.toml)" in window.phase_label.text()
+
+    # Reopening each workspace shows the target it was built with, whatever the app now uses.
+    open_workspace(window, qtbot, fresh_example)
+    assert picker.currentText() == "npu-edited (from default-edited.toml), recorded in this workspace"
+    window.show_phase(NPU_PHASE)
+    assert "built with npu-edited" in window.phase_label.text() and window.npu.state == "done"
+    open_workspace(window, qtbot, Workspace.open(second))
+    assert picker.currentText() == "npu-tiny (from tiny.toml), recorded in this workspace"
