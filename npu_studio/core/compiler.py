@@ -27,11 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 from . import processes, toolchain
-from .errors import Cancelled, CompileFailed, StudioError
-from .manifest import DEFAULT_TARGET
-from .phases import PHASES, SNAPSHOT_PHASES, phase_index, phases_after
-
-TARGETS = ("llvm-cpu", "vmvx")
+from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
+from .errors import Cancelled, CompileFailed
+from .phases import PHASES, SNAPSHOT_PHASES, phases_after
 
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
@@ -56,44 +54,26 @@ class CompileResult:
     total_seconds: float
     from_phase: str = "start"
     extra: dict = field(default_factory=dict)
-
-
-def target_flags(target: str) -> list[str]:
-    if target not in TARGETS:
-        raise StudioError(None, f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
-    flags = [
-        "--iree-hal-target-device=local",
-        f"--iree-hal-local-target-device-backends={target}",
-    ]
-    if target == "llvm-cpu":
-        flags.append("--iree-llvmcpu-target-cpu=host")
-    return flags
+    options: CompileOptions = CompileOptions()
 
 
 def build_command(
     input_path: Path,
     dump_dir: Path,
     vmfb: Path,
+    options: CompileOptions = CompileOptions(),
     *,
-    target: str = DEFAULT_TARGET,
-    from_phase: str = "start",
     reproducer: Path | None = None,
-    extra_flags: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
-    phase_index(from_phase)  # validates the name
-    cmd = [str(toolchain.iree_compile()), str(input_path), *target_flags(target)]
-    if from_phase != "start":
-        # Without it, snapshots from stream..executable-targets compile "fine"
-        # into a vmfb with no dispatches.
-        cmd.append(f"--compile-from={from_phase}")
+    cmd = [str(toolchain.iree_compile()), str(input_path), *options.flags()]
     cmd += [
         f"--dump-compilation-phases-to={dump_dir}",
         "--mlir-print-debuginfo",  # keeps ONNX node names in every snapshot
     ]
     if reproducer is not None:
         cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
-    cmd += [*extra_flags, "-o", str(vmfb)]
+    cmd += [*options.extra_flags, "-o", str(vmfb)]
     return cmd
 
 
@@ -127,11 +107,9 @@ class CompileJob:
         self,
         input_path: Path,
         out_dir: Path,
+        options: CompileOptions = CompileOptions(),
         *,
-        target: str = DEFAULT_TARGET,
-        from_phase: str = "start",
         on_progress: ProgressCallback | None = None,
-        extra_flags: list[str] | tuple[str, ...] = (),
         poll_seconds: float = 0.05,
         display_path: Path | None = None,
         keep_dir: Path | None = None,
@@ -141,10 +119,8 @@ class CompileJob:
         self.display_path = Path(display_path) if display_path else self.input_path
         self.out_dir = Path(out_dir)
         self.keep_dir = Path(keep_dir) if keep_dir is not None else self.out_dir
-        self.target = target
-        self.from_phase = from_phase
+        self.options = options
         self.on_progress = on_progress
-        self.extra_flags = list(extra_flags)
         self.poll_seconds = poll_seconds
         self._cancel = threading.Event()
         self._proc: subprocess.Popen | None = None
@@ -152,7 +128,7 @@ class CompileJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.from_phase)
+        return phases_after(self.options.from_phase)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -163,18 +139,10 @@ class CompileJob:
     def run(self) -> CompileResult:
         staging = self.out_dir
         staging.mkdir(parents=True, exist_ok=True)
-        dump_dir = staging / "phases"
+        dump_dir = staging / "dumps"
         vmfb = staging / "module.vmfb"
         reproducer = staging / "crash-reproducer.mlir"
-        cmd = build_command(
-            self.input_path,
-            dump_dir,
-            vmfb,
-            target=self.target,
-            from_phase=self.from_phase,
-            reproducer=reproducer,
-            extra_flags=self.extra_flags,
-        )
+        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer)
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()
@@ -192,7 +160,8 @@ class CompileJob:
             try:
                 while proc.poll() is None:
                     if self._cancel.wait(self.poll_seconds):
-                        raise Cancelled()
+                        processes.stop(proc)
+                        raise self._cancelled(dump_dir, expected, seen, start)
                     self._report_new_dumps(dump_dir, expected, seen, final=False)
             except BaseException:  # cancel, Ctrl+C, SIGTERM, a failing progress callback
                 processes.stop(proc)
@@ -203,7 +172,7 @@ class CompileJob:
         with self._lock:
             self._proc = None
         if self._cancel.is_set():
-            raise Cancelled()
+            raise self._cancelled(dump_dir, expected, seen, start)
         stderr = stderr_path.read_text(errors="replace")
         if proc.returncode != 0:
             kept = self._keep_reproducer(reproducer)
@@ -227,7 +196,31 @@ class CompileJob:
                 log=stderr,
             )
         timings = _timings(dumps, expected, start)
-        return CompileResult(timings, vmfb, cmd, stderr, end - start, self.from_phase)
+        return self._publish(staging, timings, cmd, stderr, end - start)
+
+    def _cancelled(self, dump_dir: Path, expected, seen: set[str], start: float) -> Cancelled:
+        """Cancelled, keeping the snapshots of the phases that had finished (reported done)."""
+        finished = [p for p in expected if p in seen]
+        dumps = _dumps_by_phase(dump_dir)
+        exc = Cancelled()
+        exc.finished = self._publish_phases(_timings(dumps, finished, start)) if finished else []
+        return exc
+
+    def _publish_phases(self, timings: list[PhaseTiming]) -> list[PhaseTiming]:
+        phases_dir = self.out_dir / "phases"
+        phases_dir.mkdir(exist_ok=True)
+        published: list[PhaseTiming] = []
+        for t in timings:
+            dest = phases_dir / snapshot_name(t.phase)
+            os.replace(t.path, dest)
+            published.append(PhaseTiming(t.phase, dest, t.seconds, t.size_bytes))
+        return published
+
+    def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
+        """Name the snapshots by phase in out_dir (phases/NN.<phase>.mlir); only complete results get here."""
+        published = self._publish_phases(timings)
+        vmfb = self.out_dir / "module.vmfb"
+        return CompileResult(published, vmfb, cmd, stderr, total, self.options.from_phase, options=self.options)
 
     def _keep_reproducer(self, reproducer: Path) -> Path | None:
         if not reproducer.is_file():

@@ -14,12 +14,12 @@ from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
+from .compile_options import DEFAULT_TARGET
 from .errors import WorkspaceError
 from .textio import read_bytes, write_text_atomic
 
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
-DEFAULT_TARGET = "llvm-cpu"
 
 # Phase states, as the timeline shows them.
 DONE, EDITED, STALE, PENDING = "done", "edited", "stale", "pending"
@@ -48,6 +48,7 @@ class Manifest:
     from_phase: str = "start"
     edits: list[dict] = field(default_factory=list)
     params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
+    options: dict | None = None  # the CompileOptions of the last compile (CompileOptions.to_json)
     version: int = MANIFEST_VERSION
     # Keys this version does not know (written by a later one): kept as they are.
     extra: dict = field(default_factory=dict, compare=False)

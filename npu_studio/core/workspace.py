@@ -30,7 +30,8 @@ import shutil
 import time
 from pathlib import Path
 
-from .compiler import CompileResult, ProgressCallback, snapshot_name
+from .compile_options import CompileOptions
+from .compiler import CompileResult, PhaseTiming, ProgressCallback, snapshot_name
 from .errors import WorkspaceError
 from .importer import MLIR_SUFFIXES, import_model
 from .manifest import (DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE,  # noqa: F401
@@ -232,13 +233,18 @@ class Workspace:
 
     # -- compiling ------------------------------------------------------------
 
-    def compile_job(self, *, target: str | None = None, on_progress: ProgressCallback | None = None):
+    def compile_options(self, **changes) -> CompileOptions:
+        """The options of this workspace's compiles (its backend), with `changes`."""
+        return CompileOptions(target=self.manifest.target).with_(**changes)
+
+    def compile_job(self, *, target: str | None = None, options: CompileOptions | None = None,
+                    on_progress: ProgressCallback | None = None):
         """A job compiling the imported module from the start and publishing the result."""
         from .workspace_job import WorkspaceJob
 
-        if target is not None:
-            self.manifest.target = target
-        return WorkspaceJob(self, on_progress=on_progress)
+        options = options or self.compile_options(**({"target": target} if target else {}))
+        self.manifest.target = options.target
+        return WorkspaceJob(self, options.with_(from_phase="start"), on_progress=on_progress)
 
     def resume_job(self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None,
                    display_path: Path | None = None):
@@ -256,12 +262,18 @@ class Workspace:
             raise WorkspaceError(self.root, "an import is waiting for its compile; compile first")
         if text is None and not self.snapshot_path(phase).is_file():
             raise WorkspaceError(self.snapshot_path(phase), f"no snapshot for phase {phase}; compile first")
-        return WorkspaceJob(self, from_phase=phase, text=text, on_progress=on_progress, display_path=display_path)
+        return WorkspaceJob(self, self.compile_options(from_phase=phase), text=text, on_progress=on_progress,
+                            display_path=display_path)
 
     def finish(self, result: CompileResult) -> None:
         """Check that `result` is this workspace's published build (jobs publish when they succeed)."""
         if self.vmfb_path is None or result.vmfb != self.vmfb_path:
             raise WorkspaceError(self.root, "this compile result was not published to this workspace")
+
+    def keep_finished(self, finished: list[PhaseTiming]) -> None:
+        """After a cancel: the job has already published the phases it kept (see WorkspaceJob); read them back."""
+        if finished and (self.root / MANIFEST).is_file():
+            self.manifest = Manifest.load(self.root)
 
     def compile(self, *, target: str | None = None, on_progress: ProgressCallback | None = None) -> CompileResult:
         return self.compile_job(target=target, on_progress=on_progress).run()

@@ -6,6 +6,8 @@ staging folder and publishes the new build with one journal commit
 keeps its previous build, manifest and every user file exactly as they were.
 A resume's edited text is kept as a draft before anything runs; it becomes
 the phase's snapshot (and an edits/ record) only when the compile succeeded.
+A cancelled compile of a workspace without a build keeps the phases that had
+finished (published the same way); over a good build it keeps the build.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 from pathlib import Path
 
 from . import toolchain
+from .compile_options import CompileOptions
 from .compiler import CompileJob, CompileResult, PhaseTiming, ProgressCallback, snapshot_name
 from .errors import Cancelled, CompileFailed, WorkspaceError
 from .manifest import MANIFEST, Manifest, PhaseRecord
@@ -26,10 +29,11 @@ from .workspace_lock import WorkspaceLock
 class WorkspaceJob:
     """`run()` blocks and returns the published result; `cancel()` may be called from any thread."""
 
-    def __init__(self, ws, *, from_phase: str = "start", text: str | None = None,
+    def __init__(self, ws, options: CompileOptions, *, text: str | None = None,
                  on_progress: ProgressCallback | None = None, display_path: Path | None = None):
         self.ws = ws
-        self.from_phase = from_phase
+        self.options = options
+        self.from_phase = options.from_phase
         self.text = text
         self.on_progress = on_progress
         self.display_path = display_path
@@ -87,8 +91,8 @@ class WorkspaceJob:
             display = self.display_path or source
         if not source.is_file():
             raise WorkspaceError(source, f"the {phase} snapshot is missing; compile from the start")
-        self._job = CompileJob(source, staging / "build", target=ws.manifest.target, from_phase=phase,
-                               on_progress=self.on_progress, display_path=display, keep_dir=ws.root)
+        self._job = CompileJob(source, staging / "build", self.options, on_progress=self.on_progress,
+                               display_path=display, keep_dir=ws.root)
         if self._cancel.is_set():
             raise Cancelled()
         try:
@@ -97,7 +101,30 @@ class WorkspaceJob:
             if exc.path is not None and exc.path.is_relative_to(staging):  # a file about to vanish
                 raise CompileFailed(display, exc.reason, log=exc.log, reproducer=exc.reproducer) from None
             raise
+        except Cancelled as exc:
+            self._keep_finished(staging, exc, previous, imported)
+            raise
         return self._publish(staging, result, previous, imported)
+
+    def _keep_finished(self, staging: Path, exc: Cancelled, previous: Manifest | None, imported: bool) -> None:
+        """Publish the phases a cancelled compile finished, unless that would replace a good build."""
+        ws = self.ws
+        if not exc.finished or imported or (previous is not None and previous.vmfb is not None):
+            exc.finished = []
+            return
+        publish = Publish(ws.root, staging)
+        manifest = Manifest.from_json(ws.manifest.to_json())
+        kept = []
+        for t in exc.finished:
+            dest = f"phases/{snapshot_name(t.phase)}"
+            kept.append(PhaseTiming(t.phase, publish.move(t.path, dest), t.seconds, t.size_bytes))
+            manifest.phases[t.phase] = PhaseRecord(file=dest, seconds=t.seconds, size_bytes=t.size_bytes)
+        for later in phases_after(kept[-1].phase):
+            if later in manifest.phases:
+                manifest.phases[later].state = "stale"
+        publish.commit(manifest.to_json())
+        ws.manifest = manifest
+        exc.finished = kept
 
     def _publish(self, staging: Path, result: CompileResult, previous: Manifest | None,
                  imported: bool) -> CompileResult:
@@ -128,6 +155,7 @@ class WorkspaceJob:
         manifest.command = result.command
         manifest.total_seconds = result.total_seconds
         manifest.from_phase = result.from_phase
+        manifest.options = result.options.to_json()
         manifest.compiler_version = toolchain.compiler_version()
         publish_edit(ws, publish, manifest, result.from_phase, self.text)
         return CompileResult(published, vmfb, result.command, result.stderr, result.total_seconds,
