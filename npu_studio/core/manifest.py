@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
-from .compile_options import DEFAULT_TARGET
+from .compile_options import DEFAULT_TARGET, TARGETS
 from .errors import WorkspaceError
 from .textio import read_bytes, write_text_atomic
 
@@ -68,6 +68,9 @@ class Manifest:
         except UnicodeDecodeError as exc:
             raise WorkspaceError(path, f"manifest is not UTF-8 text (byte offset {exc.start})") from None
         validate(data, path)
+        if data.get("target", DEFAULT_TARGET) not in TARGETS:
+            raise WorkspaceError(path, f"manifest names the unknown backend {data['target']!r}; "
+                                       f"expected one of {', '.join(TARGETS)}")
         known = {f.name for f in fields(cls)} - {"extra"}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["phases"] = {k: PhaseRecord(**v) for k, v in data.get("phases", {}).items()}

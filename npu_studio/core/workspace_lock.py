@@ -63,6 +63,9 @@ class WorkspaceLock:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
+    def __del__(self) -> None:  # a holder dropped without release() must not keep the workspace
+        self.release()
+
     def __enter__(self) -> "WorkspaceLock":
         return self.acquire()
 

@@ -85,7 +85,8 @@ class Studio(QtCore.QObject):
             report("import", None)
             ws = Workspace.create(path, workspace_dir, target=backend)
             report("imported", str(ws.root))
-            if token.cancelled:  # Cancel pressed while importing
+            if token.cancelled:  # Cancel pressed while importing: the previous build stays
+                ws.abandon_pending()
                 raise Cancelled()
             return self._compile(ws, ws.compile_job, report, token)
 

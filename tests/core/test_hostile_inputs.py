@@ -224,6 +224,7 @@ WORKSPACE_CASES = {
     "manifest-vmfb-parent": manifest_edit(lambda d, ws: d.update(vmfb="../elsewhere.vmfb")),
     "manifest-vmfb-absolute": manifest_edit(lambda d, ws: d.update(vmfb="/tmp/elsewhere.vmfb")),
     "manifest-snapshot-escapes": manifest_edit(lambda d, ws: d["phases"]["input"].update(file="phases/../../x")),
+    "manifest-unknown-backend": manifest_edit(lambda d, ws: d.update(target="gpu-of-dreams")),
     "manifest-size-negative": manifest_edit(lambda d, ws: d["phases"]["flow"].update(size_bytes=-1)),
     "vmfb-symlink-outside": broken_ws(_link_vmfb_outside, named=lambda ws: ws / "manifest.json"),
     "manifest-is-a-folder": broken_ws(lambda ws: ((ws / "manifest.json").unlink(), (ws / "manifest.json").mkdir()),
