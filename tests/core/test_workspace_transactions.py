@@ -193,13 +193,27 @@ def _wait_for(condition, seconds: float) -> bool:
     return False
 
 
+SLOW_FUNCTION = """func.func @f{i}(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {{
+  %c = tensor.empty() : tensor<64x64xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}}
+"""
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -9)],
                          ids=["SIGINT", "SIGTERM", "SIGKILL"])
-def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_example, capsys, sig, code):
+def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_example, capsys, tmp_path, sig, code):
     root = fresh_example.root
     before = tree(root)
+    # A module that takes iree-compile a minute, so the signal surely lands mid-compile (it costs
+    # nothing: the compiler is killed within a moment).
+    slow = tmp_path / "slow.mlir"
+    slow.write_text("".join(SLOW_FUNCTION.format(i=i) for i in range(100)))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    cli = subprocess.Popen([sys.executable, "-m", "npu_studio", "compile", str(EXAMPLE), "--workspace", str(root)],
+    cli = subprocess.Popen([sys.executable, "-m", "npu_studio", "compile", str(slow), "--workspace", str(root)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         assert _wait_for(lambda: _compilers_under(root), 120), "iree-compile never started"
