@@ -103,10 +103,17 @@ def schema() -> dict:
     return json.loads(text)
 
 
+@functools.cache
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema())
+
+
 def validate(data, path: Path) -> None:
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema())
+    validator = _validator()
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"

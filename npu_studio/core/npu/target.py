@@ -206,14 +206,18 @@ def target_file(path: str | Path | None = None) -> Path:
 def load_target(path: str | Path | None = None) -> NpuTarget:
     """Load a target file; None or a bare name ("tiny") means a bundled one."""
     p = target_file(path)
+    return parse_target(read_target_text(p), p)
+
+
+def read_target_text(p: Path) -> str:
+    """The text of a target file; TargetError naming it (with the byte offset of a bad byte)."""
     try:
-        data = p.read_bytes()
+        data = Path(p).read_bytes()
     except OSError as e:
         raise TargetError(p, "<file>", None, f"cannot read: {e.strerror}") from None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise TargetError(p, "<file>", line, f"not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset "
                                              f"{e.start} cannot be decoded") from None
-    return parse_target(text, p)
