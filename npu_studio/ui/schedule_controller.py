@@ -122,21 +122,21 @@ class ScheduleController(QtCore.QObject):
         ws, npu = self.session.workspace, self.session.npu
         if ws is None or npu is None:
             return
-        program = npu.program
+        program, root = npu.program, ws.root
         self.dock.show_check(["Checking numerics..."], True)
 
         def work(report, token):
             from ..core.npu.numerics import check
+            from ..core.workspace import Workspace
 
-            return check(ws.root, program)
+            return check(Workspace.open(root), program)  # the job's own copy of the workspace
 
         self.jobs.start(CHECK_JOB, work, on_done=self._on_check, on_failed=self._on_check_failed)
 
     def _on_check(self, report, generation: int) -> None:
         self.dock.show_check(report.summary_lines(), report.ok)
-        first = getattr(report, "first_divergent", None)
-        if first is not None:
-            self.session.select_dispatch(first.dispatch if hasattr(first, "dispatch") else int(first))
+        if report.first_divergent is not None:
+            self.session.select_dispatch(report.first_divergent.index)
         self.sig_message.emit(report.summary_lines()[0])
 
     def _on_check_failed(self, exc: Exception, tb: str, generation: int) -> None:
