@@ -100,9 +100,12 @@ def diverges(d: DispatchOutcome) -> bool:
 
 
 def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | None = None, seed: int = 0,
-          *, onnxruntime: bool = True, fault: TileFault | None = None,
+          *, onnxruntime: bool = True, iree_build: bool = True, fault: TileFault | None = None,
           function: str | None = None) -> CheckReport:
     """Simulate `program` (the NPU program of `workspace`'s flow snapshot) and compare.
+
+    `onnxruntime` / `iree_build` False leave out that comparison of the
+    model's outputs (the per-dispatch comparison with IREE always runs).
 
     Raises StudioError (one line, naming the file) when the workspace has no
     build or flow snapshot, or the dispatch module does not compile.
@@ -126,10 +129,12 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             result = sim.run(sig.name, inputs)
         except NotInterpretable as exc:
             raise StudioError(flow, f"functional simulation stopped: {exc}") from None
-    t0 = time.perf_counter()
-    iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
-    iree_seconds = time.perf_counter() - t0
-    vs_iree = _compare("iree-cpu", result.outputs, iree_out)
+    vs_iree, iree_seconds = None, None
+    if iree_build:
+        t0 = time.perf_counter()
+        iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
+        iree_seconds = time.perf_counter() - t0
+        vs_iree = _compare("iree-cpu", result.outputs, iree_out)
     vs_ort = None
     if onnxruntime and ws.source_path.suffix.lower() == ".onnx":
         try:
