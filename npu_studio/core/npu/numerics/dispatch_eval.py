@@ -99,7 +99,8 @@ class DispatchInterpreter:
         self.root = root_op(func) if tiles is not None else None
         if tiles is not None and self.root is None:
             raise NotInterpretable("no root op to tile")
-        self._last: list = []
+        self._epilogue: list = []
+        self._done: dict = {}
 
     def root_ranges(self) -> tuple[int, ...]:
         s = linalg_eval.structured(self.root)
@@ -110,8 +111,10 @@ class DispatchInterpreter:
     def run(self, bindings: list) -> None:
         block = self.func.regions[0].blocks[0]
         env: dict = dict(zip(block.arguments, bindings))
-        for op in block.operations:
-            op = op.operation
+        ops = [op.operation for op in block.operations]
+        self._epilogue = epilogue(ops, self.root) if self.tiles is not None else []
+        self._done: dict = {}  # epilogue op -> its outputs, computed tile by tile with the root
+        for op in ops:
             if op.name in ("func.return", "return"):
                 return
             self._op(op, env)
@@ -153,8 +156,10 @@ class DispatchInterpreter:
         elif name == "tensor.pad":
             env[op.results[0]] = self._pad(op, args, env)
         elif name.startswith("linalg."):
-            self._linalg(op, args)
-            for r, v in zip(op.results, self._last):
+            outs = self._done.pop(op, None)
+            if outs is None:
+                outs = self._linalg(op, args, env)
+            for r, v in zip(op.results, outs):
                 env[r] = v
         elif known(name) and len(op.results) == 1:
             env[op.results[0]] = evaluate(op, args)
@@ -179,18 +184,90 @@ class DispatchInterpreter:
         out[tuple(slice(lo, lo + s) for lo, s in zip(low, src.shape))] = src
         return out
 
-    def _linalg(self, op: ir.Operation, args: list) -> None:
+    def _linalg(self, op: ir.Operation, args: list, env: dict) -> list:
         s = linalg_eval.structured(op)
         if s is None:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
         ins, outs = args[:s.n_in], linalg_eval.empty_outputs(s, args[s.n_in:])
-        if self.tiles is not None and self.root is not None and op == self.root:
-            for k, tile in enumerate(self.tiles):
-                linalg_eval.run(s, ins, outs, tile.offsets, tile.sizes)
-                if self.on_tile is not None:
-                    regions = [linalg_eval.out_region(o, s.maps[s.n_in + j], tile.offsets, tile.sizes)[0]
-                               for j, o in enumerate(outs)]
-                    self.on_tile(k, regions)
-        else:
+        if self.tiles is None or self.root is None or op != self.root:
             linalg_eval.run(s, ins, outs)
-        self._last = outs
+            return outs
+        # The epilogue's tensors: the root's results as they fill, the others from env.
+        arrays = dict(zip(op.results, outs))
+        steps = []
+        for e_op, e_s in self._epilogue:
+            e_args = [arrays.get(v, env.get(v)) for v in e_op.operands]
+            e_outs = linalg_eval.empty_outputs(e_s, e_args[e_s.n_in:])
+            arrays.update(zip(e_op.results, e_outs))
+            steps.append((e_s, e_args[:e_s.n_in], e_outs))
+            self._done[e_op] = e_outs
+        out_loops = _out_loops(s)
+        red = [d for d in range(s.n_loops) if s.reduction[d]]
+        for k, tile in enumerate(self.tiles):
+            linalg_eval.run(s, ins, outs, tile.offsets, tile.sizes)
+            if self.on_tile is not None:
+                regions = [linalg_eval.out_region(o, s.maps[s.n_in + j], tile.offsets, tile.sizes)[0]
+                           for j, o in enumerate(outs)]
+                self.on_tile(k, regions)
+            if steps and all(tile.offsets[d] + tile.sizes[d] >= s.ranges[d] for d in red):
+                # the output tile is final: the fused elementwise ops run on it
+                offs = [tile.offsets[d] for d in out_loops]
+                sizes = [tile.sizes[d] for d in out_loops]
+                for e_s, e_ins, e_outs in steps:
+                    linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
+        return outs
+
+
+def _out_loops(s: linalg_eval.Structured) -> list[int]:
+    return [e.position for e in s.maps[-1].results]
+
+
+def _is_identity(m: ir.AffineMap, n: int) -> bool:
+    return len(m.results) == n and all(
+        isinstance(e, ir.AffineDimExpr) and e.position == j for j, e in enumerate(m.results))
+
+
+def epilogue(ops: list[ir.Operation], root: ir.Operation | None) -> list:
+    """Elementwise linalg ops after `root` that can run on each finished output tile.
+
+    Each must be all-parallel over the root result's shape with identity
+    output maps, read the root's (or an earlier epilogue op's) result through
+    an identity map, and take its other operands from before the root.
+    """
+    if root is None:
+        return []
+    pos = {op: i for i, op in enumerate(ops)}
+    r = pos.get(root)
+    rs = linalg_eval.structured(root)
+    if r is None or rs is None or len(root.results) != 1:
+        return []
+    out = rs.maps[-1]
+    if not all(isinstance(e, ir.AffineDimExpr) for e in out.results):
+        return []
+    rank = len(out.results)
+    produced = {root.results[0]}
+    chain = []
+    for op in ops[r + 1:]:
+        if not op.name.startswith("linalg.") or len(op.results) != 1:
+            continue
+        s = linalg_eval.structured(op)
+        if s is None or any(s.reduction) or s.n_loops != rank or tuple(s.ranges) != tuple(
+                rs.ranges[d] for d in _out_loops(rs)):
+            continue
+        if not all(_is_identity(m, rank) for m in s.maps[s.n_in:]):
+            continue
+        reads = [i for i, v in enumerate(op.operands) if v in produced]
+        if not reads or any(i >= s.n_in or not _is_identity(s.maps[i], rank) for i in reads):
+            continue
+        others = [v for v in op.operands if v not in produced]
+        if all(_before(v, pos, r) for v in others):
+            chain.append((op, s))
+            produced.add(op.results[0])
+    return chain
+
+
+def _before(v: ir.Value, pos: dict, r: int) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return True
+    return pos.get(owner.operation, r) < r

@@ -23,7 +23,7 @@ import numpy as np
 
 from iree.compiler import ir
 
-from ...compiler import target_flags
+from ...compile_options import target_flags
 from ...errors import StudioError
 from ...toolchain import compiler_version, iree_compile
 from .host import segments, tied_operands
