@@ -159,3 +159,14 @@ def run_onnxruntime(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
     return sess.run(None, feeds)
+
+
+def load_inputs(paths: list[Path]) -> list[np.ndarray]:
+    """Arrays from .npy files, one per model input; StudioError names a file that cannot be read."""
+    arrays = []
+    for p in paths:
+        try:
+            arrays.append(np.load(p, allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            raise StudioError(p, f"cannot read input: {' '.join(str(exc).split())}") from None
+    return arrays
