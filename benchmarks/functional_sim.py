@@ -97,7 +97,8 @@ def main() -> int:
     lines += [
         "",
         "The simulation interprets every NPU dispatch tile by tile in numpy (a conv's window is a strided",
-        "view, contractions go to BLAS through `einsum`); the IREE run is compiled code on all cores.",
+        "view, contractions go to BLAS through `einsum`). The IREE figure is what `npu-studio run` costs:",
+        "a fresh Python process that loads the runtime and the module, then runs compiled code.",
         "`check` adds one IREE run per NPU dispatch on the simulation's inputs, the model on IREE and on",
         "onnxruntime. The dispatch build (`iree-compile --compile-from=flow` of one function per dispatch)",
         "costs about one model compile and is cached in the workspace (npu/check/).",

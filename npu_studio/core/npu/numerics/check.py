@@ -121,6 +121,11 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         inputs = random_inputs(sig, seed)
     elif len(inputs) != len(sig.inputs):
         raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
+    for i, (a, spec) in enumerate(zip(inputs, sig.inputs)):
+        a = np.asarray(a)
+        if a.shape != tuple(spec.shape) or a.dtype != spec.numpy_dtype:
+            raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
+                                       f"{'x'.join(map(str, a.shape))} {a.dtype}")
     vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR)
     notes: list[str] = []
     with iree_dispatches.DispatchRunner(vmfb) as runner:

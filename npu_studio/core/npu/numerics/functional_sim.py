@@ -91,6 +91,7 @@ class FunctionalSim:
                 raise NotInterpretable(f"the NPU program has {len(self.program.dispatches)} dispatches, "
                                        f"the flow snapshot {len(host.graph.sites)}: run the NPU pipeline again")
             self._funcs = host.graph.funcs
+            host.initialize()
             outs = host.call(function, [np.asarray(a) for a in inputs])
         self.result.outputs = [np.asarray(o) for o in outs if o is not None]
         self.result.seconds = time.perf_counter() - start

@@ -60,13 +60,16 @@ class HostInterpreter:
         self.site_index = {s.op: s.index for s in self.graph.sites}
         self.globals: dict[str, object] = {}
         self.funcs: dict[str, ir.Operation] = {}
-        top = [op.operation for op in module.body.operations]
-        for op in top:
+        self._top = [op.operation for op in module.body.operations]
+        for op in self._top:
             if op.name == "util.global":
                 self._global(op)
             elif op.name == "util.func":
                 self.funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op
-        for op in top:  # initializers run at module load, in order
+
+    def initialize(self) -> None:
+        """Run the module's initializers (at load time, in order; they may dispatch too)."""
+        for op in self._top:
             if op.name == "util.initializer":
                 self._block(op.regions[0].blocks[0], {})
 

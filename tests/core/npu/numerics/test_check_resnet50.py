@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from npu_studio.core.npu.numerics import check
 from npu_studio.core.npu.passes import run_npu_pipeline
@@ -11,6 +12,7 @@ from tests.conftest import light_zoo_dir
 from tests.core.onnx_reference import run_onnxruntime
 
 
+@pytest.mark.slow
 def test_resnet50_matches_onnxruntime_and_every_dispatch_matches_iree(tmp_path):
     ws = compile_model(light_zoo_dir() / "light_resnet50.onnx", tmp_path / "ws")
     program = run_npu_pipeline(ws.snapshot_path("flow"))
