@@ -146,6 +146,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             vs_ort = _compare("onnxruntime", result.outputs, run_onnxruntime(ws.source_path, inputs))
         except ImportError:
             notes.append("onnxruntime is not installed: no comparison with it")
+        except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
+            notes.append(f"onnxruntime could not run the model: {' '.join(str(exc).split())[:200]}")
     for d in result.dispatches:
         if d.note:
             notes.append(f"dispatch #{d.index}: {d.note}")
