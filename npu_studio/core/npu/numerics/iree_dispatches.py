@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -122,10 +123,15 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
     vmfb.parent.mkdir(parents=True, exist_ok=True)
     src = vmfb.with_suffix(".mlir")
     src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
-    tmp = vmfb.with_name(vmfb.name + ".tmp")
+    tmp = vmfb.with_name(f"{vmfb.name}.{os.getpid()}.tmp")  # two checks at once never share a file
     cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow", "-o", str(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        tmp.unlink(missing_ok=True)
+        raise DispatchBuildFailed(src, f"iree-compile did not finish in {timeout:.0f} s") from None
     if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
         lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
         raise DispatchBuildFailed(src, lines[0] if lines else f"iree-compile exited with {proc.returncode}")
     tmp.replace(vmfb)
