@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
 from npu_studio.core.npu.numerics import check
 from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.workspace import compile_model
-from tests.conftest import light_zoo_dir
+from npu_studio.core.workspace import Workspace
 from tests.core.onnx_reference import run_onnxruntime
+from tests.zoo_cache import zoo_workspace
 
 
 @pytest.mark.slow
 def test_resnet50_matches_onnxruntime_and_every_dispatch_matches_iree(tmp_path):
-    ws = compile_model(light_zoo_dir() / "light_resnet50.onnx", tmp_path / "ws")
+    # the run's shared compile of resnet50, copied: check caches its dispatch build in the workspace
+    shutil.copytree(zoo_workspace("resnet50").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
     program = run_npu_pipeline(ws.snapshot_path("flow"))
     report = check(ws, program, seed=0, onnxruntime=False, iree_build=False)  # ORT below
     ort = run_onnxruntime(ws.source_path, report.inputs)[0]
