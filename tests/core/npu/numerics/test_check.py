@@ -95,3 +95,19 @@ def test_f16_matmul_within_f16_tolerance(tmp_path):
             sig.name, report.inputs)
     assert all(d.computed_by in ("npu", "interpreter") for d in result.dispatches)
     assert _close(result.outputs[0], ort[0], 1e-2)
+    # ... and tile by tile, the reduction split in four, the f32->f16 epilogue on each finished tile
+    from iree.compiler import ir
+
+    from npu_studio.core.npu.flow_graph import FlowGraph
+    from npu_studio.core.npu.numerics.dispatch_eval import DispatchInterpreter, Tile
+    from npu_studio.core.npu.tiling import Loop, enumerate_tiles
+
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    graph = FlowGraph(ir.Module.parse(flow.read_text(), ctx).operation)
+    loops = (Loop("M", 128), Loop("N", 128), Loop("K", 64, reduction=True))
+    tiles = [Tile(o, s) for o, s in enumerate_tiles(loops, (32, 64, 16), (1, 0, 2))]
+    out = np.zeros((128, 128), np.float16)
+    with ctx:
+        DispatchInterpreter(graph.func_of(graph.sites[0]), tiles).run([*report.inputs, out])
+    assert _close(out, ort[0], 1e-2)
