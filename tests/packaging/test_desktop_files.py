@@ -103,6 +103,17 @@ def test_every_mime_type_claimed_is_defined_and_recognised(tmp_path):
     env = dict(os.environ, XDG_DATA_HOME=str(share), XDG_DATA_DIRS=f"{share}:/usr/share")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert dict(line.split() for line in out.splitlines()) == files
+    # MLIR bytecode is also known by its magic, whatever the file is called.
+    from iree.compiler import ir
+
+    with ir.Context():
+        module = ir.Module.parse("module {}")
+    with open(tmp_path / "no_extension", "wb") as f:
+        module.operation.write_bytecode(f)
+    code = ("from PySide6 import QtCore\n"
+            f"print(QtCore.QMimeDatabase().mimeTypeForFile({str(tmp_path / 'no_extension')!r}).name())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip() == "application/x-mlir-bytecode"
 
 
 def png_size(path) -> tuple[int, int]:
