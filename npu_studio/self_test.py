@@ -98,7 +98,15 @@ class SelfTest(QtCore.QObject):
         self.app.exit(self.result)
 
 
+def _drop_offscreen_noise(mode, context, message: str) -> None:
+    # The offscreen platform warns about window size hints on every show; nothing a user can act on.
+    if message != "This plugin does not support propagateSizeHints()":
+        print(message, file=sys.stderr)
+
+
 def run_self_test(app: QtWidgets.QApplication) -> int:
+    if app.platformName() == "offscreen":
+        QtCore.qInstallMessageHandler(_drop_offscreen_noise)
     with tempfile.TemporaryDirectory(prefix="npu-studio-self-test-") as folder:
         test = SelfTest(app, Path(folder))
         test.start()
