@@ -97,12 +97,16 @@ def resume_plan(ws: Workspace, phase: str, text: str) -> ResumePlan:
         raise StudioError(snap, f"no snapshot for phase {phase}; compile first")
     if text != _read(snap):
         return ResumePlan(True, f"{phase} was edited")
+    vmfb = ws.vmfb_path
+    if vmfb is None or not vmfb.is_file():
+        return ResumePlan(True, "no module.vmfb")
+    # The compiler writes every snapshot before the vmfb: a newer snapshot was edited in place.
+    if snap.stat().st_mtime_ns > vmfb.stat().st_mtime_ns:
+        return ResumePlan(True, f"{snap.name} changed after the last build")
     for later in phases_after(phase):
         rec = ws.manifest.phases.get(later)
         if rec is None or rec.state != DONE or not (ws.root / rec.file).is_file():
             return ResumePlan(True, f"{later} is not up to date")
-    if ws.vmfb_path is None or not ws.vmfb_path.is_file():
-        return ResumePlan(True, "no module.vmfb")
     return ResumePlan(False, f"{phase} is unchanged and every later phase is up to date: nothing recompiled")
 
 

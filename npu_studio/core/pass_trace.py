@@ -251,7 +251,7 @@ class PassTraceJob:
             if self._cancel.is_set():
                 raise Cancelled("pass trace")
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, start_new_session=True)
+                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=1 << 20)
         proc = self._proc
         try:
             with open(staging / "trace.mlir", "wb") as out:
