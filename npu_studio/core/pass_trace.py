@@ -40,7 +40,8 @@ from .phases import PHASES, SNAPSHOT_PHASES
 
 TRACE_VERSION = 1
 ELIDE_ELEMENTS = 16  # weights print as dense_resource<__elided__>: they would dwarf the IR
-_HEADER = re.compile(rb"^// -----// IR Dump (Before|After) (.+?)(?: Failed)?(?:: (.*?))? //----- //$")
+_HEADER_ANYWHERE = re.compile(rb"^// -----// IR Dump (Before|After) (.+?)(?: Failed)?(?:: (.*?))? //----- //$", re.M)
+_FIRST_OP_LINE = re.compile(rb"^[ \t]*(?![#/{ \t\r\n]).+$", re.M)  # the first line that is no alias or comment
 _OP_LINE = re.compile(
     r"^\s*(?:%[^=]*=\s*)?\"?([A-Za-z_][\w.$]*)\"?(?:\s+(?:(?:public|private|nested)\s+)*(@[\w$.\-]+|@\"[^\"]*\"))?"
 )
@@ -277,74 +278,104 @@ class PassTraceJob:
         return PassTrace(self.phase, staging, passes, input_sha, seconds)
 
 
+class _StreamIndexer:
+    """Indexes the dump stream chunk by chunk: headers are found with one regex pass per chunk and the
+    text between them is hashed in bulk, so the per-line work of a 100 MB stream stays in C."""
+
+    def __init__(self, on_progress: TraceProgress | None):
+        self.on_progress = on_progress
+        self.passes: list[dict] = []
+        self.open_stack: list[dict] = []  # passes whose "before" was seen and "after" not yet
+        self.current: dict | None = None  # the dump being read
+        self.diagnostics: list[str] = []
+        self.offset = 0  # of the next byte fed, in trace.mlir
+        self.finished = 0
+
+    def feed(self, data: bytes, now: float) -> None:
+        """`data` ends at a line end."""
+        pos = 0
+        for m in _HEADER_ANYWHERE.finditer(data):
+            self._body(data[pos:m.start()], now)
+            self._header(m, self.offset + m.start(), self.offset + m.end() + 1, now)
+            pos = m.end() + 1
+        self._body(data[pos:], now)
+        self.offset += len(data)
+
+    def _body(self, text: bytes, now: float) -> None:
+        if not text:
+            return
+        cur = self.current
+        if cur is None:
+            self.diagnostics += text.decode(errors="replace").splitlines()
+            return
+        cur["hash"].update(text)
+        cur["last"] = now
+        entry = cur["entry"]
+        if entry["op"] is None:
+            m = _FIRST_OP_LINE.search(text)
+            if m:
+                entry["op"] = _op_of(m.group().decode(errors="replace"))
+
+    def _header(self, m: re.Match, start: int, body_start: int, now: float) -> None:
+        self.close(start)
+        kind = m.group(1).decode().lower()
+        name, argument = m.group(2).decode(), (m.group(3) or b"").decode()
+        if kind == "before":
+            entry = {"name": name, "argument": argument, "depth": len(self.open_stack), "op": None}
+            self.passes.append(entry)
+            self.open_stack.append(entry)
+        else:
+            entry = self.open_stack.pop() if self.open_stack else None
+            if entry is None:  # an "after" without "before": keep it, with an empty input
+                entry = {"name": name, "argument": argument, "depth": 0, "op": None, "before": (start, 0),
+                         "before_hash": b"", "ready": now}
+                self.passes.append(entry)
+            entry["done"] = now
+            self.finished += 1
+            if self.on_progress is not None:
+                self.on_progress(self.finished)
+        self.current = {"kind": kind, "start": body_start, "hash": hashlib.blake2b(digest_size=16),
+                        "entry": entry, "last": now}
+
+    def close(self, end: int) -> None:
+        cur = self.current
+        if cur is None:
+            return
+        entry = cur["entry"]
+        entry[cur["kind"]] = (cur["start"], end - cur["start"])
+        entry[cur["kind"] + "_hash"] = cur["hash"].digest()
+        if cur["kind"] == "before":
+            entry["ready"] = cur["last"]  # when the pass started, as seen on the stream
+        self.current = None
+
+
 def _read_stream(stream, out, on_progress, cancel: threading.Event) -> tuple[list[PassRecord], list[str]]:
     """Copy the dump stream to `out` and index it. Lines outside dumps (diagnostics) are returned."""
-    passes: list[PassRecord] = []
-    open_stack: list[dict] = []  # passes whose "before" was seen and "after" not yet
-    current: dict | None = None  # the dump being read: {"kind", "start", "hash", "entry"}
-    diagnostics: list[str] = []
-    offset = 0
-    finished = 0
-
-    def close_dump() -> None:
-        if current is None:
-            return
-        length = offset - current["start"]
-        entry = current["entry"]
-        entry[current["kind"]] = (current["start"], length)
-        entry[current["kind"] + "_hash"] = current["hash"].digest()
-        if current["kind"] == "before":
-            entry["ready"] = current["last"]  # when the pass started running, as seen on the stream
-
-    for line in iter(stream.readline, b""):
-        if cancel.is_set():
+    indexer = _StreamIndexer(on_progress)
+    pending = b""
+    while not cancel.is_set():
+        chunk = stream.read1(1 << 20)
+        if not chunk:
             break
-        m = _HEADER.match(line.rstrip(b"\n")) if line.startswith(b"// -----// IR Dump") else None
-        if m:
-            close_dump()
-            out.write(line)
-            offset += len(line)
-            kind = m.group(1).decode().lower()
-            if kind == "before":
-                entry = {"name": m.group(2).decode(), "argument": (m.group(3) or b"").decode(),
-                         "depth": len(open_stack), "index": len(passes), "op": None}
-                passes.append(entry)  # placeholder, replaced by its record when "after" ends
-                open_stack.append(entry)
-            else:
-                entry = open_stack.pop() if open_stack else None
-                if entry is None:  # an "after" without "before": keep it, with an empty input
-                    entry = {"name": m.group(2).decode(), "argument": (m.group(3) or b"").decode(),
-                             "depth": 0, "index": len(passes), "op": None, "before": (offset, 0),
-                             "before_hash": b"", "ready": time.perf_counter()}
-                    passes.append(entry)
-                entry["done"] = time.perf_counter()
-                finished += 1
-                if on_progress is not None:
-                    on_progress(finished)
-            current = {"kind": kind, "start": offset, "hash": hashlib.blake2b(digest_size=16), "entry": entry,
-                       "last": time.perf_counter()}
-            continue
-        if current is None:
-            diagnostics.append(line.decode(errors="replace").rstrip("\n"))
-            continue
-        out.write(line)
-        offset += len(line)
-        current["hash"].update(line)
-        current["last"] = time.perf_counter()
-        entry = current["entry"]
-        if entry["op"] is None and line.strip() and not line.startswith((b"#", b"{-#", b"//")):
-            entry["op"] = _op_of(line.decode(errors="replace"))
-    close_dump()
-    current = None
-    records = [_record(p) for p in passes if "after" in p and "before" in p]
+        data = pending + chunk
+        cut = data.rfind(b"\n") + 1
+        pending = data[cut:]
+        if cut:
+            indexer.feed(data[:cut], time.perf_counter())
+            out.write(data[:cut])
+    if pending:
+        indexer.feed(pending + b"\n", time.perf_counter())
+        out.write(pending + b"\n")
+    indexer.close(indexer.offset)
+    records = [_record(p) for p in indexer.passes if "after" in p and "before" in p]
     for i, r in enumerate(records):
         r.index = i
-    return records, diagnostics
+    return records, indexer.diagnostics
 
 
 def _record(p: dict) -> PassRecord:
     return PassRecord(
-        index=p["index"], name=p["name"], argument=p["argument"], op=p["op"] or "?", depth=p["depth"],
+        index=0, name=p["name"], argument=p["argument"], op=p["op"] or "?", depth=p["depth"],
         before=p["before"], after=p["after"], changed=p["before_hash"] != p["after_hash"],
         seconds=max(0.0, p.get("done", 0.0) - p.get("ready", 0.0)),
     )
