@@ -258,7 +258,7 @@ def _fill_gaps(codes: list[Opcode], na: int, nb: int) -> list[Opcode]:
 
 def _unified(a_name, b_name, a, b, codes: list[Opcode], context: int):
     sm = difflib.SequenceMatcher(None, [], [])
-    sm.get_opcodes = lambda: codes  # group_opcodes works from these
+    sm.get_opcodes = lambda: list(codes)  # a copy: get_grouped_opcodes trims the first and last in place
     groups = list(sm.get_grouped_opcodes(context))
     if not groups:
         return
