@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 
 from . import processes
 from .errors import StudioError
+from .interpreter import module_command
 from .signature import FunctionSignature, public_functions, read_npy_input
 
 DRIVERS = {"llvm-cpu": "local-task", "vmvx": "local-task"}
@@ -106,7 +106,7 @@ def run_vmfb(
             p = tmp / f"input{i}.npy"
             np.save(p, arr)
             in_paths.append(str(p))
-        cmd = [sys.executable, "-m", "npu_studio.core.run_vmfb", str(vmfb), function, str(tmp), *in_paths]
+        cmd = [*module_command("npu_studio.core.run_vmfb"), str(vmfb), function, str(tmp), *in_paths]
         if parameters is not None:
             cmd.append(f"--parameters={parameters}")
         try:
