@@ -21,7 +21,7 @@ from .core.errors import StudioError
 from .core.interpreter import RUN_MODULE_FLAG
 
 # Each module has add_parser(subparsers) and run(args) -> exit code; its help= line is the --help entry.
-COMMANDS = ("compile", "resume", "run", "dispatches", "npu")
+COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes")
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
