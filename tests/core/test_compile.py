@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.zoo_cache import zoo_workspace
+
 from npu_studio.cli_commands.run import run_workspace
 
 from npu_studio.core.errors import Cancelled, CompileFailed
@@ -106,7 +108,8 @@ def test_cancel_leaves_no_process_and_no_build(tmp_path):
     model = next(m for m in light_zoo_models() if "resnet50" in m.name)
     ws = Workspace.create(model, tmp_path / "ws")
     started = threading.Event()
-    job = ws.compile_job(on_progress=lambda done, running: started.set() if done else None)
+    reported: list[str] = []
+    job = ws.compile_job(on_progress=lambda done, running: (reported.append(done), started.set()) if done else None)
     errors = []
     thread = threading.Thread(target=lambda: errors.append(_capture(job.run)))
     thread.start()
@@ -118,7 +121,15 @@ def test_cancel_leaves_no_process_and_no_build(tmp_path):
     assert isinstance(errors[0], Cancelled)
     assert _compiler_processes_under(ws.root) == []
     assert not (ws.root / "module.vmfb").exists()
-    assert not (ws.root / "phases").exists()
+    # The phases that had finished are kept, complete; nothing else is.
+    kept = errors[0].finished
+    assert [t.phase for t in kept] == reported and len(kept) >= 1
+    assert sorted(p.name for p in (ws.root / "phases").iterdir()) == sorted(t.path.name for t in kept)
+    for t in kept:
+        # complete: the module's closing brace is there (the #loc table follows it)
+        text = t.path.read_text()
+        assert t.path.stat().st_size == t.size_bytes
+        assert re.search(r"^\}( loc\(#loc\d*\))?$", text, re.M), t.path
     assert not list(ws.root.glob(".staging-*"))
     assert Workspace.open(ws.root).manifest.vmfb is None
 
@@ -158,8 +169,8 @@ def _zoo_params():
 
 
 @pytest.mark.parametrize("model", _zoo_params())
-def test_light_zoo_model_imports_and_compiles(model, tmp_path):
-    ws = compile_model(model, tmp_path / "ws")
+def test_light_zoo_model_imports_and_compiles(model):
+    ws = zoo_workspace(model.stem.removeprefix("light_"))  # compiled once for every zoo test
     assert list(ws.snapshots()) == list(SNAPSHOT_PHASES)
     assert "flow.dispatch @" in ws.snapshot_path("flow").read_text()
     assert ws.vmfb_path.stat().st_size > 0
