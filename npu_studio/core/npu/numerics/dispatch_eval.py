@@ -188,7 +188,7 @@ class DispatchInterpreter:
         s = linalg_eval.structured(op)
         if s is None:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
-        ins, outs = args[:s.n_in], linalg_eval.empty_outputs(s, args[s.n_in:])
+        ins, outs = args[:s.n_in], linalg_eval.fresh_outputs(args[s.n_in:])
         if self.tiles is None or self.root is None or op != self.root:
             linalg_eval.run(s, ins, outs)
             return outs
@@ -197,7 +197,7 @@ class DispatchInterpreter:
         steps = []
         for e_op, e_s in self._epilogue:
             e_args = [arrays.get(v, env.get(v)) for v in e_op.operands]
-            e_outs = linalg_eval.empty_outputs(e_s, e_args[e_s.n_in:])
+            e_outs = linalg_eval.fresh_outputs(e_args[e_s.n_in:])
             arrays.update(zip(e_op.results, e_outs))
             steps.append((e_s, e_args[:e_s.n_in], e_outs))
             self._done[e_op] = e_outs
