@@ -155,6 +155,8 @@ class DispatchInterpreter:
             env[op.results[0]] = np.asarray(args[0])[tuple(int(i) for i in args[1:])]
         elif name == "tensor.pad":
             env[op.results[0]] = self._pad(op, args, env)
+        elif name == "linalg.softmax":
+            env[op.results[0]] = _softmax(np.asarray(args[0]), ir.IntegerAttr(op.attributes["dimension"]).value)
         elif name.startswith("linalg."):
             outs = self._done.pop(op, None)
             if outs is None:
@@ -216,6 +218,12 @@ class DispatchInterpreter:
                 for e_s, e_ins, e_outs in steps:
                     linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
         return outs
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """linalg.softmax as MLIR decomposes it: exp(x - max) / sum(exp(x - max)), in x's type."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
 def _out_loops(s: linalg_eval.Structured) -> list[int]:
