@@ -34,6 +34,15 @@ from .phases import PHASES, SNAPSHOT_PHASES, phase_index, phases_after
 TARGETS = ("llvm-cpu", "vmvx")
 DEFAULT_TARGET = "llvm-cpu"
 
+# Every hal.executable as IREE dumps it during the same compile (core/executables.py
+# reads them): its source, its configured form and a standalone benchmark module.
+EXECUTABLES_DIR = "executables"
+EXECUTABLE_DUMPS = {
+    "sources": "--iree-hal-dump-executable-sources-to",
+    "configurations": "--iree-hal-dump-executable-configurations-to",
+    "benchmarks": "--iree-hal-dump-executable-benchmarks-to",
+}
+
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
 # (phase that just finished or None, phase now running or None)
@@ -80,6 +89,7 @@ def build_command(
     from_phase: str = "start",
     reproducer: Path | None = None,
     extra_flags: list[str] | tuple[str, ...] = (),
+    executables_dir: Path | None = None,
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
     phase_index(from_phase)  # validates the name
@@ -94,6 +104,8 @@ def build_command(
     ]
     if reproducer is not None:
         cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
+    if executables_dir is not None:
+        cmd += [f"{flag}={executables_dir / kind}" for kind, flag in EXECUTABLE_DUMPS.items()]
     cmd += [*extra_flags, "-o", str(vmfb)]
     return cmd
 
@@ -178,6 +190,7 @@ class CompileJob:
             from_phase=self.from_phase,
             reproducer=reproducer,
             extra_flags=self.extra_flags,
+            executables_dir=staging / EXECUTABLES_DIR,
         )
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
@@ -245,6 +258,7 @@ class CompileJob:
         vmfb = self.out_dir / "module.vmfb"
         os.replace(staging / "module.vmfb", vmfb)
         (self.out_dir / "stderr.log").write_text(stderr)
+        _publish_executable_dumps(staging / EXECUTABLES_DIR, self.out_dir / EXECUTABLES_DIR)
         return CompileResult(published, vmfb, cmd, stderr, total, self.from_phase)
 
     def _keep_reproducer(self, reproducer: Path) -> Path | None:
@@ -270,6 +284,21 @@ class CompileJob:
             i = expected.index(phase)
             running = expected[i + 1] if i + 1 < len(expected) else None
             self._report(phase, running)
+
+
+def _publish_executable_dumps(staged: Path, dest: Path) -> None:
+    """Replace each kind of dump this compile wrote; a resume past a dump's pass keeps the old one."""
+    for kind in EXECUTABLE_DUMPS:
+        new = staged / kind
+        if not new.is_dir() or not any(new.iterdir()):
+            continue
+        dest.mkdir(exist_ok=True)
+        old = dest / f".old-{kind}"
+        shutil.rmtree(old, ignore_errors=True)
+        if (dest / kind).exists():
+            os.replace(dest / kind, old)
+        os.replace(new, dest / kind)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def snapshot_name(phase: str) -> str:

@@ -80,6 +80,8 @@ class Manifest:
     from_phase: str = "start"
     edits: list[dict] = field(default_factory=list)
     params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
+    substitutions: list[dict] = field(default_factory=list)  # executable substitutions (core/substitution.py)
+    plain_build: dict | None = None  # the build without substitutions the numeric gate compares against
     version: int = MANIFEST_VERSION
 
     def to_json(self) -> str:
@@ -209,7 +211,7 @@ class Workspace:
             self.manifest.target = target
         return CompileJob(
             self.imported_path, self.root, target=self.manifest.target, on_progress=on_progress,
-            display_path=self.user_model_path,
+            display_path=self.user_model_path, extra_flags=self.substitution_flags(),
         )
 
     def resume_job(
@@ -224,8 +226,15 @@ class Workspace:
         if not snap.is_file():
             raise WorkspaceError(snap, f"no snapshot for phase {phase}; compile first")
         return CompileJob(
-            snap, self.root, target=self.manifest.target, from_phase=phase, on_progress=on_progress
+            snap, self.root, target=self.manifest.target, from_phase=phase, on_progress=on_progress,
+            extra_flags=self.substitution_flags(),
         )
+
+    def substitution_flags(self) -> list[str]:
+        """The --iree-hal-substitute-executable-* flags of every substitution switched on."""
+        from .substitution import active_flags
+
+        return active_flags(self)
 
     # -- drafts: edited text not compiled yet, kept across sessions ---------------
 
