@@ -9,7 +9,7 @@ import sys
 from .core.errors import StudioError
 
 # Each module has add_parser(subparsers) and run(args) -> exit code.
-COMMANDS = ("compile", "resume", "run", "dispatches", "npu")
+COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "executables", "substitute")
 
 
 def build_parser() -> argparse.ArgumentParser:

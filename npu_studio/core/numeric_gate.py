@@ -198,3 +198,15 @@ def _against_onnxruntime(ws, inputs, plain, sub, outputs) -> str:
         o.plain_vs_onnxruntime = float(np.abs(p.astype(np.float64) - r).max()) if r.size else 0.0
         o.substituted_vs_onnxruntime = float(np.abs(s.astype(np.float64) - r).max()) if r.size else 0.0
     return "compared"
+
+
+def gate_substitution(ws, name: str, kind: str, *, input_files: list[Path] | None = None,
+                      tolerance: float = DEFAULT_TOLERANCE, seed: int = 0, plain_folder: Path | None = None,
+                      ) -> GateReport:
+    """Compare the current build with the plain one and keep the verdict with the substitution."""
+    from .substitution import plain_build, record_verdict
+
+    folder = plain_folder or plain_build(ws)
+    report = compare_builds(ws, folder / "module.vmfb", input_files=input_files, tolerance=tolerance, seed=seed)
+    record_verdict(ws, name, kind, report.verdict())
+    return report

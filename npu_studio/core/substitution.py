@@ -90,8 +90,35 @@ def update(ws, sub: Substitution) -> None:
     _store(ws, [*subs, sub])
 
 
+def compiler_copy(ws, rel: str) -> Path:
+    """The file the compiler reads for a substituted text: its `loc(...)`s blanked.
+
+    IREE's dumps carry a `loc(...)` (ONNX node names) on every op, and the
+    compiler reports errors at those, not at a line of the file. Blanked to
+    spaces, every op gets its own position, which is the same line and
+    column in the user's text.
+    """
+    return ws.root / FOLDER / "compiler" / Path(rel).name
+
+
+def _write_compiler_copy(ws, rel: str, text: str) -> Path:
+    from .mlir_text import blank_locations
+
+    path = compiler_copy(ws, rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(blank_locations(text, drop_resources=False))
+    return path
+
+
 def active_flags(ws, subs: list[Substitution] | None = None) -> list[str]:
-    return [f"{FLAGS[s.kind]}={s.name}={ws.root / s.file}" for s in (load(ws) if subs is None else subs) if s.applied]
+    flags = []
+    for s in load(ws) if subs is None else subs:
+        if s.applied:
+            copy = compiler_copy(ws, s.file)
+            if not copy.is_file():  # a workspace written before copies existed, or a lost copy
+                _write_compiler_copy(ws, s.file, (ws.root / s.file).read_text())
+            flags.append(f"{FLAGS[s.kind]}={s.name}={copy}")
+    return flags
 
 
 # -- checking a text before any build ---------------------------------------
@@ -103,14 +130,17 @@ def check_text(text: str, name: str, kind: str, path: Path) -> None:
     Raises SubstitutionError at the offending line and column.
     """
     from .executables import executable_names
-    from .mlir_text import SnapshotParseError, parse_module
+    from .mlir_text import SnapshotParseError, blank_locations, parse_module
 
     if kind not in KINDS:
         raise SubstitutionError(path, f"unknown substitution kind {kind!r}; expected source or configuration")
-    try:
-        parse_module(text, path)
-    except SnapshotParseError as e:
-        raise SubstitutionError(path, e.message, line=e.line or None, col=e.col or None) from None
+    # Without its locs first, so a verifier error has a line and column;
+    # then as typed, which also checks the locs themselves.
+    for variant in (blank_locations(text, drop_resources=False), text):
+        try:
+            parse_module(variant, path)
+        except SnapshotParseError as e:
+            raise SubstitutionError(path, e.message, line=e.line or None, col=e.col or None) from None
     names = executable_names(text)
     if not names:
         raise SubstitutionError(path, f"defines no hal.executable; expected @{name}", line=1, col=1)
@@ -191,11 +221,12 @@ class Rebuild:
         built = self.ws.root / cand.file
         draft = draft_path(self.ws, cand.name, cand.kind)
         if exc is not None:
-            reason, line, col = _error_in(exc.log, built)
+            reason, line, col = _error_in(exc.log, compiler_copy(self.ws, cand.file))
             log = exc.log
         else:
             reason, line, col = f"iree-compile did not substitute @{cand.name}", None, None
         built.unlink(missing_ok=True)
+        compiler_copy(self.ws, cand.file).unlink(missing_ok=True)
         previous = find(self.ws, cand.name, cand.kind)
         record = previous or Substitution(cand.name, cand.kind, enabled=False)
         record.draft = str(draft.relative_to(self.ws.root))
@@ -209,13 +240,13 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
 
     The text is saved as a draft first, so it is kept whatever happens next.
     """
+    if name not in known_names(ws):
+        raise SubstitutionError(ws.root, f"no executable @{name} in this build (see `npu-studio executables`)")
     draft = draft_path(ws, name, kind)
     draft.parent.mkdir(parents=True, exist_ok=True)
     draft.write_text(text)
     try:
         check_text(text, name, kind, draft)
-        if name not in known_names(ws):
-            raise SubstitutionError(draft, f"no executable @{name} in this build (see `npu-studio executables`)")
     except SubstitutionError as exc:
         record = find(ws, name, kind) or Substitution(name, kind, enabled=False)
         record.draft = str(draft.relative_to(ws.root))
@@ -225,6 +256,7 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
     version = 1 + sum(1 for _ in (ws.root / FOLDER).glob(f"{_glob_escape(name)}.{kind}.*.mlir"))
     built = ws.root / FOLDER / f"{name}.{kind}.{version}.mlir"
     built.write_text(text)
+    _write_compiler_copy(ws, str(built.relative_to(ws.root)), text)
     cand = Substitution(name, kind, file=str(built.relative_to(ws.root)))
     subs = [s for s in load(ws) if (s.name, s.kind) != (name, kind)] + [cand]
     return Rebuild(ws, subs, kind, candidate=cand, on_progress=on_progress)
