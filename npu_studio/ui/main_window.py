@@ -14,6 +14,7 @@ from ..core.phases import SNAPSHOT_PHASES
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
 from .dispatch_table import DispatchTable, detail_text
+from .executables_view import ExecutablesPanel
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
@@ -61,6 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_actions()
         self.npu = NpuPanel(self, self.settings)
         self.npu.sig_finished.connect(self._on_npu_finished)
+        self.executables = ExecutablesPanel(self)
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------
