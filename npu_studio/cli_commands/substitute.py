@@ -62,6 +62,11 @@ def run(args) -> int:
         raise StudioError(None, "--executable needs --source FILE or --configuration FILE")
     kind = subs.SOURCE if args.source else subs.CONFIGURATION
     path: Path = args.source or args.configuration
+    if args.input:  # a wrong input file is reported before the rebuild, not after it
+        from ..core.numeric_gate import load_inputs
+        from ..core.runner import pick_function
+
+        load_inputs(args.input, pick_function(ws.snapshot_path("input")))
     try:
         text = path.read_text()
     except OSError as exc:

@@ -52,15 +52,20 @@ def test_substituting_an_executable_of_a_parameterized_model(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith(f"npu-studio: error: {typo}:2:")
 
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "wrong.npy", x[:, :2])
+    assert main(["substitute", str(ws.root), "--executable", info["name"], "--source", info["source"],
+                 "--input", str(tmp_path / "wrong.npy")]) == 2
+    assert capsys.readouterr().err.startswith(f"npu-studio: error: {tmp_path / 'wrong.npy'}: holds float32[1, 2, 16, 16]")
     rc = main(["substitute", str(ws.root), "--executable", info["name"], "--source", info["source"],
-               "--repetitions", "0", "--json"])
+               "--input", str(tmp_path / "x.npy"), "--repetitions", "0", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0
     comparison = out["comparison"]
     assert comparison["bit_identical"] and comparison["passed"]
     # both builds read the weights from the archive and agree with onnxruntime
-    x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
+    assert comparison["inputs"] == "x.npy"
     assert main(["run", str(ws.root), "--input", str(tmp_path / "x.npy"), "--output-dir", str(tmp_path / "o")]) == 0
     capsys.readouterr()
     [ref] = run_onnxruntime(model, [x])
