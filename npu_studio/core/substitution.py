@@ -159,12 +159,21 @@ def draft_path(ws, name: str, kind: str) -> Path:
     return ws.root / FOLDER / "drafts" / f"{name}.{kind}.mlir"
 
 
+def keep_draft(ws, name: str, kind: str, text: str) -> Path:
+    """Keep an edit that has not been substituted yet (the editor calls this when it lets go of it)."""
+    path = draft_path(ws, name, kind)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def current_text(ws, name: str, kind: str) -> str:
     """What the editor shows: the unbuilt draft, else the substituted text, else IREE's dump."""
     sub = find(ws, name, kind)
-    for rel in (sub.draft, sub.file) if sub else ():
-        if rel and (ws.root / rel).is_file():
-            return (ws.root / rel).read_text()
+    draft = draft_path(ws, name, kind)
+    for path in (draft, ws.root / sub.file if sub and sub.file else None):
+        if path is not None and path.is_file():
+            return path.read_text()
     from .executables import find_executable
 
     info = find_executable(ws, name)
@@ -242,9 +251,7 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
     """
     if name not in known_names(ws):
         raise SubstitutionError(ws.root, f"no executable @{name} in this build (see `npu-studio executables`)")
-    draft = draft_path(ws, name, kind)
-    draft.parent.mkdir(parents=True, exist_ok=True)
-    draft.write_text(text)
+    draft = keep_draft(ws, name, kind, text)
     try:
         check_text(text, name, kind, draft)
     except SubstitutionError as exc:

@@ -68,6 +68,7 @@ class ExecutablesPanel(QtCore.QObject):
         self._worker: Worker | None = None
         self._rebuild = None
         self._ok = False
+        self._loaded: tuple | None = None  # (workspace, name, kind, text) the editor was given
         self._build_widgets()
         window.sig_index_finished.connect(self.refresh)
         table = window.dispatch_table
@@ -145,6 +146,10 @@ class ExecutablesPanel(QtCore.QObject):
         """Reload the list for the window's workspace; the editor keeps what is typed in it."""
         ws = self.window.workspace
         current = self.current_name()
+        if self._loaded is not None and (ws is None or ws.root != self._loaded[0].root):
+            self.stash_edit()  # another workspace: its edit stays with its own
+            self._loaded, current = None, None
+            self.editor.set_text("", "")
         try:
             self.infos = list_executables(ws) if ws is not None else []
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
@@ -196,17 +201,31 @@ class ExecutablesPanel(QtCore.QObject):
             self._load_selected()
         return True
 
+    def stash_edit(self) -> None:
+        """Keep the editor's text as a draft when it differs from what was loaded: never lose an edit."""
+        if self._loaded is None:
+            return
+        ws, name, kind, text = self._loaded
+        if self.editor.text() == text:
+            return
+        try:
+            subs.keep_draft(ws, name, kind, self.editor.text())
+        except OSError as exc:
+            self.window.show_error(f"{ws.root}: cannot keep the edit of @{name}: {exc.strerror or exc}")
+
     def _load_selected(self) -> None:
         name, ws = self.current_name(), self.window.workspace
         self._update_buttons()
         if name is None or ws is None:
             return
+        self.stash_edit()
         try:
             text = subs.current_text(ws, name, self.editor.kind())
         except (OSError, StudioError) as exc:
             self.editor.show_error(str(exc))
             return
         self.editor.set_text(name, text)
+        self._loaded = (ws, name, self.editor.kind(), text)
         sub = subs.find(ws, name, self.editor.kind())
         if sub is not None and sub.error:
             line, col, _reason = _split_error(sub.error)
@@ -227,6 +246,7 @@ class ExecutablesPanel(QtCore.QObject):
             self.refresh()
             return
         tolerance, timed = self.tolerance.value(), self.time_check.isChecked()
+        self._loaded = (ws, name, kind, text)  # what builds now is no longer an unsaved edit
 
         def work(report):
             rebuild.run()
@@ -344,9 +364,11 @@ class ExecutablesPanel(QtCore.QObject):
         self.remove_button.setEnabled(sub is not None and not busy)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self.window and event.type() == QtCore.QEvent.Type.Close and self._worker is not None:
-            self._worker.cancel()
-            self._worker.wait(10000)
+        if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
+            self.stash_edit()
+            if self._worker is not None:
+                self._worker.cancel()
+                self._worker.wait(10000)
         return False
 
 

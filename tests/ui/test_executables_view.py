@@ -80,6 +80,12 @@ def test_substitute_from_the_dispatch_table_and_read_the_verdict(window, qtbot, 
 
     # bias add -> sub, substitute, read the verdict
     _replace_in_editor(editor.view, "arith.addf %in, %in_1", "arith.subf %in, %in_1", last=True)
+    edited = editor.text()
+    # a look at the configuration and back: the edit is still there
+    editor.set_kind(subs.CONFIGURATION)
+    assert "lowering_config" in editor.text()
+    editor.set_kind(subs.SOURCE)
+    assert editor.text() == edited
     panel.time_check.setChecked(False)
     with qtbot.waitSignal(panel.sig_finished, timeout=180_000) as done:
         qtbot.mouseClick(panel.substitute_button, QtCore.Qt.MouseButton.LeftButton)
