@@ -77,3 +77,25 @@ def test_substituting_an_executable_of_a_parameterized_model(tmp_path, capsys):
     [listed] = json.loads(capsys.readouterr().out)
     assert (listed["name"], listed["kind"], listed["enabled"]) == (info["name"], "source", True)
     assert listed["verdict"]["bit_identical"] is True
+
+
+def test_a_dynamic_shape_executable_is_reported_as_not_timeable_alone(tmp_path):
+    """IREE writes no standalone benchmark for a dispatch with a dynamic dim: the timing says so."""
+    from npu_studio.core import substitution as subs
+    from npu_studio.core.executables import list_executables
+    from npu_studio.core.kernel_timing import time_substitution
+
+    w = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["out"], name="mm")], "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 4])], [numpy_helper.from_array(w, "W")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "dyn.onnx")
+    ws = compile_model(tmp_path / "dyn.onnx", tmp_path / "ws")
+    [info] = list_executables(ws)
+    assert info.benchmark is None and "?x4x8" in info.ops
+    subs.substitute(ws, info.name, subs.SOURCE, info.source.read_text()).run()
+    timing = time_substitution(ws, info.name, subs.plain_build(ws), whole_model=False)
+    assert timing.plain is None and timing.substituted is None
+    assert "cannot be benchmarked on its own" in timing.note and "dynamic shapes" in timing.note
+    assert timing.note in timing.format()
