@@ -35,8 +35,9 @@ def add_parser(sub) -> None:
     text.add_argument("--source", type=Path, metavar="FILE", help="edited executable source (.mlir)")
     text.add_argument("--configuration", type=Path, metavar="FILE", help="edited configured executable (.mlir)")
     p.add_argument("--kind", choices=subs.KINDS, help="with --remove/--off/--on: which substitution of NAME")
-    p.add_argument("--input", action="append", type=Path, default=[], help=".npy input, once per argument")
-    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+    p.add_argument("--input", action="append", type=Path, default=[], metavar="X.NPY",
+                   help=".npy input, once per argument")
+    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
                    help=f"an element fails when |diff| > T * max(1, |plain|) (default {DEFAULT_TOLERANCE:g})")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--repetitions", type=int, default=5, help="timing repetitions (0: no timing)")
