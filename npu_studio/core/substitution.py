@@ -201,8 +201,8 @@ class Rebuild:
             raise StudioError(ws.root, f"no {phase} snapshot to rebuild from; compile first")
         if rec.state == "stale":
             raise StudioError(snap, f"the {phase} snapshot is out of date after an edit; resume first")
-        self.job = CompileJob(snap, ws.root, target=ws.manifest.target, from_phase=phase,
-                              on_progress=on_progress, extra_flags=active_flags(ws, subs))
+        options = ws.compile_options(from_phase=phase, extra_flags=tuple(active_flags(ws, subs)))
+        self.job = CompileJob(snap, ws.root, options, on_progress=on_progress)
 
     def cancel(self) -> None:
         self.job.cancel()
@@ -364,7 +364,7 @@ def plain_build(ws, *, on_progress: ProgressCallback | None = None,
         return plain_folder(ws)
     folder = plain_folder(ws)
     shutil.rmtree(folder, ignore_errors=True)
-    job = CompileJob(ws.snapshot_path("stream"), folder, target=ws.manifest.target, from_phase="stream",
+    job = CompileJob(ws.snapshot_path("stream"), folder, ws.compile_options(from_phase="stream", extra_flags=()),
                      on_progress=on_progress)
     if started is not None:
         started(job)

@@ -17,6 +17,7 @@ import pytest
 from onnx import numpy_helper
 
 from npu_studio.core import substitution as subs
+from npu_studio.core.compile_options import CompileOptions
 from npu_studio.core.compiler import build_command
 from npu_studio.core.executables import list_executables
 from npu_studio.core.kernel_timing import time_substitution
@@ -165,8 +166,8 @@ def test_rebuild_phases_are_the_latest_that_still_apply_the_substitution(example
     [info] = list_executables(ws)
     for kind, text_path in ((subs.SOURCE, info.source), (subs.CONFIGURATION, info.configuration)):
         later = PHASES[PHASES.index(subs.REBUILD_FROM[kind]) + 1]
-        cmd = build_command(ws.snapshot_path(later), tmp_path / kind, tmp_path / f"{kind}.vmfb",
-                            from_phase=later, extra_flags=[f"{subs.FLAGS[kind]}={info.name}={text_path}"])
+        options = CompileOptions(from_phase=later, extra_flags=(f"{subs.FLAGS[kind]}={info.name}={text_path}",))
+        cmd = build_command(ws.snapshot_path(later), tmp_path / kind, tmp_path / f"{kind}.vmfb", options)
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         assert "substituted" not in proc.stderr
 
