@@ -8,7 +8,8 @@ distance in units in the last place, how many elements lie outside the
 tolerance and the worst elements; for ONNX models both builds are also
 compared with onnxruntime, when it is installed.
 
-An element is outside tolerance T when |substituted - plain| > T * max(1, |plain|):
+The relative error is taken over the elements whose plain value is not
+zero. An element is outside tolerance T when |substituted - plain| > T * max(1, |plain|):
 an absolute bound for small values, a relative one for large values.
 The gate passes when no element of any output is outside.
 """
