@@ -14,6 +14,7 @@ without them), and the spread of the kernel and whole-model timings
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -81,6 +82,7 @@ def main() -> None:
         timing = time_substitution(ws, name, plain, inputs=random_inputs(sig), function=sig.name,
                                    repetitions=args.repetitions)
 
+    load = os.getloadavg()[0]
     med = statistics.median
     ratio = med(rebuild) / med(full)
     dump_ratio = med(with_dumps) / med(without_dumps)
@@ -116,7 +118,8 @@ Timing repeatability, {args.repetitions} repetitions each (spread = (max - min) 
 {row("whole model, substituted build", timing.model_substituted)}
 
 Kernel ratio substituted / plain for the identical kernel: {timing.ratio:.2f}; whole model {timing.model_ratio:.2f}.
-On this shared 2-core machine a ratio inside the spread means "no measurable change".
+On this shared 2-core machine a ratio inside the spread means "no measurable change";
+the load average was {load:.0f} at the end of this run, which is what the spreads show.
 """
     print(body)
     write_section("substitution-rebuild", body)

@@ -84,8 +84,12 @@ def op_summary(rec) -> str:
     return text + (" + " + ", ".join(shown) if shown else "")
 
 
-def list_executables(ws) -> list[ExecutableInfo]:
-    """Every dumped executable of workspace `ws`, in dispatch order."""
+def list_executables(ws, flow_index=None) -> list[ExecutableInfo]:
+    """Every dumped executable of workspace `ws`, in dispatch order.
+
+    `flow_index` is the workspace's linked flow-phase PhaseIndex when the
+    caller has one (the app does); otherwise it is built here.
+    """
     folder = ws.root / EXECUTABLES_DIR
     sources = _by_symbol(folder / "sources")
     if not sources:
@@ -96,7 +100,7 @@ def list_executables(ws) -> list[ExecutableInfo]:
         name: ExecutableInfo(name, path, configs.get(name), benches.get(name))
         for name, path in sources.items()
     }
-    for rec in _dispatch_records(ws):
+    for rec in flow_index.dispatches if flow_index is not None else _dispatch_records(ws):
         info = infos.get(rec.executable)
         if info is None:
             continue

@@ -151,7 +151,8 @@ class ExecutablesPanel(QtCore.QObject):
             self._loaded, current = None, None
             self.editor.set_text("", "")
         try:
-            self.infos = list_executables(ws) if ws is not None else []
+            # the window's linked flow index, when it has one: no second parse on the GUI thread
+            self.infos = list_executables(ws, self.window.indexes.get("flow")) if ws is not None else []
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
             self.infos = []
         records = subs.load(ws) if ws is not None else []
