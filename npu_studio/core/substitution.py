@@ -21,6 +21,7 @@ still takes effect (REBUILD_FROM), not from the imported model.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import re
 import shutil
@@ -260,7 +261,7 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
         record.error = f"{exc.line}:{exc.col}: {exc.reason}" if exc.line else exc.reason
         update(ws, record)
         raise
-    version = 1 + sum(1 for _ in (ws.root / FOLDER).glob(f"{_glob_escape(name)}.{kind}.*.mlir"))
+    version = 1 + sum(1 for _ in (ws.root / FOLDER).glob(f"{glob.escape(name)}.{kind}.*.mlir"))
     built = ws.root / FOLDER / f"{name}.{kind}.{version}.mlir"
     built.write_text(text)
     _write_compiler_copy(ws, str(built.relative_to(ws.root)), text)
@@ -306,12 +307,6 @@ def _error_in(stderr: str, path: Path) -> tuple[str, int | None, int | None]:
 
 def _was_applied(stderr: str, name: str) -> bool:
     return any(_APPLIED_NOTE in ln and f"`{name}`" in ln for ln in stderr.splitlines())
-
-
-def _glob_escape(name: str) -> str:
-    import glob
-
-    return glob.escape(name)
 
 
 # -- the plain build the numeric gate compares against -----------------------------

@@ -100,6 +100,8 @@ class ExecutablesPanel(QtCore.QObject):
         self.toggle_button.clicked.connect(self.toggle)
         self.remove_button = QtWidgets.QPushButton("Remove")
         self.remove_button.clicked.connect(self.remove)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
         self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
@@ -107,7 +109,7 @@ class ExecutablesPanel(QtCore.QObject):
         self.time_check.setChecked(True)
         buttons = QtWidgets.QHBoxLayout()
         for w in (self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.time_check,
-                  self.toggle_button, self.remove_button):
+                  self.toggle_button, self.remove_button, self.cancel_button):
             buttons.addWidget(w)
         buttons.addStretch(1)
 
@@ -308,6 +310,11 @@ class ExecutablesPanel(QtCore.QObject):
     def is_busy(self) -> bool:
         return self._worker is not None
 
+    def cancel(self) -> None:
+        """Stop the rebuild (the previous build stays); a comparison or timing under way finishes."""
+        if self._worker is not None:
+            self._worker.cancel()
+
     def _on_done(self, result) -> None:
         gate, timing = result
         if gate is not None:
@@ -363,6 +370,7 @@ class ExecutablesPanel(QtCore.QObject):
         self.toggle_button.setEnabled(sub is not None and sub.file is not None and not busy)
         self.toggle_button.setText("Switch off" if sub is None or sub.enabled else "Switch on")
         self.remove_button.setEnabled(sub is not None and not busy)
+        self.cancel_button.setEnabled(busy)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
