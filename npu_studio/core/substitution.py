@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import json
+import os
 import re
 import shutil
 from dataclasses import asdict, dataclass
@@ -377,3 +379,32 @@ def record_verdict(ws, name: str, kind: str, verdict: dict) -> None:
         sub.verdict = verdict
         update(ws, sub)
 
+
+
+# -- re-importing a model over its workspace keeps the user's substitutions ----------
+
+
+def set_aside(root: Path) -> tuple[Path, list[dict]] | None:
+    """Before workspace `root` is replaced: move its substitutions next to it, with their records."""
+    folder = Path(root) / FOLDER
+    if not folder.is_dir():
+        return None
+    manifest = Path(root) / "manifest.json"
+    try:
+        records = json.loads(manifest.read_text()).get("substitutions", []) if manifest.is_file() else []
+    except ValueError:
+        records = []
+    kept = folder.parent.parent / f".{folder.parent.name}.{FOLDER}"
+    shutil.rmtree(kept, ignore_errors=True)
+    os.replace(folder, kept)
+    shutil.rmtree(kept / PLAIN, ignore_errors=True)  # a build of the old import
+    return kept, records
+
+
+def bring_back(ws, aside: tuple[Path, list[dict]] | None) -> None:
+    """Into the new workspace; their verdicts were about the old build and are dropped."""
+    if aside is None:
+        return
+    kept, records = aside
+    os.replace(kept, ws.root / FOLDER)
+    ws.manifest.substitutions = [{**r, "verdict": None} for r in records]

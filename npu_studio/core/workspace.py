@@ -115,9 +115,13 @@ class Workspace:
         """
         model = Path(model)
         root = Path(root) if root is not None else default_workspace_for(model)
+        aside = None
         if root.exists():
             if not (root / MANIFEST).is_file() and any(root.iterdir()):
                 raise WorkspaceError(root, "folder exists and is not an NPU Studio workspace; refusing to overwrite it")
+            from .substitution import set_aside
+
+            aside = set_aside(root)  # the user's substitutions survive a re-import
             shutil.rmtree(root)
         (root / "source").mkdir(parents=True)
         t0 = time.perf_counter()
@@ -133,6 +137,10 @@ class Workspace:
             params=archive_record(root, params, result.parameters),
         )
         ws = cls(root, manifest)
+        if aside is not None:
+            from .substitution import bring_back
+
+            bring_back(ws, aside)
         ws.save()
         return ws
 

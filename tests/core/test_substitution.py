@@ -191,3 +191,16 @@ def test_name_checks_before_any_build(fresh_example):
         subs.substitute(ws, info.name, subs.SOURCE, other)
     assert (e.value.line, e.value.col) == (line, col)
     assert ws.manifest.command == Workspace.open(ws.root).manifest.command  # nothing compiled
+
+
+def test_reimporting_the_model_keeps_its_substitutions(fresh_example):
+    ws = fresh_example
+    [info] = list_executables(ws)
+    typo = info.source.read_text().replace("arith.mulf %in, %in_1", "arith.mulf %in %in_1", 1)
+    with pytest.raises(subs.SubstitutionError):
+        subs.substitute(ws, info.name, subs.SOURCE, typo)
+    again = Workspace.create(EXAMPLE, ws.root)  # what opening the model file again does
+    [sub] = subs.load(again)
+    assert (sub.name, sub.kind) == (info.name, subs.SOURCE)
+    assert subs.draft_path(again, info.name, subs.SOURCE).read_text() == typo
+    assert not any(p.name.startswith(".") for p in ws.root.parent.iterdir())  # nothing left beside it
