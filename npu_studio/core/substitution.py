@@ -247,10 +247,10 @@ class Rebuild:
         raise SubstitutionError(draft, reason, line=line, col=col, log=log)
 
 
-def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCallback | None = None) -> Rebuild:
-    """Check `text` and prepare the rebuild that substitutes it for executable @name.
+def check(ws, name: str, kind: str, text: str) -> None:
+    """Keep `text` as a draft, then parse it and check its executable name.
 
-    The text is saved as a draft first, so it is kept whatever happens next.
+    A rejected text is recorded with its error (line:col) in the manifest.
     """
     if name not in known_names(ws):
         raise SubstitutionError(ws.root, f"no executable @{name} in this build (see `npu-studio executables`)")
@@ -263,6 +263,14 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
         record.error = f"{exc.line}:{exc.col}: {exc.reason}" if exc.line else exc.reason
         update(ws, record)
         raise
+
+
+def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCallback | None = None) -> Rebuild:
+    """Check `text` (see `check`) and prepare the rebuild that substitutes it for executable @name.
+
+    The text is saved as a draft first, so it is kept whatever happens next.
+    """
+    check(ws, name, kind, text)
     version = 1 + sum(1 for _ in (ws.root / FOLDER).glob(f"{glob.escape(name)}.{kind}.*.mlir"))
     built = ws.root / FOLDER / f"{name}.{kind}.{version}.mlir"
     built.write_text(text)

@@ -15,8 +15,8 @@ from ..core import substitution as subs
 from ..core.errors import StudioError
 from ..core.executables import ExecutableInfo, list_executables
 from ..core.numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution
+from ..core.workspace import Workspace
 from .executable_editor import ExecutableEditor
-from .workers import Worker
 
 COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict")
 RESULT_COLUMNS = ("output", "result", "max abs", "max rel", "max ULP", "outside tol.", "worst element",
@@ -65,8 +65,7 @@ class ExecutablesPanel(QtCore.QObject):
         self.window = window
         self.infos: list[ExecutableInfo] = []
         self.report: GateReport | None = None
-        self._worker: Worker | None = None
-        self._rebuild = None
+        self._running = False
         self._ok = False
         self._loaded: tuple | None = None  # (workspace, name, kind, text) the editor was given
         self._build_widgets()
@@ -138,8 +137,8 @@ class ExecutablesPanel(QtCore.QObject):
         self.dock = QtWidgets.QDockWidget("Executables", self.window)
         self.dock.setObjectName("executablesDock")
         self.dock.setWidget(splitter)
-        self.window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        self.dock.hide()  # shown when an executable is opened
+        # hidden until an executable is opened (View menu, or a dispatch's "Open executable")
+        self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
         self._update_buttons()
 
     # -- list ------------------------------------------------------------------------
@@ -234,16 +233,16 @@ class ExecutablesPanel(QtCore.QObject):
             line, col, _reason = _split_error(sub.error)
             self.editor.show_error(f"did not build: {sub.error}", line, col)
 
-    # -- actions ---------------------------------------------------------------------
+    # -- actions: each runs as a "compile" job of the window's job manager, on its own workspace --
 
     def substitute(self) -> None:
         ws, name = self.window.workspace, self.current_name()
-        if ws is None or name is None or self.is_busy():
+        if ws is None or name is None or self.is_busy() or self.window.is_busy():
             return
-        kind, text = self.editor.kind(), self.editor.text()
+        kind, text, root = self.editor.kind(), self.editor.text(), ws.root
         self.editor.clear_error()
         try:  # parsed and checked here, at once: a typo never starts a build
-            rebuild = subs.substitute(ws, name, kind, text)
+            subs.check(ws, name, kind, text)
         except StudioError as exc:
             self.editor.show_error(str(exc), getattr(exc, "line", None), getattr(exc, "col", None))
             self.refresh()
@@ -251,99 +250,93 @@ class ExecutablesPanel(QtCore.QObject):
         tolerance, timed = self.tolerance.value(), self.time_check.isChecked()
         self._loaded = (ws, name, kind, text)  # what builds now is no longer an unsaved edit
 
-        def work(report):
+        def work(report, token):
+            own = Workspace.open(root)
+            rebuild = subs.substitute(own, name, kind, text)
+            token.attach(rebuild.cancel)
             rebuild.run()
-            plain = subs.plain_build(ws)
-            gate = gate_substitution(ws, name, kind, tolerance=tolerance, plain_folder=plain)
+            plain = subs.plain_build(own, started=lambda job: token.attach(job.cancel))
+            gate = gate_substitution(own, name, kind, tolerance=tolerance, plain_folder=plain)
             timing = None
             if timed:
                 from ..core.kernel_timing import time_substitution
 
-                timing = time_substitution(ws, name, plain, whole_model=False, repetitions=3)
+                timing = time_substitution(own, name, plain, whole_model=False, repetitions=3)
             return gate, timing
 
-        self._start(rebuild, work, f"Substituting @{name}")
+        self._start(work, f"Substituting @{name}")
 
     def toggle(self) -> None:
         ws, name = self.window.workspace, self.current_name()
         sub = subs.find(ws, name, self.editor.kind()) if ws and name else None
         if sub is None or sub.file is None or self.is_busy():
             return
-        self._start_plain(lambda: subs.set_enabled(ws, name, sub.kind, not sub.enabled),
-                          f"{'Switching off' if sub.enabled else 'Switching on'} @{name}")
+        kind, enabled = sub.kind, not sub.enabled
+        self._start_rebuild(lambda own: subs.set_enabled(own, name, kind, enabled),
+                            f"{'Switching on' if enabled else 'Switching off'} @{name}")
 
     def remove(self) -> None:
         ws, name = self.window.workspace, self.current_name()
         if ws is None or name is None or self.is_busy() or not any(s.name == name for s in subs.load(ws)):
             return
-        self._start_plain(lambda: subs.remove(ws, name, self.editor.kind()), f"Removing @{name}")
+        kind = self.editor.kind()
+        self._start_rebuild(lambda own: subs.remove(own, name, kind), f"Removing @{name}")
 
-    def _start_plain(self, make_rebuild, message: str) -> None:
-        try:
-            rebuild = make_rebuild()
-        except StudioError as exc:
-            self.window.show_error(str(exc))
-            return
-        if rebuild is None:  # nothing was applied: no build needed
-            self._after_build()
-            self.sig_finished.emit(True)
-            return
-        def work(report):
-            rebuild.run()
+    def _start_rebuild(self, make_rebuild, message: str) -> None:
+        root = self.window.workspace.root
+
+        def work(report, token):
+            rebuild = make_rebuild(Workspace.open(root))
+            if rebuild is not None:  # None: nothing was applied, nothing to build
+                token.attach(rebuild.cancel)
+                rebuild.run()
             return None, None
 
-        self._start(rebuild, work, message)
+        self._start(work, message)
 
-    def _start(self, rebuild, work, message: str) -> None:
+    def _start(self, work, message: str) -> None:
         if self.window.is_busy():
             self.window.show_error("busy with a compile; wait for it or cancel it first")
             return
-        self._rebuild = rebuild
+        self._running, self._ok = True, False
         self.window.status_label.setText(message)
-        self._worker = Worker(work, cancel=rebuild.cancel, parent=self)
-        self._worker.sig_done.connect(self._on_done)
-        self._worker.sig_failed.connect(self._on_failed)
-        self._worker.finished.connect(self._on_worker_finished)
+        self.window.jobs.start("compile", work, on_done=self._on_done, on_failed=self._on_failed,
+                               on_finished=self._on_finished)
         self._update_buttons()
-        self._worker.start()
 
     def is_busy(self) -> bool:
-        return self._worker is not None
+        return self._running
 
     def cancel(self) -> None:
         """Stop the rebuild (the previous build stays); a comparison or timing under way finishes."""
-        if self._worker is not None:
-            self._worker.cancel()
+        if self._running:
+            self.window.jobs.cancel("compile")
 
-    def _on_done(self, result) -> None:
+    def _on_done(self, result, _generation) -> None:
         gate, timing = result
         if gate is not None:
             self.show_report(gate, timing)
         self.window.status_label.setText("Substituted" if gate is not None else "Rebuilt")
-        self._after_build()
         self._ok = True
 
-    def _on_failed(self, exc: Exception, tb: str) -> None:
+    def _on_failed(self, exc: Exception, tb: str, _generation) -> None:
         message = str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}"
         self.editor.show_error(message, getattr(exc, "line", None), getattr(exc, "col", None))
         log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
         if log:
             self.window.log.append_text(log, error=True)
         self.window.status_label.setText("Substitution failed")
-        self.refresh()
-        self._ok = False
 
-    def _on_worker_finished(self) -> None:
-        self._worker = self._rebuild = None
+    def _on_finished(self, _generation) -> None:
+        self._running = False
+        ws = self.window.workspace
+        if ws is not None:
+            # The job wrote the workspace: the window takes it up again (snapshots after the
+            # rebuild phase, the build, the substitutions and their verdicts).
+            self.window.studio.open_workspace(ws.root)
+        self.refresh()
         self._update_buttons()
         self.sig_finished.emit(self._ok)
-
-    def _after_build(self) -> None:
-        # The snapshots after the rebuild phase changed: the window reloads the workspace.
-        ws = self.window.workspace
-        if ws is not None and not self.window.is_busy():
-            self.window.open_path(ws.root)
-        self.refresh()
 
     def show_report(self, report: GateReport, timing=None) -> None:
         self.report = report
@@ -374,10 +367,7 @@ class ExecutablesPanel(QtCore.QObject):
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802
         if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
-            self.stash_edit()
-            if self._worker is not None:
-                self._worker.cancel()
-                self._worker.wait(10000)
+            self.stash_edit()  # the window's job manager stops a running rebuild
         return False
 
 

@@ -27,11 +27,7 @@ def window(qtbot, tmp_path):
     w.show()
     qtbot.waitExposed(w)
     yield w
-    w.cancel()
-    for worker in (w._worker, w._index_worker, w.executables._worker):
-        if worker is not None:
-            worker.wait(30000)
-    w.npu.wait()
+    w.jobs.stop_all()
 
 
 def _replace_in_editor(view, old: str, new: str, last: bool = False) -> None:
