@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from npu_studio.core import substitution as subs
 from npu_studio.core.executables import list_executables
 from npu_studio.core.numeric_gate import gate_substitution
-from npu_studio.core.workspace import compile_model
+from npu_studio.core.workspace import Workspace
 
-from ..conftest import light_zoo_dir
+from ..zoo_cache import zoo_workspace
 
 
 @pytest.mark.slow
 def test_unedited_conv_executable_of_resnet50_is_bit_identical(tmp_path):
-    ws = compile_model(light_zoo_dir() / "light_resnet50.onnx", tmp_path / "ws")
+    # the run's shared compile of resnet50 (other tests index it), copied: this test changes it
+    shutil.copytree(zoo_workspace("resnet50").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
     infos = list_executables(ws)
     conv = next(i for i in infos if i.ops.startswith("conv") and len(i.dispatches) == 1)
     assert conv.onnx_nodes  # tied to its ONNX node(s)
