@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .compiler import EXECUTABLES_DIR
+from .compiler import EXECUTABLE_DUMPS, EXECUTABLES_DIR
 from .errors import StudioError
 
 _EXECUTABLE_SYMBOL = re.compile(r"^\s*hal\.executable\s+(?:public\s+|private\s+)?@(\"[^\"]+\"|[\w$.\-]+)", re.M)
@@ -127,3 +127,24 @@ def _dispatch_records(ws):
     if "flow" not in phases:
         return []
     return index_workspace_phases(phases)["flow"].dispatches
+
+
+def stage_executable_dumps(publish, build_dir: Path, root: Path) -> None:
+    """Add a compile's executable dumps to a workspace publish (core/publish_journal.py).
+
+    A kind of dump the compile did not write (a resume that started past
+    its pass) keeps the workspace's old files; otherwise the new files
+    replace the old ones, and old files without a new namesake go.
+    """
+    for kind in EXECUTABLE_DUMPS:
+        new = Path(build_dir) / EXECUTABLES_DIR / kind
+        files = sorted(f for f in new.iterdir() if f.is_file()) if new.is_dir() else []
+        if not files:
+            continue
+        for f in files:
+            publish.move(f, f"{EXECUTABLES_DIR}/{kind}/{f.name}")
+        old = Path(root) / EXECUTABLES_DIR / kind
+        names = {f.name for f in files}
+        for f in sorted(old.iterdir()) if old.is_dir() else ():
+            if f.name not in names:
+                publish.delete(f"{EXECUTABLES_DIR}/{kind}/{f.name}")

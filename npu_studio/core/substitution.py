@@ -13,7 +13,7 @@ All switched-on substitutions are passed to every later compile and resume
 (Workspace.substitution_flags). Before a build the text is parsed and its
 executable name checked, so a typo is reported at its line and column
 without running the compiler; a build that fails anyway keeps the text as a
-draft and the previous build in place (CompileJob publishes only on success).
+draft and the previous build in place (the workspace job publishes only on success).
 
 A rebuild starts from the latest phase snapshot at which the substitution
 still takes effect (REBUILD_FROM), not from the imported model.
@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import json
-import os
 import re
 import shutil
 from dataclasses import asdict, dataclass
@@ -204,27 +202,30 @@ class Rebuild:
             raise StudioError(ws.root, f"no {phase} snapshot to rebuild from; compile first")
         if rec.state == "stale":
             raise StudioError(snap, f"the {phase} snapshot is out of date after an edit; resume first")
+        from .workspace_job import WorkspaceJob
+
         options = ws.compile_options(from_phase=phase, extra_flags=tuple(active_flags(ws, subs)))
-        self.job = CompileJob(snap, ws.root, options, on_progress=on_progress)
+        self.job = WorkspaceJob(ws, options, on_progress=on_progress)
 
     def cancel(self) -> None:
         self.job.cancel()
 
     def run(self) -> CompileResult:
         keep_plain_build(self.ws)
+        if self.candidate is not None:
+            self.candidate.draft = self.candidate.error = None
+        # Published with the build in one commit; a failed job reloads the manifest from disk.
+        self.ws.manifest.substitutions = [asdict(s) for s in self.subs]
         try:
             result = self.job.run()
         except CompileFailed as exc:
             if self.candidate is None:
                 raise
             self._failed(exc)
-        self.ws.finish(result)
-        if self.candidate is not None and not _was_applied(result.stderr, self.candidate.name):
-            self._failed(None, result.stderr)
         if self.candidate is not None:
-            self.candidate.draft = self.candidate.error = None
+            if not _was_applied(result.stderr, self.candidate.name):
+                self._failed(None, result.stderr)
             draft_path(self.ws, self.candidate.name, self.candidate.kind).unlink(missing_ok=True)
-        _store(self.ws, self.subs)
         return result
 
     def _failed(self, exc: CompileFailed | None, log: str = ""):
@@ -235,12 +236,13 @@ class Rebuild:
         if exc is not None:
             reason, line, col = _error_in(exc.log, compiler_copy(self.ws, cand.file))
             log = exc.log
-        else:
+            built.unlink(missing_ok=True)
+            compiler_copy(self.ws, cand.file).unlink(missing_ok=True)
+            record = find(self.ws, cand.name, cand.kind) or Substitution(cand.name, cand.kind, enabled=False)
+        else:  # built, but IREE matched no executable: keep the file, switch the record off
             reason, line, col = f"iree-compile did not substitute @{cand.name}", None, None
-        built.unlink(missing_ok=True)
-        compiler_copy(self.ws, cand.file).unlink(missing_ok=True)
-        previous = find(self.ws, cand.name, cand.kind)
-        record = previous or Substitution(cand.name, cand.kind, enabled=False)
+            record = find(self.ws, cand.name, cand.kind) or cand
+            record.enabled = False
         record.draft = str(draft.relative_to(self.ws.root))
         record.error = f"{line}:{col}: {reason}" if line else reason
         update(self.ws, record)
@@ -374,7 +376,9 @@ def plain_build(ws, *, on_progress: ProgressCallback | None = None,
     if started is not None:
         started(job)
     job.run()
-    shutil.rmtree(folder / "phases", ignore_errors=True)  # the workspace has its own snapshots
+    for scratch in ("phases", "dumps", "stderr.log"):  # the workspace has its own snapshots
+        path = folder / scratch
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     ws.manifest.plain_build = {"vmfb": str((folder / "module.vmfb").relative_to(ws.root)),
                                "stream_sha256": _stream_digest(ws)}
     ws.save()
@@ -388,31 +392,3 @@ def record_verdict(ws, name: str, kind: str, verdict: dict) -> None:
         update(ws, sub)
 
 
-
-# -- re-importing a model over its workspace keeps the user's substitutions ----------
-
-
-def set_aside(root: Path) -> tuple[Path, list[dict]] | None:
-    """Before workspace `root` is replaced: move its substitutions next to it, with their records."""
-    folder = Path(root) / FOLDER
-    if not folder.is_dir():
-        return None
-    manifest = Path(root) / "manifest.json"
-    try:
-        records = json.loads(manifest.read_text()).get("substitutions", []) if manifest.is_file() else []
-    except ValueError:
-        records = []
-    kept = folder.parent.parent / f".{folder.parent.name}.{FOLDER}"
-    shutil.rmtree(kept, ignore_errors=True)
-    os.replace(folder, kept)
-    shutil.rmtree(kept / PLAIN, ignore_errors=True)  # a build of the old import
-    return kept, records
-
-
-def bring_back(ws, aside: tuple[Path, list[dict]] | None) -> None:
-    """Into the new workspace; their verdicts were about the old build and are dropped."""
-    if aside is None:
-        return
-    kept, records = aside
-    os.replace(kept, ws.root / FOLDER)
-    ws.manifest.substitutions = [{**r, "verdict": None} for r in records]
