@@ -14,7 +14,6 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compile_options import TARGETS
 from ..core.ir_index import PhaseIndex
-from ..core.phases import SNAPSHOT_PHASES
 from ..core.session import NPU_PHASE, Session
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
@@ -22,22 +21,16 @@ from .dispatch_panel import DispatchPanel
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
-from .npu_panel import AFTER_PHASE, TABLE_PHASES, NpuPanel
+from .npu_panel import TABLE_PHASES, NpuPanel
 from .param_view import install_parameter_view
 from .recent import RecentFiles, dropped_path
 from .studio import Studio
 from .timeline import PhaseTimeline
+from .timeline_binding import TimelineBinding
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
 REGION_COLORS = ("#fff3c4", "#d9f2ff", "#e6ffd9", "#ffe0f0", "#ece0ff", "#ffe8d6")
-
-
-def phase_summary(index: PhaseIndex) -> str:
-    """Tooltip lines for a phase: executables, lines, the busiest dialects."""
-    counts = sorted(index.op_counts_by_dialect.items(), key=lambda kv: -kv[1])
-    ops = ", ".join(f"{dialect} {n}" for dialect, n in counts[:8])
-    return f"Executables: {index.num_executables}\nLines: {index.num_lines:,}\nOps: {ops}"
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -56,7 +49,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_widgets()
         self._build_actions()
         self.npu = NpuPanel(self.session, self.studio, self.settings, self)
-        self.timeline.insert_phase(NPU_PHASE, after=AFTER_PHASE)
+        self.timeline_binding = TimelineBinding(self.timeline, self.session, self.npu.timeline_info)
         self.menuBar().insertMenu(self.view_menu.menuAction(), self.npu.menu)
         self.addToolBar(self.npu.toolbar)
         self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
@@ -170,7 +163,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _wire(self) -> None:
         s, studio = self.session.events, self.studio
         s.workspace.connect(self._on_workspace)
-        s.phases.connect(self._refresh_timeline)
+        s.phases.connect(self._update_actions)
         s.indexes.connect(self._on_indexes)
         s.npu.connect(self._on_npu)
         s.selection.connect(self._show_selection)
@@ -329,33 +322,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ir_view.set_regions([])
         self.phase_label.setText(f"<b>{name}</b> — importing…" if ws is None and name else "")
         self.dispatch_panel.clear()
-        self.timeline.reset()
-        self.timeline.select(None)
-        self._refresh_timeline()
         if ws is not None and ws.snapshots():
             self.show_phase("flow" if "flow" in ws.snapshots() else next(iter(ws.snapshots())))
         self._update_actions()
 
-    def _refresh_timeline(self) -> None:
-        ws = self.workspace
-        for phase in SNAPSHOT_PHASES:
-            rec = ws.manifest.phases.get(phase) if ws is not None else None
-            index = self.indexes.get(phase)
-            self.timeline.set_phase_info(
-                phase, state=self.session.phase_state(phase),
-                seconds=rec.seconds if rec else None, size_bytes=rec.size_bytes if rec else None,
-                dispatches=index.num_dispatch_sites if index else None,
-                details=phase_summary(index) if index else None)
-        self.timeline.set_phase_info(NPU_PHASE, state=self.session.npu_state(), **self.npu.timeline_info())
-        self._update_actions()
-
     def _on_indexes(self) -> None:
-        self._refresh_timeline()
         if self.current_phase is not None:
             self._show_dispatches(self.current_phase)
 
     def _on_npu(self) -> None:
-        self._refresh_timeline()
         if self.current_phase == NPU_PHASE:
             self._show_npu_phase()
         elif self.current_phase in TABLE_PHASES:
