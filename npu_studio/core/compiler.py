@@ -30,7 +30,7 @@ from typing import Callable
 from . import toolchain
 from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
 from .errors import Cancelled, CompileFailed
-from .phases import PHASES, SNAPSHOT_PHASES, phases_after
+from .phases import PHASES, SNAPSHOT_PHASES
 
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
@@ -49,7 +49,7 @@ class PhaseTiming:
 @dataclass
 class CompileResult:
     phases: list[PhaseTiming]
-    vmfb: Path
+    vmfb: Path | None
     command: list[str]
     stderr: str
     total_seconds: float
@@ -124,7 +124,7 @@ class CompileJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.options.from_phase)
+        return self.options.phases()
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -192,7 +192,7 @@ class CompileJob:
         self._report_new_dumps(dump_dir, expected, seen, final=True)
         dumps = _dumps_by_phase(dump_dir)
         missing = [p for p in expected if p not in dumps]
-        if missing or not vmfb.is_file():
+        if missing or (self.options.builds_module and not vmfb.is_file()):
             raise CompileFailed(
                 self.display_path,
                 f"iree-compile exited 0 but wrote no snapshot for {', '.join(missing) or 'the vmfb'}",
@@ -222,8 +222,10 @@ class CompileJob:
     def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
         """Move the staged outputs into out_dir; only complete results get here."""
         published = self._publish_phases(timings)
-        vmfb = self.out_dir / "module.vmfb"
-        os.replace(staging / "module.vmfb", vmfb)
+        vmfb = None  # a compile that stops early (--compile-to) builds no module
+        if self.options.builds_module:
+            vmfb = self.out_dir / "module.vmfb"
+            os.replace(staging / "module.vmfb", vmfb)
         (self.out_dir / "stderr.log").write_text(stderr)
         return CompileResult(published, vmfb, cmd, stderr, total, self.options.from_phase, options=self.options)
 

@@ -276,7 +276,11 @@ class Workspace:
             self.manifest.phases[t.phase] = PhaseRecord(
                 file=str(t.path.relative_to(self.root)), seconds=t.seconds, size_bytes=t.size_bytes
             )
-        self.manifest.vmfb = str(result.vmfb.relative_to(self.root))
+        self.manifest.vmfb = str(result.vmfb.relative_to(self.root)) if result.vmfb is not None else None
+        if result.phases and result.vmfb is None:  # stopped early: older later snapshots no longer follow
+            for later in phases_after(result.phases[-1].phase):
+                if later in self.manifest.phases:
+                    self.manifest.phases[later].state = STALE
         self.manifest.command = result.command
         self.manifest.total_seconds = result.total_seconds
         self.manifest.from_phase = result.from_phase
