@@ -180,6 +180,7 @@ class MainWindow(QtWidgets.QMainWindow):
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())
+        studio.sig_compile_finished.connect(self._on_compiled)
         studio.sig_compile_finished.connect(self.sig_compile_finished)
         studio.sig_index_finished.connect(self.sig_index_finished)
 
@@ -325,6 +326,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if ws is not None and ws.snapshots():
             self.show_phase("flow" if "flow" in ws.snapshots() else next(iter(ws.snapshots())))
         self._update_actions()
+
+    def _on_compiled(self, ok: bool) -> None:
+        """The new snapshots replace what the IR view shows (a draft stays a draft)."""
+        if ok and self.workspace is not None:
+            phase = self.current_phase
+            self.show_phase(phase if phase == NPU_PHASE or phase in self.workspace.snapshots() else "flow")
 
     def _on_indexes(self) -> None:
         if self.current_phase is not None:
