@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.zoo_cache import zoo_workspace
+
 from npu_studio.cli_commands.run import run_workspace
 
 from npu_studio.core.errors import Cancelled, CompileFailed
@@ -166,8 +168,8 @@ def _zoo_params():
 
 
 @pytest.mark.parametrize("model", _zoo_params())
-def test_light_zoo_model_imports_and_compiles(model, tmp_path):
-    ws = compile_model(model, tmp_path / "ws")
+def test_light_zoo_model_imports_and_compiles(model):
+    ws = zoo_workspace(model.stem.removeprefix("light_"))  # compiled once for every zoo test
     assert list(ws.snapshots()) == list(SNAPSHOT_PHASES)
     assert "flow.dispatch @" in ws.snapshot_path("flow").read_text()
     assert ws.vmfb_path.stat().st_size > 0

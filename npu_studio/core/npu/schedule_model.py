@@ -210,6 +210,23 @@ class ScheduleModel:
         return Comparison(before.totals.cycles, self.totals.cycles, per)
 
 
+@dataclass
+class Run:
+    """One simulation: the program, the simulator's result and the chart's arrays."""
+
+    program: NpuProgram
+    result: object  # sim.SimResult
+    model: ScheduleModel
+
+
+def simulate_run(program: NpuProgram) -> Run:
+    """Simulate `program` and build the chart's arrays (both off the GUI thread)."""
+    from .sim import simulate
+
+    result = simulate(program)
+    return Run(program, result, ScheduleModel.from_result(program, result))
+
+
 def _buffer_dispatch(program: NpuProgram) -> dict[str, int]:
     """Each SRAM buffer's dispatch: the first task that touches it."""
     sram = {b.id for b in program.buffers if b.placement == "sram"}
