@@ -17,9 +17,10 @@ from ..core.ir_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
+from .dispatch_binding import DispatchBinding
 from .dispatch_panel import DispatchPanel
 from .find_bar import FindBar
-from .ir_view import IrView, Region
+from .ir_view import IrView
 from .log_panel import LogPanel
 from .npu_panel import TABLE_PHASES, NpuPanel
 from .param_view import install_parameter_view
@@ -32,7 +33,6 @@ from .timeline_binding import TimelineBinding
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
-REGION_COLORS = ("#fff3c4", "#d9f2ff", "#e6ffd9", "#ffe0f0", "#ece0ff", "#ffe8d6")
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -52,6 +52,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_actions()
         self.npu = NpuPanel(self.session, self.studio, self.settings, self)
         self.timeline_binding = TimelineBinding(self.timeline, self.session, self.npu.timeline_info)
+        self.dispatches = DispatchBinding(self.session, self.studio, self.dispatch_panel, self.ir_view, self.npu)
         self.menuBar().insertMenu(self.view_menu.menuAction(), self.npu.menu)
         self.addToolBar(self.npu.toolbar)
         self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
@@ -173,7 +174,6 @@ class MainWindow(QtWidgets.QMainWindow):
         s.phases.connect(self._update_actions)
         s.indexes.connect(self._on_indexes)
         s.npu.connect(self._on_npu)
-        s.selection.connect(self._show_selection)
         self.timeline.sig_phase_selected.connect(self.show_phase)
         self.ir_view.sig_region_clicked.connect(self.select_dispatch)
         self.dispatch_panel.sig_dispatch_selected.connect(
@@ -390,46 +390,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_actions()
 
     def _show_dispatches(self, phase: str) -> None:
-        npu = phase == NPU_PHASE
-        index = self.session.index_of(phase)
-        self.dispatch_table.set_index(index, self.studio.op_types)
-        self.dispatch_table.set_extra_columns(*(self.npu.columns() if phase in TABLE_PHASES else ((), {})))
-        self.dispatch_panel.refresh_filters()
-        regions = self.npu.regions(REGION_COLORS) if npu else []
-        if index is not None and not npu:
-            for rec in index.dispatches:
-                r = rec.text_range
-                if r is not None:
-                    color = QtGui.QColor(REGION_COLORS[rec.index % len(REGION_COLORS)])
-                    regions.append(Region(rec.index, r.start_line, r.end_line, color))
-        self.ir_view.set_regions(regions)
-        self._show_selection()
+        self.dispatches.show_phase(phase)
 
     def select_dispatch(self, dispatch: int | None) -> None:
         """Select a dispatch: the table, the IR region and the detail follow (via the session)."""
         self.session.select_dispatch(dispatch)
-        self._show_selection()
-
-    def _show_selection(self) -> None:
-        dispatch = self.selected_dispatch
-        found = self.dispatch_table.select_dispatch(dispatch)
-        rec = self.dispatch_table.record(dispatch) if found else None
-        has_region = any(r.key == dispatch for r in self.ir_view.regions())
-        self.ir_view.mark_region(dispatch if rec is not None and has_region else None)
-        npu = self.npu.detail(dispatch) if rec is not None and self.current_phase in TABLE_PHASES else ""
-        note = self.session.index_errors.get(self.current_phase, "") if dispatch is None else ""
-        self.dispatch_panel.show_record(rec, self.studio.op_types, npu, note)
-        task = self.session.selection.task
-        if task is not None and self.current_phase == NPU_PHASE:
-            self._goto_npu_task(task)
-
-    def _goto_npu_task(self, task: int) -> None:
-        """Scroll the NPU IR to the task's op (`%t<id> = "npu...."`)."""
-        needle = f"%t{task} = "
-        for number, line in enumerate(self.ir_view.text().splitlines(), start=1):
-            if line.lstrip().startswith(needle):
-                self.ir_view.goto(number, line.index(needle) + 1)
-                return
+        self.dispatches.show_selection()
 
     # -- editing ----------------------------------------------------------------------------------
 
