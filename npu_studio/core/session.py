@@ -225,7 +225,13 @@ class Session:
         self.workspace.record_edit(phase, text)  # OSError / StudioError reach the caller
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
+        if phase_index(phase) <= phase_index(NPU_SOURCE):  # the NPU result is built from text this replaced
+            self.begin("npu")  # a run under way reads the old text: its result is outdated
+            self._npu_running = False
+            if self.npu is not None:
+                self._npu_state = STALE
         self.events.phases.emit()
+        self.events.npu.emit()
 
     # -- compiling -------------------------------------------------------------------
 
