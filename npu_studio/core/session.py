@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .errors import StudioError
 from .ir_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
@@ -93,6 +94,7 @@ class Selection:
 
 @dataclass
 class _CompileRun:
+    from_phase: str
     expected: tuple[str, ...]
     done: list[str] = field(default_factory=list)
     running: str | None = None
@@ -216,8 +218,8 @@ class Session:
         for phase, text in self.drafts.items():
             try:
                 self.workspace.save_draft(phase, text)
-            except OSError as exc:
-                errors.append(f"{self.workspace.root}: cannot keep the edit of {phase}: {exc.strerror or exc}")
+            except StudioError as exc:  # BadFile naming the draft and why it cannot be written
+                errors.append(str(exc))
         return errors
 
     def record_edit(self, phase: str, text: str) -> None:
@@ -237,7 +239,7 @@ class Session:
 
     def compile_started(self, from_phase: str, generation: int) -> None:
         if self.is_current("compile", generation):
-            self._compile = _CompileRun(phases_after(from_phase))
+            self._compile = _CompileRun(from_phase, phases_after(from_phase))
             self._failed = set()
             self.events.phases.emit()
 
@@ -254,9 +256,11 @@ class Session:
         """A compile's workspace (the worker's own copy) replaces ours; False when outdated."""
         if not self.is_current("compile", generation) or self._compile is None:
             return False
-        recompiled = self._compile.expected
+        run = self._compile
         self.workspace, self._compile = ws, None
-        self._drop_indexes(recompiled)
+        self._drop_indexes(run.expected if run.from_phase == "start" else (run.from_phase, *run.expected))
+        if self.npu is not None and phase_index(run.from_phase) <= phase_index(NPU_SOURCE):
+            self._npu_state = STALE  # flow changed: the NPU result is from the old one until it re-runs
         self.events.phases.emit()
         self.events.npu.emit()
         return True

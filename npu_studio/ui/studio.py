@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
-from ..core.errors import Cancelled, StudioError
+from ..core.errors import Cancelled, StudioError, format_error
 from ..core.ir_index import index_file, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
@@ -52,6 +52,7 @@ class Studio(QtCore.QObject):
         self._npu_lock = threading.Lock()  # one NPU run at a time writes a workspace's npu/ files
         self._compile_ok = False
         self._done = 0
+        self._resumed: tuple[str, str] | None = None  # (phase, text) of the resume running
 
     def is_busy(self) -> bool:
         return self.jobs.is_running("compile")
@@ -84,7 +85,8 @@ class Studio(QtCore.QObject):
             report("import", None)
             ws = Workspace.create(path, workspace_dir, target=backend)
             report("imported", str(ws.root))
-            if token.cancelled:  # Cancel pressed while importing
+            if token.cancelled:  # Cancel pressed while importing: the previous build stays
+                ws.abandon_pending()
                 raise Cancelled()
             return self._compile(ws, ws.compile_job, report, token)
 
@@ -100,17 +102,22 @@ class Studio(QtCore.QObject):
         self._start_compile(work, "Compiling", "start")
 
     def resume(self, phase: str, text: str) -> bool:
-        """Record `text` as the phase's snapshot (here, so a failed compile keeps it) and compile on."""
+        """Keep `text` as the phase's draft (so a failed compile keeps it as an edit) and compile on.
+
+        Only a successful compile makes it the phase's snapshot; the draft then goes.
+        """
         try:
-            self.session.record_edit(phase, text)
-        except (OSError, StudioError) as exc:
-            self.error(str(exc))
+            self.session.set_draft(phase, text)
+            self.session.workspace.save_draft(phase, text)
+        except StudioError as exc:
+            self.error(format_error(exc, prog=""))
             return False
         root = self.session.workspace.root
+        self._resumed = (phase, text)
 
         def work(report, token):
             ws = Workspace.open(root)
-            return self._compile(ws, lambda **kw: ws.resume_job(phase, **kw), report, token)
+            return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token)
 
         self._start_compile(work, f"Resuming from {phase}", phase)
         return True
@@ -159,8 +166,11 @@ class Studio(QtCore.QObject):
             self.sig_progress.emit(self._done, len(SNAPSHOT_PHASES))
 
     def _compile_done(self, ws: Workspace, gen: int) -> None:
+        resumed, self._resumed = self._resumed, None
         if not self.session.compile_finished(ws, gen):
             return
+        if resumed is not None and self.session.drafts.get(resumed[0]) == resumed[1]:
+            self.session.drop_draft(resumed[0])  # compiled: it is the phase's snapshot now
         seconds = ws.manifest.total_seconds
         self.sig_log.emit(f"Compiled {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
         self.sig_status.emit(f"Compiled in {seconds:.2f} s — {ws.root}")
@@ -174,7 +184,8 @@ class Studio(QtCore.QObject):
             self.sig_status.emit("Cancelled")
             self.sig_log.emit("Compile cancelled", False)
         else:
-            self.error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
+            self._resumed = None  # a failed resume's text stays a draft
+            self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}")
             log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
             if log:
                 self.sig_log.emit(log, True)
