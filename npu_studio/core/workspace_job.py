@@ -20,6 +20,7 @@ from . import toolchain
 from .compile_options import CompileOptions
 from .compiler import CompileJob, CompileResult, PhaseTiming, ProgressCallback, snapshot_name
 from .errors import Cancelled, CompileFailed, WorkspaceError
+from .executables import stage_executable_dumps
 from .manifest import MANIFEST, Manifest, PhaseRecord
 from .phases import phases_after
 from .publish_journal import Publish, new_staging, recover
@@ -154,6 +155,7 @@ class WorkspaceJob:
             vmfb = publish.move(result.vmfb, "module.vmfb")
         elif previous is not None and previous.vmfb is not None:
             publish.delete(previous.vmfb)
+        stage_executable_dumps(publish, staging / "build", ws.root)
         publish.move(staging / "build" / "stderr.log", "stderr.log")
         manifest.vmfb = "module.vmfb" if vmfb is not None else None
         manifest.command = result.command
