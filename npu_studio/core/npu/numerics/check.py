@@ -117,6 +117,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         raise StudioError(ws.root, "no flow snapshot; compile first")
     flow = ws.snapshot_path("flow")
     sig = pick_function(ws.snapshot_path("input"), function)
+    if any(d is None for spec in sig.inputs for d in spec.shape):
+        raise StudioError(ws.root, f"@{sig.name} has dynamic input shapes; the functional simulation needs static ones")
     if inputs is None:
         inputs = random_inputs(sig, seed)
     elif len(inputs) != len(sig.inputs):
