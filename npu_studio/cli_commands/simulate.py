@@ -92,9 +92,11 @@ def run(args) -> int:
         print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
         return 2
     if args.check:
-        from ..core.npu.numerics.check import check, load_inputs
+        from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
+        from ..core.npu.numerics.iree_dispatches import CACHE_DIR
 
         report = check(ws, program, load_inputs(args.input) if args.input else None)
         print("\n".join(report.summary_lines()))
+        report.save_json(ws.root / CACHE_DIR / REPORT_NAME)
         return 0 if report.ok else 1
     return 0
