@@ -67,6 +67,12 @@ def run(args) -> int:
     from ..core.npu.sim.store import save_result
     from ..core.npu.sim.trace import write_trace
 
+    from ..core.errors import os_error
+    from ..core.textio import check_output_file
+
+    for out in (args.json, args.csv, args.trace):
+        if out:
+            check_output_file(out)  # a folder or a missing folder: one line, before any work
     program, target, ws = load_source(args.source, args.npu_target)
     result = simulate(program, target)  # SimError: SRAM too small, dependency cycle
     sys.stdout.write(summary(program, result))
@@ -80,6 +86,5 @@ def run(args) -> int:
         if args.trace:
             write_trace(program, result, args.trace)
     except OSError as e:
-        print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
+        raise os_error(e.filename or args.source, e, "cannot write") from None
     return 0
