@@ -31,6 +31,15 @@ from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_fla
 from .errors import Cancelled, CompileFailed
 from .phases import PHASES, SNAPSHOT_PHASES, phases_after
 
+# Every hal.executable as IREE dumps it during the same compile (core/executables.py
+# reads them): its source, its configured form and a standalone benchmark module.
+EXECUTABLES_DIR = "executables"
+EXECUTABLE_DUMPS = {
+    "sources": "--iree-hal-dump-executable-sources-to",
+    "configurations": "--iree-hal-dump-executable-configurations-to",
+    "benchmarks": "--iree-hal-dump-executable-benchmarks-to",
+}
+
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
 # (phase that just finished or None, phase now running or None)
@@ -64,6 +73,7 @@ def build_command(
     options: CompileOptions = CompileOptions(),
     *,
     reproducer: Path | None = None,
+    executables_dir: Path | None = None,
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
     cmd = [str(toolchain.iree_compile()), str(input_path), *options.flags()]
@@ -73,6 +83,8 @@ def build_command(
     ]
     if reproducer is not None:
         cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
+    if executables_dir is not None:
+        cmd += [f"{flag}={executables_dir / kind}" for kind, flag in EXECUTABLE_DUMPS.items()]
     cmd += [*options.extra_flags, "-o", str(vmfb)]
     return cmd
 
@@ -142,7 +154,8 @@ class CompileJob:
         dump_dir = staging / "dumps"
         vmfb = staging / "module.vmfb"
         reproducer = staging / "crash-reproducer.mlir"
-        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer)
+        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer,
+                            executables_dir=staging / EXECUTABLES_DIR)
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()

@@ -20,6 +20,7 @@ from . import toolchain
 from .compile_options import CompileOptions
 from .compiler import CompileJob, CompileResult, PhaseTiming, ProgressCallback, snapshot_name
 from .errors import Cancelled, CompileFailed, WorkspaceError
+from .executables import stage_executable_dumps
 from .manifest import MANIFEST, Manifest, PhaseRecord
 from .phases import phases_after
 from .publish_journal import Publish, new_staging, recover
@@ -150,6 +151,7 @@ class WorkspaceJob:
                 if rec.file not in kept:
                     publish.delete(rec.file)
         vmfb = publish.move(result.vmfb, "module.vmfb")
+        stage_executable_dumps(publish, staging / "build", ws.root)
         publish.move(staging / "build" / "stderr.log", "stderr.log")
         manifest.vmfb = "module.vmfb"
         manifest.command = result.command

@@ -21,6 +21,7 @@ from ..core.textio import read_text
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
 from .dispatch_panel import DispatchPanel
+from .executables_view import ExecutablesPanel
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
@@ -69,6 +70,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.log_dock, self.schedule)
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
+        self.executables = ExecutablesPanel(self)
         self._wire()
         self._restore_settings()
 
