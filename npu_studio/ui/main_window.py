@@ -19,6 +19,7 @@ from ..core.session import NPU_PHASE, Session
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
 from .dispatch_panel import DispatchPanel
+from .edit_controller import install_edit_support
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
@@ -61,6 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.addToolBar(self.npu.toolbar)
         self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
         self._wire()
+        install_edit_support(self)
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------------
@@ -385,7 +387,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.edit_action.isChecked() or draft is not None:
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
-        self.phase_label.setText(f"<b>{phase}</b> — {path} ({self.session.phase_state(phase)})")
+        state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
+        self.phase_label.setText(f"<b>{phase}</b> — {path} ({state})")
         self._show_dispatches(phase)
         self._update_actions()
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
-from ..core.errors import Cancelled, StudioError
+from ..core import edit_state
+from ..core.diagnostics import parse_diagnostics
+from ..core.errors import Cancelled, CompileFailed, StudioError
 from ..core.ir_index import index_file, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
@@ -41,6 +43,7 @@ class Studio(QtCore.QObject):
     sig_log = QtCore.Signal(str, bool)  # text, whether it is an error
     sig_error = QtCore.Signal(str)  # one line for the error banner
     sig_clear_error = QtCore.Signal()
+    sig_diagnostics = QtCore.Signal(str, object)  # phase the failed compile started from, list[Diagnostic]
     sig_busy = QtCore.Signal(bool)  # a compile runs
 
     def __init__(self, session: Session, parent: QtCore.QObject | None = None):
@@ -100,8 +103,16 @@ class Studio(QtCore.QObject):
         self._start_compile(work, "Compiling", "start")
 
     def resume(self, phase: str, text: str) -> bool:
-        """Record `text` as the phase's snapshot (here, so a failed compile keeps it) and compile on."""
+        """Record `text` as the phase's snapshot (here, so a failed compile keeps it) and compile on.
+        An unchanged phase whose later phases are current compiles nothing (False, and the log says so)."""
         try:
+            plan = edit_state.resume_plan(self.session.workspace, phase, text)
+            if not plan.needed:
+                self.session.workspace.discard_draft(phase)
+                self.session.drop_draft(phase)
+                self.sig_log.emit(f"Resume from {phase}: {plan.reason}", False)
+                self.sig_status.emit(f"{phase} unchanged: nothing recompiled")
+                return False
             self.session.record_edit(phase, text)
         except (OSError, StudioError) as exc:
             self.error(str(exc))
@@ -110,7 +121,9 @@ class Studio(QtCore.QObject):
 
         def work(report, token):
             ws = Workspace.open(root)
-            return self._compile(ws, lambda **kw: ws.resume_job(phase, **kw), report, token)
+            edit_state.keep_previous_build(ws, phase)  # for a diff of before and after
+            return self._compile(ws, lambda **kw: ws.resume_job(phase, **kw), report, token,
+                                 finish=lambda result: edit_state.finish(ws, result))
 
         self._start_compile(work, f"Resuming from {phase}", phase)
         return True
@@ -121,12 +134,12 @@ class Studio(QtCore.QObject):
     # -- compiling -----------------------------------------------------------------------
 
     @staticmethod
-    def _compile(ws: Workspace, make_job, report, token: CancelToken) -> Workspace:
+    def _compile(ws: Workspace, make_job, report, token: CancelToken, finish=None) -> Workspace:
         """Worker side: run the compile job on the worker's workspace and record the result."""
         job = make_job(on_progress=lambda done, running: report("phase", done, running))
         token.attach(job.cancel)
         try:
-            ws.finish(job.run())
+            (finish or ws.finish)(job.run())
         except Cancelled as exc:
             ws.keep_finished(exc.finished)
             exc.workspace = ws
@@ -141,6 +154,7 @@ class Studio(QtCore.QObject):
         gen = self.jobs.start("compile", work, on_done=self._compile_done, on_failed=self._compile_failed,
                               on_progress=self._compile_progress, on_finished=self._compile_finished)
         self._compile_gen = gen
+        self._compile_from = from_phase
         if from_phase is not None:
             self.session.compile_started(from_phase, gen)
 
@@ -162,8 +176,11 @@ class Studio(QtCore.QObject):
         if not self.session.compile_finished(ws, gen):
             return
         seconds = ws.manifest.total_seconds
-        self.sig_log.emit(f"Compiled {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
-        self.sig_status.emit(f"Compiled in {seconds:.2f} s — {ws.root}")
+        resumed = self._compile_from not in (None, "start")
+        what = f"Resumed from {self._compile_from}" if resumed else "Compiled"
+        self.sig_log.emit(f"{what}: {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
+        self.sig_status.emit(f"{what} in {seconds:.2f} s — {ws.root}")
+        self.sig_clear_error.emit()  # a good build: the last failure's banner goes
         self.start_indexing()
         self.run_npu()
         self._compile_ok = True
@@ -174,11 +191,18 @@ class Studio(QtCore.QObject):
             self.sig_status.emit("Cancelled")
             self.sig_log.emit("Compile cancelled", False)
         else:
-            self.error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
             log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
-            if log:
-                self.sig_log.emit(log, True)
+            diagnostics = parse_diagnostics(log) if isinstance(exc, CompileFailed) else []
+            if diagnostics:  # the banner has the first; the Log lists each once, with its notes
+                self.sig_error.emit(str(exc))
+                for d in diagnostics:
+                    self.sig_log.emit(d.text(), d.severity == "error")
+            else:
+                self.error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
+                if log:
+                    self.sig_log.emit(log, True)
             self.sig_status.emit("Failed")
+            self.sig_diagnostics.emit(self._compile_from or "start", diagnostics)
         if self.session.compile_failed(gen, cancelled=cancelled, ws=getattr(exc, "workspace", None)) and cancelled:
             self.start_indexing()  # the phases that had finished
 
