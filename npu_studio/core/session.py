@@ -229,9 +229,12 @@ class Session:
         The phase is edited only if the text differs from the compiler's output (edit_state)."""
         edit_state.record_edit(self.workspace, phase, text)  # OSError / StudioError reach the caller
         self._failed.clear()  # a failure was the old text's; the phases after it are now just stale
+        if self.npu is not None and phase_index(phase) <= phase_index(NPU_SOURCE):
+            self._npu_state = STALE  # built from the old flow: stale until the pipeline runs again
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
         self.events.phases.emit()
+        self.events.npu.emit()
 
     def snapshot_replaced(self, phase: str) -> None:
         """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states."""

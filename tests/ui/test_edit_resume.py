@@ -108,6 +108,7 @@ def test_edit_flow_resume_errors_in_place_and_bias_subtract(window, qtbot, examp
     states.clear()
     with qtbot.waitSignal(window.sig_compile_finished, timeout=120_000) as done:
         window.resume_from_current()
+        assert window.timeline.phase_info("npu").state == "stale"  # the npu phase follows flow
     assert done.args == [True]
     assert not window.error_banner.isVisible() and not ctl.marks.is_shown()
     assert "Resumed from flow" in log_text(window)
@@ -127,6 +128,14 @@ def test_edit_flow_resume_errors_in_place_and_bias_subtract(window, qtbot, examp
     dialog = ctl.open_diff()
     assert dialog.view.diff.counts() == (1, 1)
     assert "+          %6 = arith.subf %in, %in_1 : f32" in dialog.view.unified_view.toPlainText()
+    dialog.close()
+
+    # One dispatch's executable between two phases, as chosen from the dispatch table.
+    window.select_dispatch(0)
+    dialog = ctl.open_diff(dispatch=window.session.selection.dispatch)
+    dialog.choose("flow", "phase stream", 0)
+    assert dialog.view.diff.a_name.endswith("dispatch #0") and dialog.view.diff.changed
+    assert "stream.executable private @SingleConv$async_dispatch_0" in dialog.view.right.toPlainText()
     dialog.close()
 
     # Revert to the compiler's output: flow done again, later phases stale until a resume.
