@@ -138,6 +138,12 @@ def test_edit_flow_resume_errors_in_place_and_bias_subtract(window, qtbot, examp
     assert "stream.executable private @SingleConv$async_dispatch_0" in dialog.view.right.toPlainText()
     dialog.close()
 
+    # The pass view of flow, traced in the background and shown in its dock.
+    with qtbot.waitSignal(ctl.sig_passes_ready, timeout=120_000):
+        ctl.open_passes("flow")
+    assert ctl.pass_dock.isVisible() and ctl.pass_view.table.rowCount() == len(ctl.pass_view.trace.passes) > 20
+    assert ctl.pass_view.find("flow.dispatch", mode=1).name == "OutlineDispatchRegionsPass"
+
     # Revert to the compiler's output: flow done again, later phases stale until a resume.
     ctl.revert_current()
     assert BIAS_ADD in ws.snapshot_path("flow").read_text()
