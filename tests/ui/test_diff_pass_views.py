@@ -64,6 +64,8 @@ def test_pass_view_hides_unchanged_shows_a_diff_and_finds_the_first_flow_dispatc
     assert view.selected_pass() == found
     assert "+  flow.executable private @SingleConv$async_dispatch_0 {" in view.diff_view.unified_view.toPlainText()
     assert view.find("#0", mode=2).index == found.index  # the first pass that changed dispatch 0
+    assert view.find("util.func", mode=3).index == 0  # already in the first pass's output
+    view.select_pass(found.index)
     view.show_ir.setChecked(True)
     assert "flow.dispatch @SingleConv$async_dispatch_0" in view.ir_text.toPlainText()
 
