@@ -55,6 +55,9 @@ class EditController(QtCore.QObject):
         self.dispatch_diff_action = menu.addAction("Diff Selected &Dispatch…",
                                                    lambda: self.open_diff(dispatch=self.session.selection.dispatch))
         self.passes_action = menu.addAction("&Passes of This Phase", self.open_passes)
+        # The dispatch table offers the per-dispatch diff on its rows, too.
+        w.dispatch_table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
+        w.dispatch_table.addAction(self.dispatch_diff_action)
 
     # -- drafts ---------------------------------------------------------------------
 

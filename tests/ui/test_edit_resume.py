@@ -132,7 +132,10 @@ def test_edit_flow_resume_errors_in_place_and_bias_subtract(window, qtbot, examp
 
     # One dispatch's executable between two phases, as chosen from the dispatch table.
     window.select_dispatch(0)
-    dialog = ctl.open_diff(dispatch=window.session.selection.dispatch)
+    assert ctl.dispatch_diff_action in window.dispatch_table.actions()  # on the table's context menu
+    ctl.dispatch_diff_action.trigger()
+    dialog = ctl.diff_dialog
+    assert dialog.dispatch.value() == 0
     dialog.choose("flow", "phase stream", 0)
     assert dialog.view.diff.a_name.endswith("dispatch #0") and dialog.view.diff.changed
     assert "stream.executable private @SingleConv$async_dispatch_0" in dialog.view.right.toPlainText()
