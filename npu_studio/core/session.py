@@ -39,7 +39,7 @@ from .workspace import Workspace
 PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "edited", "stale", "failed"
 NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
-JOB_KINDS = ("compile", "index", "npu", "simulation", "passes")
+JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 
 

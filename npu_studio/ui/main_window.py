@@ -26,6 +26,8 @@ from .log_panel import LogPanel
 from .npu_panel import AFTER_PHASE, TABLE_PHASES, NpuPanel
 from .param_view import install_parameter_view
 from .recent import RecentFiles, dropped_path
+from .schedule_controller import ScheduleController
+from .schedule_dock import ScheduleDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .welcome import WelcomePage
@@ -61,6 +63,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.menuBar().insertMenu(self.view_menu.menuAction(), self.npu.menu)
         self.addToolBar(self.npu.toolbar)
         self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
+        self.schedule = ScheduleDock(self)
+        self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
+        self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.log_dock, self.schedule)
+        self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
         self._wire()
         install_edit_support(self)
         self._restore_settings()
@@ -184,6 +191,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.welcome.sig_open_example.connect(lambda: self.open_path(EXAMPLE_MODEL))
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
+        self.schedule_controller.sig_message.connect(self.log.append_text)
         studio.sig_error.connect(self._show_banner)
         studio.sig_clear_error.connect(self.clear_error)
         studio.sig_status.connect(self.status_label.setText)
@@ -432,6 +440,17 @@ class MainWindow(QtWidgets.QMainWindow):
         npu = self.npu.detail(dispatch) if rec is not None and self.current_phase in TABLE_PHASES else ""
         note = self.session.index_errors.get(self.current_phase, "") if dispatch is None else ""
         self.dispatch_panel.show_record(rec, self.studio.op_types, npu, note)
+        task = self.session.selection.task
+        if task is not None and self.current_phase == NPU_PHASE:
+            self._goto_npu_task(task)
+
+    def _goto_npu_task(self, task: int) -> None:
+        """Scroll the NPU IR to the task's op (`%t<id> = "npu...."`)."""
+        needle = f"%t{task} = "
+        for number, line in enumerate(self.ir_view.text().splitlines(), start=1):
+            if line.lstrip().startswith(needle):
+                self.ir_view.goto(number, line.index(needle) + 1)
+                return
 
     # -- editing ----------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ..errors import StudioError
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
@@ -30,7 +31,6 @@ DTYPE_BYTES = {
     "i8": 1, "ui8": 1, "i16": 2, "i32": 4, "i64": 8,
     "f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1,
 }
-RESOURCES = Path(__file__).resolve().parents[3] / "resources" / "targets"
 
 
 class TargetError(StudioError, ValueError):
