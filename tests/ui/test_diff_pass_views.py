@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -90,3 +91,15 @@ def test_replace_in_the_editor_is_one_undo_step_and_autosave_is_debounced(qtbot)
     assert view.text().count("arith.addf") == 2
     view.set_editable(False)
     assert bar.replace_all() == 0  # a read-only view is never changed
+
+    # Steady typing never waits for a pause (10 s here, never reached): the 200 ms cap saves it.
+    autosaver.enabled = False
+    view.set_editable(True)
+    steady = DraftAutosaver(view, saved.append, delay_ms=10_000, max_behind_ms=200)
+    saved.clear()
+    started = time.monotonic()
+    while not saved and time.monotonic() - started < 3:
+        view.insertPlainText("x")
+        qtbot.wait(30)
+    assert saved  # saved while the typing went on
+    steady.cancel()
