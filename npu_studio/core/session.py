@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import edit_state
+from .errors import StudioError
 from .ir_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
@@ -220,8 +221,8 @@ class Session:
         for phase, text in self.drafts.items():
             try:
                 self.workspace.save_draft(phase, text)
-            except OSError as exc:
-                errors.append(f"{self.workspace.root}: cannot keep the edit of {phase}: {exc.strerror or exc}")
+            except StudioError as exc:  # BadFile naming the draft and why it cannot be written
+                errors.append(str(exc))
         return errors
 
     def record_edit(self, phase: str, text: str) -> None:

@@ -92,7 +92,7 @@ class EditController(QtCore.QObject):
         ws = self.session.workspace
         if ws is None or phase not in SNAPSHOT_PHASES:
             return
-        error = first_error_in(diagnostics, str(ws.snapshot_path(phase)))
+        error = first_error_in(diagnostics, ws.snapshot_path(phase).name)
         w = self.window
         if self.session.selection.phase != phase:
             w.show_phase(phase)

@@ -13,13 +13,16 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compile_options import TARGETS
+from ..core.errors import StudioError, format_error
 from ..core.ir_index import PhaseIndex
 from ..core.phases import SNAPSHOT_PHASES
 from ..core.session import NPU_PHASE, Session
+from ..core.textio import read_text
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
 from .dispatch_panel import DispatchPanel
 from .edit_controller import install_edit_support
+from .executables_view import ExecutablesPanel
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
@@ -68,6 +71,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.log_dock, self.schedule)
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
+        self.executables = ExecutablesPanel(self)
         self._wire()
         install_edit_support(self)
         self._restore_settings()
@@ -387,9 +391,9 @@ class MainWindow(QtWidgets.QMainWindow):
         path = ws.snapshot_path(phase)
         draft = self.drafts.get(phase)
         try:
-            text = draft if draft is not None else path.read_text()
-        except OSError as exc:
-            self.show_error(f"{path}: {exc.strerror or exc}")
+            text = draft if draft is not None else read_text(path)
+        except StudioError as exc:  # missing, unreadable or not UTF-8: one line naming it
+            self.show_error(format_error(exc, prog=""))
             return
         self.ir_view.set_text(text, elide=draft is None and not self.edit_action.isChecked())
         if self.edit_action.isChecked() or draft is not None:

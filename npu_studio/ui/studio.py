@@ -17,7 +17,7 @@ from PySide6 import QtCore
 
 from ..core import edit_state
 from ..core.diagnostics import parse_diagnostics
-from ..core.errors import Cancelled, CompileFailed, StudioError
+from ..core.errors import Cancelled, CompileFailed, StudioError, format_error
 from ..core.ir_index import index_file, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
@@ -55,6 +55,7 @@ class Studio(QtCore.QObject):
         self._npu_lock = threading.Lock()  # one NPU run at a time writes a workspace's npu/ files
         self._compile_ok = False
         self._done = 0
+        self._resumed: tuple[str, str] | None = None  # (phase, text) of the resume running
 
     def is_busy(self) -> bool:
         return self.jobs.is_running("compile")
@@ -87,7 +88,8 @@ class Studio(QtCore.QObject):
             report("import", None)
             ws = Workspace.create(path, workspace_dir, target=backend)
             report("imported", str(ws.root))
-            if token.cancelled:  # Cancel pressed while importing
+            if token.cancelled:  # Cancel pressed while importing: the previous build stays
+                ws.abandon_pending()
                 raise Cancelled()
             return self._compile(ws, ws.compile_job, report, token)
 
@@ -103,8 +105,11 @@ class Studio(QtCore.QObject):
         self._start_compile(work, "Compiling", "start")
 
     def resume(self, phase: str, text: str) -> bool:
-        """Record `text` as the phase's snapshot (here, so a failed compile keeps it) and compile on.
-        An unchanged phase whose later phases are current compiles nothing (False, and the log says so)."""
+        """Keep `text` as the phase's draft (so a failed compile keeps it as an edit) and compile on.
+
+        Only a successful compile makes it the phase's snapshot; the draft then goes. An unchanged
+        phase whose later phases are current compiles nothing (False, and the log says so).
+        """
         try:
             plan = edit_state.resume_plan(self.session.workspace, phase, text)
             if not plan.needed:
@@ -113,16 +118,19 @@ class Studio(QtCore.QObject):
                 self.sig_log.emit(f"Resume from {phase}: {plan.reason}", False)
                 self.sig_status.emit(f"{phase} unchanged: nothing recompiled")
                 return False
-            self.session.record_edit(phase, text)
-        except (OSError, StudioError) as exc:
-            self.error(str(exc))
+            self.session.set_draft(phase, text)
+            self.session.workspace.save_draft(phase, text)
+        except StudioError as exc:
+            self.error(format_error(exc, prog=""))
             return False
         root = self.session.workspace.root
+        self._resumed = (phase, text)
 
         def work(report, token):
             ws = Workspace.open(root)
+            edit_state.keep_original(ws, phase)  # the compiler's output, for diffs and Revert
             edit_state.keep_previous_build(ws, phase)  # for a diff of before and after
-            return self._compile(ws, lambda **kw: ws.resume_job(phase, **kw), report, token,
+            return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token,
                                  finish=lambda result: edit_state.finish(ws, result))
 
         self._start_compile(work, f"Resuming from {phase}", phase)
@@ -173,11 +181,13 @@ class Studio(QtCore.QObject):
             self.sig_progress.emit(self._done, len(SNAPSHOT_PHASES))
 
     def _compile_done(self, ws: Workspace, gen: int) -> None:
+        resumed, self._resumed = self._resumed, None
         if not self.session.compile_finished(ws, gen):
             return
+        if resumed is not None and self.session.drafts.get(resumed[0]) == resumed[1]:
+            self.session.drop_draft(resumed[0])  # compiled: it is the phase's snapshot now
         seconds = ws.manifest.total_seconds
-        resumed = self._compile_from not in (None, "start")
-        what = f"Resumed from {self._compile_from}" if resumed else "Compiled"
+        what = f"Resumed from {self._compile_from}" if self._compile_from not in (None, "start") else "Compiled"
         self.sig_log.emit(f"{what}: {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
         self.sig_status.emit(f"{what} in {seconds:.2f} s — {ws.root}")
         self.sig_clear_error.emit()  # a good build: the last failure's banner goes
@@ -191,14 +201,15 @@ class Studio(QtCore.QObject):
             self.sig_status.emit("Cancelled")
             self.sig_log.emit("Compile cancelled", False)
         else:
+            self._resumed = None  # a failed resume's text stays a draft
             log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
             diagnostics = parse_diagnostics(log) if isinstance(exc, CompileFailed) else []
             if diagnostics:  # the banner has the first; the Log lists each once, with its notes
-                self.sig_error.emit(str(exc))
+                self.sig_error.emit(format_error(exc, prog=""))
                 for d in diagnostics:
                     self.sig_log.emit(d.text(), d.severity == "error")
             else:
-                self.error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
+                self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}")
                 if log:
                     self.sig_log.emit(log, True)
             self.sig_status.emit("Failed")

@@ -21,10 +21,12 @@ Dependencies are SSA uses of the tokens the tasks produce.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from iree.compiler import ir
 
+from ..errors import StudioError
 from . import npu_text_reader
 from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
 from .target import NpuTarget
@@ -34,8 +36,11 @@ TOKEN = "!npu.token"
 STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", "cpu": "npu.cpu"}
 
 
-class NpuDialectError(ValueError):
-    pass
+class NpuDialectError(StudioError, ValueError):
+    """Invalid NPU MLIR; one line (several problems joined with '; '), naming `path` when known."""
+
+    def __init__(self, message: str, path: str | Path | None = None):
+        super().__init__(path, "; ".join(ln.strip() for ln in str(message).splitlines() if ln.strip()))
 
 
 # -- printing ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from iree.compiler import ir
 
 from ...params import ParameterArchive
 from ..flow_graph import FlowGraph
-from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
+from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype, scalar_value
 
 # (dispatch index, flow.dispatch op, argument values) -> result arrays
 DispatchFn = Callable[[int, ir.Operation, list], list]
@@ -90,7 +90,7 @@ class HostInterpreter:
         dense = ir.DenseElementsAttr(attr)
         dtype = numpy_dtype(t.element_type)
         if dense.is_splat:
-            self.globals[name] = np.full(_shape(t), constant_scalar(dense.get_splat_value(), t.element_type), dtype)
+            self.globals[name] = np.full(_shape(t), scalar_value(dense.get_splat_value(), t.element_type), dtype)
         else:
             self.globals[name] = np.array(dense, copy=True).astype(dtype, copy=False).reshape(_shape(t))
 
@@ -163,13 +163,3 @@ class HostInterpreter:
             raise NotInterpretable(f"host op {name}")
         # fences, devices and other runtime plumbing carry no data
 
-
-def constant_scalar(attr: ir.Attribute, t: ir.Type):
-    from .scalar_ops import _scalar
-
-    return _scalar(attr, t)
-
-
-def parse_module(path_or_text, context: ir.Context) -> ir.Module:
-    text = path_or_text.read_text(encoding="utf-8") if hasattr(path_or_text, "read_text") else path_or_text
-    return ir.Module.parse(text, context)
