@@ -204,6 +204,11 @@ class Studio(QtCore.QObject):
             self._resumed = None  # a failed resume's text stays a draft
             log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
             diagnostics = parse_diagnostics(log) if isinstance(exc, CompileFailed) else []
+            if diagnostics and exc.path is not None:
+                # The compiler read a copy in a staging folder (gone now): name the file the user has.
+                for d in (d for top in diagnostics for d in (top, *top.notes)):
+                    if d.path is not None and Path(d.path).name == exc.path.name:
+                        d.path = str(exc.path)
             if diagnostics:  # the banner has the first; the Log lists each once, with its notes
                 self.sig_error.emit(format_error(exc, prog=""))
                 for d in diagnostics:
