@@ -71,9 +71,14 @@ def run(args) -> int:
     from ..core.npu.sim.export import summary, write_csv
     from ..core.npu.sim.store import save_result
     from ..core.npu.sim.trace import write_trace
+    from ..core.errors import os_error
+    from ..core.textio import check_output_file
 
     if args.input and not args.check:
         raise StudioError(args.input[0], "--input is the input of --check; add --check")
+    for out in (args.json, args.csv, args.trace):
+        if out:
+            check_output_file(out)  # a folder or a missing folder: one line, before any work
     program, target, ws = load_source(args.source, args.npu_target)
     if args.check and ws is None:
         raise StudioError(args.source, "--check needs a workspace or a model (it compares with its build)")
@@ -89,12 +94,13 @@ def run(args) -> int:
         if args.trace:
             write_trace(program, result, args.trace)
     except OSError as e:
-        print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
+        raise os_error(e.filename or args.source, e, "cannot write") from None
     if args.check:
-        from ..core.npu.numerics.check import check, load_inputs
+        from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
+        from ..core.npu.numerics.iree_dispatches import CACHE_DIR
 
         report = check(ws, program, load_inputs(args.input) if args.input else None)
         print("\n".join(report.summary_lines()))
+        report.save_json(ws.root / CACHE_DIR / REPORT_NAME)
         return 0 if report.ok else 1
     return 0

@@ -29,7 +29,7 @@ from typing import Callable
 from . import processes, toolchain
 from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
 from .errors import Cancelled, CompileFailed
-from .phases import PHASES, SNAPSHOT_PHASES, phases_after
+from .phases import PHASES, SNAPSHOT_PHASES
 
 # Every hal.executable as IREE dumps it during the same compile (core/executables.py
 # reads them): its source, its configured form and a standalone benchmark module.
@@ -57,7 +57,7 @@ class PhaseTiming:
 @dataclass
 class CompileResult:
     phases: list[PhaseTiming]
-    vmfb: Path
+    vmfb: Path | None
     command: list[str]
     stderr: str
     total_seconds: float
@@ -140,7 +140,7 @@ class CompileJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.options.from_phase)
+        return self.options.phases()
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -202,7 +202,7 @@ class CompileJob:
         self._report_new_dumps(dump_dir, expected, seen, final=True)
         dumps = _dumps_by_phase(dump_dir)
         missing = [p for p in expected if p not in dumps]
-        if missing or not vmfb.is_file():
+        if missing or (self.options.builds_module and not vmfb.is_file()):
             raise CompileFailed(
                 self.display_path,
                 f"iree-compile exited 0 but wrote no snapshot for {', '.join(missing) or 'the vmfb'}",
@@ -232,7 +232,7 @@ class CompileJob:
     def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
         """Name the snapshots by phase in out_dir (phases/NN.<phase>.mlir); only complete results get here."""
         published = self._publish_phases(timings)
-        vmfb = self.out_dir / "module.vmfb"
+        vmfb = self.out_dir / "module.vmfb" if self.options.builds_module else None  # --compile-to: no module
         return CompileResult(published, vmfb, cmd, stderr, total, self.options.from_phase, options=self.options)
 
     def _keep_reproducer(self, reproducer: Path) -> Path | None:

@@ -96,6 +96,9 @@ class Manifest:
             names.append(self.vmfb)
         if self.params:
             names.append(self.params["archive"])
+        names += [r[k] for r in self.substitutions for k in ("file", "draft") if r.get(k)]
+        if self.plain_build:
+            names.append(self.plain_build["vmfb"])
         return names
 
 

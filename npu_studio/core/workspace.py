@@ -358,13 +358,16 @@ def _refuse_foreign_folder(root: Path) -> None:
 
 
 def _recover_if_free(root: Path) -> None:
-    from .errors import WorkspaceBusy
+    from .errors import StudioError
 
     try:
-        with WorkspaceLock(root):
-            recover(root)
-    except WorkspaceBusy:
-        pass  # a writer is at work and recovers itself; its manifest is always whole
+        lock = WorkspaceLock(root).acquire()
+    except StudioError:  # a writer is at work (its manifest is always whole), or a read-only folder
+        return
+    try:
+        recover(root)
+    finally:
+        lock.release()
 
 
 def archive_record(options: ParamOptions | None, parameters: list) -> dict | None:

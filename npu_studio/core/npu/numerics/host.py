@@ -87,7 +87,10 @@ class HostInterpreter:
                 raise NotInterpretable(f"parameter {m.group(2)!r} but the workspace has no archive")
             self.globals[name] = self.archive.array(m.group(2), _shape(t), numpy_dtype(t.element_type))
             return
-        dense = ir.DenseElementsAttr(attr)
+        try:
+            dense = ir.DenseElementsAttr(attr)
+        except (ValueError, TypeError):
+            raise NotInterpretable(f"global @{name}: initial value {str(attr)[:40]}... is not dense data") from None
         dtype = numpy_dtype(t.element_type)
         if dense.is_splat:
             self.globals[name] = np.full(_shape(t), scalar_value(dense.get_splat_value(), t.element_type), dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -20,6 +21,8 @@ def test_check_on_given_inputs_and_bad_input(example_workspace, tmp_path, capsys
     assert main(["simulate", str(ws_dir), "--check", "--input", str(x)]) == 0
     out = capsys.readouterr().out
     assert "vs onnxruntime" in out and "vs iree-cpu" in out and out.rstrip().endswith("OK")
+    kept = json.loads((ws_dir / "npu" / "check" / "last.json").read_text())
+    assert kept["ok"] and kept["dispatches"][0]["computed_by"] == "npu" and kept["inputs"] == [list(spec.shape)]
 
     bad = tmp_path / "bad.npy"
     np.save(bad, np.zeros((2, 2), np.float32))
