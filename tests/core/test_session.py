@@ -63,7 +63,7 @@ def test_an_edit_makes_the_later_phases_and_the_npu_stale(fresh_example):
     assert list(s.phases_to_index()) == ["stream"]  # only the replaced snapshot is reindexed
 
     # An edit of flow itself: the npu result was built from the text it replaced.
-    s.record_edit("flow", fresh_example.snapshot_path("flow").read_text())
+    s.record_edit("flow", fresh_example.snapshot_path("flow").read_text() + "// edited\n")
     assert s.phase_state("flow") == "edited" and s.npu_state() == "stale"
     gen = s.begin("npu")
     s.npu_finished(npu_result(fresh_example), gen)
