@@ -9,6 +9,7 @@ Studio's signals for messages (log, status, errors, progress).
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -128,10 +129,14 @@ class Studio(QtCore.QObject):
 
         def work(report, token):
             ws = Workspace.open(root)
-            edit_state.keep_original(ws, phase)  # the compiler's output, for diffs and Revert
-            edit_state.keep_previous_build(ws, phase)  # for a diff of before and after
-            return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token,
-                                 finish=lambda result: edit_state.finish(ws, result))
+            # What the resume replaces is set aside and kept only if it succeeds (diffs, Revert).
+            aside = edit_state.set_aside(ws, phase)
+            try:
+                return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token,
+                                     finish=lambda result: (edit_state.put_in_place(ws, phase, aside),
+                                                            edit_state.finish(ws, result)))
+            finally:
+                shutil.rmtree(aside, ignore_errors=True)
 
         self._start_compile(work, f"Resuming from {phase}", phase)
         return True
