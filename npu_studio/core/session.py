@@ -94,6 +94,7 @@ class Selection:
 
 @dataclass
 class _CompileRun:
+    from_phase: str
     expected: tuple[str, ...]
     done: list[str] = field(default_factory=list)
     running: str | None = None
@@ -226,13 +227,19 @@ class Session:
         self.workspace.record_edit(phase, text)  # OSError / StudioError reach the caller
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
+        if phase_index(phase) <= phase_index(NPU_SOURCE):  # the NPU result is built from text this replaced
+            self.begin("npu")  # a run under way reads the old text: its result is outdated
+            self._npu_running = False
+            if self.npu is not None:
+                self._npu_state = STALE
         self.events.phases.emit()
+        self.events.npu.emit()
 
     # -- compiling -------------------------------------------------------------------
 
     def compile_started(self, from_phase: str, generation: int) -> None:
         if self.is_current("compile", generation):
-            self._compile = _CompileRun(phases_after(from_phase))
+            self._compile = _CompileRun(from_phase, phases_after(from_phase))
             self._failed = set()
             self.events.phases.emit()
 
@@ -249,9 +256,11 @@ class Session:
         """A compile's workspace (the worker's own copy) replaces ours; False when outdated."""
         if not self.is_current("compile", generation) or self._compile is None:
             return False
-        recompiled = self._compile.expected
+        run = self._compile
         self.workspace, self._compile = ws, None
-        self._drop_indexes(recompiled)
+        self._drop_indexes(run.expected if run.from_phase == "start" else (run.from_phase, *run.expected))
+        if self.npu is not None and phase_index(run.from_phase) <= phase_index(NPU_SOURCE):
+            self._npu_state = STALE  # flow changed: the NPU result is from the old one until it re-runs
         self.events.phases.emit()
         self.events.npu.emit()
         return True

@@ -62,10 +62,17 @@ def test_an_edit_makes_the_later_phases_and_the_npu_stale(fresh_example):
     assert s.npu_state() == "done"
     assert list(s.phases_to_index()) == ["stream"]  # only the replaced snapshot is reindexed
 
+    # An edit of flow itself: the npu result was built from the text it replaced.
+    s.record_edit("flow", fresh_example.snapshot_path("flow").read_text())
+    assert s.phase_state("flow") == "edited" and s.npu_state() == "stale"
+    gen = s.begin("npu")
+    s.npu_finished(npu_result(fresh_example), gen)
+    assert s.npu_state() == "done"
+
     # An edit before flow: flow goes stale and the npu follows it.
     s.record_edit("global-optimization", fresh_example.snapshot_path("global-optimization").read_text())
     assert s.phase_state("flow") == "stale" and s.npu_state() == "stale"
-    assert events.seen.count("phases") == 4
+    assert events.seen.count("phases") == 5
     # The workspace on disk says the same: reopening shows the stale phases.
     assert opened(fresh_example).phase_state("flow") == "stale"
 
