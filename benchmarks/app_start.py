@@ -88,14 +88,16 @@ def main() -> int:
     parser.add_argument("--build", action="store_true", help="run `make bundle` first and time it")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    build_s = None
+    build_s, cache = None, ""
     if args.build:
+        cache = "incremental: PyInstaller's cache in build/ was there" if (ROOT / "build" / "pyinstaller").exists() \
+            else "clean: no PyInstaller cache"
         t0 = time.perf_counter()
         subprocess.run(["make", "-C", str(ROOT), "bundle"], check=True)
         build_s = time.perf_counter() - t0
-        BUILD_SECONDS.write_text(f"{build_s:.0f}\n")
+        BUILD_SECONDS.write_text(f"{build_s:.0f} {cache}\n")
     elif BUILD_SECONDS.exists():
-        build_s = float(BUILD_SECONDS.read_text())
+        build_s, cache = BUILD_SECONDS.read_text().strip().split(" ", 1)
     launcher = BUNDLE / "npu-studio"
     if not launcher.exists():
         print(f"{launcher}: no bundle; run `make bundle` (or this script with --build)", file=sys.stderr)
@@ -132,8 +134,8 @@ def main() -> int:
         + ", ".join(f"{name} {b / 2**20:.0f} MiB" for b, name in biggest(BUNDLE)),
     ]
     if build_s is not None:
-        lines.append(f"- `make bundle` wall time: {build_s:.0f} s (PyInstaller, then the bundle's --self-test; "
-                     f"measured by `app_start.py --build`)")
+        lines.append(f"- `make bundle` wall time: {float(build_s):.0f} s ({cache}; PyInstaller, then the bundle's "
+                     f"--self-test; measured by `app_start.py --build`)")
     total, shares = import_shares()
     lines.append(f"- where the start goes: importing the window's modules takes {total:.2f} s here, of which "
                  + ", ".join(f"{name} {share:.0%}" for name, share in sorted(shares.items(), key=lambda kv: -kv[1]))
