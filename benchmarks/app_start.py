@@ -46,6 +46,26 @@ def time_to_window(cmd: list[str], home: Path) -> tuple[float, float]:
         proc.wait()
 
 
+HEAVY = ("pyqtgraph", "iree.compiler", "numpy", "onnx", "PySide6.QtCore", "PySide6.QtGui", "PySide6.QtWidgets")
+BUILD_SECONDS = ROOT / "build" / "bundle-build-seconds.txt"  # written by the last --build run
+
+
+def import_shares() -> tuple[float, dict[str, float]]:
+    """Seconds to import the window's module, and the share of it each heavy package takes
+    (the first import of each, wherever it comes from; from `python -X importtime`)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import npu_studio.ui.main_window"],
+                         capture_output=True, text=True, env=env, check=True).stderr
+    cumulative = {}
+    for line in err.splitlines():
+        if line.startswith("import time:") and "|" in line and "cumulative" not in line:
+            _, cum, name = line.split("|")
+            cumulative.setdefault(name.strip(), int(cum) / 1e6)
+    total = cumulative["npu_studio.ui.main_window"]
+    return total, {name: cumulative[name] / total for name in HEAVY if name in cumulative}
+
+
 def folder_bytes(folder: Path) -> tuple[int, int]:
     """(bytes, files), symlinks not followed."""
     total = files = 0
@@ -68,11 +88,16 @@ def main() -> int:
     parser.add_argument("--build", action="store_true", help="run `make bundle` first and time it")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    build_s = None
+    build_s, cache = None, ""
     if args.build:
+        cache = "incremental: PyInstaller's cache in build/ was there" if (ROOT / "build" / "pyinstaller").exists() \
+            else "clean: no PyInstaller cache"
         t0 = time.perf_counter()
         subprocess.run(["make", "-C", str(ROOT), "bundle"], check=True)
         build_s = time.perf_counter() - t0
+        BUILD_SECONDS.write_text(f"{build_s:.0f} {cache}\n")
+    elif BUILD_SECONDS.exists():
+        build_s, cache = BUILD_SECONDS.read_text().strip().split(" ", 1)
     launcher = BUNDLE / "npu-studio"
     if not launcher.exists():
         print(f"{launcher}: no bundle; run `make bundle` (or this script with --build)", file=sys.stderr)
@@ -109,7 +134,12 @@ def main() -> int:
         + ", ".join(f"{name} {b / 2**20:.0f} MiB" for b, name in biggest(BUNDLE)),
     ]
     if build_s is not None:
-        lines.append(f"- `make bundle` wall time: {build_s:.0f} s (PyInstaller, then the bundle's --self-test)")
+        lines.append(f"- `make bundle` wall time: {float(build_s):.0f} s ({cache}; PyInstaller, then the bundle's "
+                     f"--self-test; measured by `app_start.py --build`)")
+    total, shares = import_shares()
+    lines.append(f"- where the start goes: importing the window's modules takes {total:.2f} s here, of which "
+                 + ", ".join(f"{name} {share:.0%}" for name, share in sorted(shares.items(), key=lambda kv: -kv[1]))
+                 + " (first imports, `python -X importtime`)")
     lines.append(f"- all starts (s): make run {', '.join(f'{t:.2f}' for t in times['venv'])}; "
                  f"bundle {', '.join(f'{t:.2f}' for t in times['bundle'])}")
     body = "\n".join(lines)

@@ -23,7 +23,8 @@ from .core.errors import StudioError, format_error
 from .core.interpreter import RUN_MODULE_FLAG
 
 # Each module has add_parser(subparsers) and run(args) -> exit code; its help= line is the --help entry.
-COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes")
+COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
+            "substitute")
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]

@@ -29,7 +29,16 @@ from typing import Callable
 from . import processes, toolchain
 from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
 from .errors import Cancelled, CompileFailed
-from .phases import PHASES, SNAPSHOT_PHASES, phases_after
+from .phases import PHASES, SNAPSHOT_PHASES
+
+# Every hal.executable as IREE dumps it during the same compile (core/executables.py
+# reads them): its source, its configured form and a standalone benchmark module.
+EXECUTABLES_DIR = "executables"
+EXECUTABLE_DUMPS = {
+    "sources": "--iree-hal-dump-executable-sources-to",
+    "configurations": "--iree-hal-dump-executable-configurations-to",
+    "benchmarks": "--iree-hal-dump-executable-benchmarks-to",
+}
 
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
@@ -48,7 +57,7 @@ class PhaseTiming:
 @dataclass
 class CompileResult:
     phases: list[PhaseTiming]
-    vmfb: Path
+    vmfb: Path | None
     command: list[str]
     stderr: str
     total_seconds: float
@@ -64,6 +73,7 @@ def build_command(
     options: CompileOptions = CompileOptions(),
     *,
     reproducer: Path | None = None,
+    executables_dir: Path | None = None,
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
     cmd = [str(toolchain.iree_compile()), str(input_path), *options.flags()]
@@ -73,6 +83,8 @@ def build_command(
     ]
     if reproducer is not None:
         cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
+    if executables_dir is not None:
+        cmd += [f"{flag}={executables_dir / kind}" for kind, flag in EXECUTABLE_DUMPS.items()]
     cmd += [*options.extra_flags, "-o", str(vmfb)]
     return cmd
 
@@ -128,7 +140,7 @@ class CompileJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.options.from_phase)
+        return self.options.phases()
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -142,7 +154,8 @@ class CompileJob:
         dump_dir = staging / "dumps"
         vmfb = staging / "module.vmfb"
         reproducer = staging / "crash-reproducer.mlir"
-        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer)
+        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer,
+                            executables_dir=staging / EXECUTABLES_DIR)
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()
@@ -189,7 +202,7 @@ class CompileJob:
         self._report_new_dumps(dump_dir, expected, seen, final=True)
         dumps = _dumps_by_phase(dump_dir)
         missing = [p for p in expected if p not in dumps]
-        if missing or not vmfb.is_file():
+        if missing or (self.options.builds_module and not vmfb.is_file()):
             raise CompileFailed(
                 self.display_path,
                 f"iree-compile exited 0 but wrote no snapshot for {', '.join(missing) or 'the vmfb'}",
@@ -219,7 +232,7 @@ class CompileJob:
     def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
         """Name the snapshots by phase in out_dir (phases/NN.<phase>.mlir); only complete results get here."""
         published = self._publish_phases(timings)
-        vmfb = self.out_dir / "module.vmfb"
+        vmfb = self.out_dir / "module.vmfb" if self.options.builds_module else None  # --compile-to: no module
         return CompileResult(published, vmfb, cmd, stderr, total, self.options.from_phase, options=self.options)
 
     def _keep_reproducer(self, reproducer: Path) -> Path | None:

@@ -49,6 +49,8 @@ class Manifest:
     edits: list[dict] = field(default_factory=list)
     params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
     options: dict | None = None  # the CompileOptions of the last compile (CompileOptions.to_json)
+    substitutions: list[dict] = field(default_factory=list)  # executable substitutions (core/substitution.py)
+    plain_build: dict | None = None  # the build without substitutions the numeric gate compares against
     version: int = MANIFEST_VERSION
     # Keys this version does not know (written by a later one): kept as they are.
     extra: dict = field(default_factory=dict, compare=False)
@@ -94,6 +96,9 @@ class Manifest:
             names.append(self.vmfb)
         if self.params:
             names.append(self.params["archive"])
+        names += [r[k] for r in self.substitutions for k in ("file", "draft") if r.get(k)]
+        if self.plain_build:
+            names.append(self.plain_build["vmfb"])
         return names
 
 

@@ -108,6 +108,8 @@ class Workspace:
             )
             if previous is not None:  # the user's history stays with the model
                 manifest.edits, manifest.extra = previous.edits, previous.extra
+                # so do executable substitutions (their files stay); verdicts were about the old build
+                manifest.substitutions = [{**r, "verdict": None} for r in previous.substitutions]
             ws = cls(root, manifest)
             if previous is None:
                 publish = Publish(root, staging)
@@ -234,8 +236,15 @@ class Workspace:
     # -- compiling ------------------------------------------------------------
 
     def compile_options(self, **changes) -> CompileOptions:
-        """The options of this workspace's compiles (its backend), with `changes`."""
-        return CompileOptions(target=self.manifest.target).with_(**changes)
+        """The options of this workspace's compiles (its backend and its executable substitutions), with `changes`."""
+        return CompileOptions(target=self.manifest.target,
+                              extra_flags=tuple(self.substitution_flags())).with_(**changes)
+
+    def substitution_flags(self) -> list[str]:
+        """The --iree-hal-substitute-executable-* flags of every substitution switched on."""
+        from .substitution import active_flags
+
+        return active_flags(self)
 
     def compile_job(self, *, target: str | None = None, options: CompileOptions | None = None,
                     on_progress: ProgressCallback | None = None):
@@ -349,13 +358,16 @@ def _refuse_foreign_folder(root: Path) -> None:
 
 
 def _recover_if_free(root: Path) -> None:
-    from .errors import WorkspaceBusy
+    from .errors import StudioError
 
     try:
-        with WorkspaceLock(root):
-            recover(root)
-    except WorkspaceBusy:
-        pass  # a writer is at work and recovers itself; its manifest is always whole
+        lock = WorkspaceLock(root).acquire()
+    except StudioError:  # a writer is at work (its manifest is always whole), or a read-only folder
+        return
+    try:
+        recover(root)
+    finally:
+        lock.release()
 
 
 def archive_record(options: ParamOptions | None, parameters: list) -> dict | None:

@@ -20,6 +20,7 @@ from . import toolchain
 from .compile_options import CompileOptions
 from .compiler import CompileJob, CompileResult, PhaseTiming, ProgressCallback, snapshot_name
 from .errors import Cancelled, CompileFailed, WorkspaceError
+from .executables import stage_executable_dumps
 from .manifest import MANIFEST, Manifest, PhaseRecord
 from .phases import phases_after
 from .publish_journal import Publish, new_staging, recover
@@ -42,7 +43,7 @@ class WorkspaceJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.from_phase)
+        return self.options.phases()
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -149,9 +150,14 @@ class WorkspaceJob:
             for rec in previous.phases.values():
                 if rec.file not in kept:
                     publish.delete(rec.file)
-        vmfb = publish.move(result.vmfb, "module.vmfb")
+        vmfb = None  # a compile that stops early (--compile-to) builds no module: the old one goes
+        if result.vmfb is not None:
+            vmfb = publish.move(result.vmfb, "module.vmfb")
+        elif previous is not None and previous.vmfb is not None:
+            publish.delete(previous.vmfb)
+        stage_executable_dumps(publish, staging / "build", ws.root)
         publish.move(staging / "build" / "stderr.log", "stderr.log")
-        manifest.vmfb = "module.vmfb"
+        manifest.vmfb = "module.vmfb" if vmfb is not None else None
         manifest.command = result.command
         manifest.total_seconds = result.total_seconds
         manifest.from_phase = result.from_phase
@@ -159,7 +165,7 @@ class WorkspaceJob:
         manifest.compiler_version = toolchain.compiler_version()
         publish_edit(ws, publish, manifest, result.from_phase, self.text)
         return CompileResult(published, vmfb, result.command, result.stderr, result.total_seconds,
-                             result.from_phase, result.extra)
+                             result.from_phase, result.extra, result.options)
 
 
 def publish_edit(ws, publish: Publish, manifest: Manifest, phase: str, text: str | None) -> None:

@@ -288,7 +288,6 @@ class ScheduleChart(QtWidgets.QWidget):
         head.setZValue(6)
         self.engines.addItem(head)
         self._arrows += [line, head]
-        self.arrows_drawn = len(self._arrows)
 
     def grab_png(self, path: str) -> bool:
         return self.grab().save(path, "PNG")

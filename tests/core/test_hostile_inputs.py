@@ -294,7 +294,22 @@ TARGET_CASES = {
     "npu-mlir-missing-folder": lambda t, g: (["npu", g, "--mlir", t / "no" / "p.mlir"], t / "no" / "p.mlir"),
 }
 
-CASES = {**ONNX_CASES, **MLIR_CASES, **WORKSPACE_CASES, **NPY_CASES, **TARGET_CASES}
+OTHER_COMMAND_CASES = {
+    "simulate-npu-json-not-json": lambda t, g: (["simulate", write(t / "p.npu.json", "{half")], t / "p.npu.json"),
+    "simulate-npu-json-other-format": lambda t, g: (["simulate", write(t / "p.npu.json", '{"format": "x"}')],
+                                                    t / "p.npu.json"),
+    "simulate-target-non-utf8": lambda t, g: (["simulate", g, "--target", write(t / "t.toml", BAD_UTF8)],
+                                              t / "t.toml"),
+    "simulate-json-is-a-folder": lambda t, g: (["simulate", g, "--json", t], t),
+    "simulate-csv-missing-folder": lambda t, g: (["simulate", g, "--csv", t / "no" / "x.csv"], t / "no" / "x.csv"),
+    "diff-output-missing-folder": lambda t, g: (["diff", g, "flow", "-o", t / "no" / "x.diff"], t / "no" / "x.diff"),
+    "diff-output-is-a-folder": lambda t, g: (["diff", g, "flow", "-o", t], t),
+    "diff-non-utf8-snapshot": broken_ws(lambda ws: write(ws / "phases" / "06.flow.mlir", BAD_UTF8),
+                                        ("diff", "flow"), named=lambda ws: ws / "phases" / "06.flow.mlir"),
+    "passes-workspace-is-a-file": lambda t, g: (["passes", write(t / "ws", "x"), "flow"], t / "ws"),
+}
+
+CASES = {**ONNX_CASES, **MLIR_CASES, **WORKSPACE_CASES, **NPY_CASES, **TARGET_CASES, **OTHER_COMMAND_CASES}
 
 
 def shown(path: Path) -> str:

@@ -213,8 +213,10 @@ def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_ex
     slow = tmp_path / "slow.mlir"
     slow.write_text("".join(SLOW_FUNCTION.format(i=i) for i in range(100)))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # SIGINT as a terminal sends it: a test run started in the background inherits it ignored.
     cli = subprocess.Popen([sys.executable, "-m", "npu_studio", "compile", str(slow), "--workspace", str(root)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert _wait_for(lambda: _compilers_under(root), 120), "iree-compile never started"
         if sig == signal.SIGTERM:  # while it compiles, a second writer is turned away

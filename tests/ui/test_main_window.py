@@ -148,6 +148,7 @@ def test_edit_flow_and_resume_keeps_the_edit_and_recompiles(window, qtbot, tmp_p
 def test_bad_edit_reports_file_line_col_and_keeps_the_text(window, qtbot, tmp_path):
     with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000):
         window.open_path(EXAMPLE, tmp_path / "ws")
+    qtbot.waitUntil(lambda: window.npu.state == "done", timeout=180_000)
     window.show_phase("flow")
     window.edit_action.setChecked(True)
     broken = window.ir_view.toPlainText().replace("linalg.fill", "linalg.fil", 1)
@@ -161,6 +162,7 @@ def test_bad_edit_reports_file_line_col_and_keeps_the_text(window, qtbot, tmp_pa
     assert "linalg.fil " not in window.workspace.snapshot_path("flow").read_text()  # the build stays
     assert window.ir_view.toPlainText() == broken
     assert window.timeline.phase_info("stream").state == "failed"
+    assert window.timeline.phase_info("npu").state == "stale"  # built from the flow text the edit replaced
 
 
 def test_uncompiled_edits_survive_closing_the_window(qtbot, tmp_path):

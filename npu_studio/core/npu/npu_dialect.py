@@ -176,6 +176,7 @@ def _read(module: ir.Module) -> tuple[dict[str, Any], list[_Op]]:
     return _attrs(module.operation), ops
 
 
+@npu_text_reader.without_gc
 def from_mlir(text: str) -> NpuProgram:
     """Parse, verify, and convert back to an NpuProgram."""
     printed = npu_text_reader.read(text)  # to_mlir's form, read without the bindings; else None

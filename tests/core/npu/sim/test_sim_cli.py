@@ -49,7 +49,7 @@ def simulate(argv):
 
 
 def test_outputs(example_json, tmp_path, capsys):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema  # a declared test dependency: missing, this fails rather than skips
     out = {k: tmp_path / f"out.{k}" for k in ("json", "csv", "trace")}
     assert simulate([example_json, "--json", out["json"], "--csv", out["csv"], "--trace", out["trace"]]) == 0
     text = capsys.readouterr().out
