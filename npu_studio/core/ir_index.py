@@ -192,12 +192,16 @@ def fused_label(d: OpDescription) -> str:
     return " + ".join(parts) if parts else "elementwise"
 
 
+# The root is the dispatch's main op: MAC work first, then ops that reduce
+# (a pooling or reduction feeds the elementwise ops fused after it), then
+# the op with the most FLOPs. The NPU maps dispatches by this same root.
+_ROOT_PRIORITY = {**{k: 0 for k in _COMPUTE_KINDS}, "pooling": 1, "reduction": 2, "softmax": 2}
+
+
 def _choose_root(ops: list[OpDescription]) -> OpDescription | None:
     if not ops:
         return None
-    compute = [d for d in ops if d.kind in _COMPUTE_KINDS]
-    pool = compute or ops
-    return max(pool, key=lambda d: d.flops or 0)
+    return min(ops, key=lambda d: (_ROOT_PRIORITY.get(d.kind, 3), -(d.flops or 0)))
 
 
 # ---------------------------------------------------------------- attributes

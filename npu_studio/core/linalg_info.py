@@ -44,6 +44,7 @@ KINDS: tuple[str, ...] = (
     "pooling",
     "reduction",
     "elementwise",
+    "softmax",
     "copy/transpose",
     "other",
 )
@@ -618,6 +619,8 @@ def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
     name = opview.operation.name
     if not name.startswith("linalg.") or name == "linalg.yield":
         return None
+    if name == "linalg.softmax":  # no indexing maps: an aggregate op
+        return _describe_softmax(opview.operation)
     try:
         maps_attr = linalg.get_indexing_maps(opview)
     except (TypeError, ValueError):
@@ -651,7 +654,7 @@ def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
         kind = "reduction"
     elif o.yields_input_only():
         kind = "copy/transpose" if _is_permutation_op(o) else "other"
-    elif flops:
+    elif flops or _converts_only(o):
         kind = "elementwise"
 
     bytes_read = _sum(t.nbytes for t in o.inputs)
@@ -672,4 +675,41 @@ def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
         bytes_read=bytes_read,
         bytes_written=bytes_written,
         body_ops=tuple(n for n in o.body_ops if n not in _FREE_BODY_OPS),
+    )
+
+
+# ---------------------------------------------------------------- aggregates
+
+# linalg.softmax decomposes into max, sub, exp, sum and div per element.
+SOFTMAX_BODY_OPS = ("arith.maximumf", "arith.subf", "math.exp", "arith.addf", "arith.divf")
+
+
+def _converts_only(o: _Op) -> bool:
+    """A body that only converts element types (a cast, e.g. f32 -> f16)."""
+    ops = [n for n in o.body_ops if n != "linalg.yield"]
+    return bool(ops) and all(n in _FREE_BODY_OPS for n in ops) and not o.yields_input_only()
+
+
+def _describe_softmax(operation: ir.Operation) -> OpDescription:
+    x = tensor_info(operation.operands[0].type)
+    y = tensor_info(operation.operands[-1].type)
+    axis = ir.IntegerAttr(operation.attributes["dimension"]).value
+    iterators = tuple("reduction" if i == axis else "parallel" for i in range(len(x.shape)))
+    n = x.num_elements
+    return OpDescription(
+        op_name=operation.name,
+        kind="softmax",
+        dims={"axis": axis},
+        strides=(),
+        dilations=(),
+        groups=None,
+        loop_ranges=x.shape,
+        iterator_types=iterators,
+        loop_dims=tuple("R" if i == axis else f"d{i}" for i in range(len(x.shape))),
+        inputs=(x,),
+        outputs=(y,),
+        flops=None if n is None else n * len(SOFTMAX_BODY_OPS),
+        bytes_read=x.nbytes,
+        bytes_written=y.nbytes,
+        body_ops=SOFTMAX_BODY_OPS,
     )

@@ -117,7 +117,7 @@ def test_target_tiny_turns_dispatch_0_into_cpu_fallback(window, qtbot, settings,
         window.npu.set_target(TARGETS_DIR / "tiny.toml")
     assert cell(window, "NPU") == "CPU fallback"
     assert "f32" in cell(window, "reason") and cell(window, "tile") == ""
-    assert "CPU fallback: unsupported dtype f32" in window.detail.toPlainText()
+    assert "CPU fallback: element type not supported (f32 in input 0)" in window.detail.toPlainText()
     assert window.timeline.phase_info(NPU_PHASE).dispatches == 0
     assert '"npu.fallback"' in workspace_io.mlir_path(fresh_example).read_text()
     assert settings.value(SETTINGS_KEY) == str(TARGETS_DIR / "tiny.toml")

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..linalg_info import OpDescription
+from ..linalg_info import OpDescription, dtype_nbytes
 from .flow_graph import tensor_shape_dtype
-from .target import DTYPE_BYTES
 from .tiling import Access, Loop
 
 PASS_THROUGH = {"iree_tensor_ext.dispatch.tensor.load", "flow.dispatch.tie_shape"}
@@ -89,6 +88,9 @@ def linear(expr: ir.AffineExpr) -> tuple[dict[int, int], int] | None:
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    if op.name == "linalg.softmax":  # elementwise in and out over the same loops
+        rank = len(ir.ShapedType(op.operands[0].type).shape)
+        return [ir.AffineMap.get_identity(rank)] * len(op.operands)
     try:
         attr = linalg.get_indexing_maps(op)
     except Exception:
@@ -140,9 +142,9 @@ def accesses(root: ir.Operation, fused: list[ir.Operation],
             continue  # scalar input (fill value): lives in a register
         src = trace(v, consts)
         role = "output" if i >= n_in else "input"
-        nbytes = DTYPE_BYTES.get(dtype, 4)
-        if role == "output" and dtype.startswith(("i", "ui")) and nbytes < 4:
-            nbytes = 4  # integer partial sums accumulate in i32
+        # A MAC op's output type is its accumulator (f32 for f16 inputs): that
+        # is what its SRAM tile holds.
+        nbytes = dtype_nbytes(dtype)
         out.append(BoundAccess(Access(f"op{i}", role, nbytes, _dims_of(amap, shape)),
                                src, dtype, shape))
     # Root output map as pure dims: output dim j is root loop out_loops[j].
@@ -163,6 +165,6 @@ def accesses(root: ir.Operation, fused: list[ir.Operation],
                     and fmaps[-1].n_dims == len(out_loops) and None not in out_loops:
                 remap = {j: out_loops[j] for j in range(len(out_loops))}
             dims = _dims_of(fmaps[i], shape, remap) if remap else tuple((None, s) for s in shape)
-            out.append(BoundAccess(Access(f"f{k}.{i}", "input", DTYPE_BYTES.get(dtype, 4), dims),
+            out.append(BoundAccess(Access(f"f{k}.{i}", "input", dtype_nbytes(dtype), dims),
                                    src, dtype, shape))
     return out

@@ -12,6 +12,7 @@ printer handle the text, and `verify` (ours) checks the invariants:
         "npu.compute"() {srcs, dsts, ops}
         "npu.dma"() {direction = "out", ...}
         "npu.cpu"() {srcs, dsts, ops}          // fallback tasks
+        "npu.dma_copy"() {srcs, dsts, bytes}   // npu.transfer tasks: DRAM to DRAM
       }) {id, dispatch, fallback, tile_offsets, tile_sizes, tile_<dim>..., memory}
       : (!npu.token, ...) -> !npu.token
 
@@ -30,7 +31,8 @@ from .target import NpuTarget
 
 FORMAT = "npu-studio.npu-ir"
 TOKEN = "!npu.token"
-STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", "cpu": "npu.cpu"}
+STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", "cpu": "npu.cpu",
+           "dma_copy": "npu.dma_copy"}
 
 
 class NpuDialectError(ValueError):
@@ -71,6 +73,8 @@ def _dict(d: dict) -> str:
 def _step_text(s: Step) -> str:
     if s.kind in ("dma_in", "dma_out"):
         attrs = {"direction": s.kind[4:], "src": s.srcs[0], "dst": s.dsts[0], "bytes": s.bytes}
+    elif s.kind == "dma_copy":
+        attrs = {"srcs": list(s.srcs), "dsts": list(s.dsts), "bytes": s.bytes}
     else:
         attrs = {"srcs": list(s.srcs), "dsts": list(s.dsts), "ops": s.ops}
     return f'"{STEP_OP[s.kind]}"() {_dict(attrs)} : () -> ()'
@@ -190,6 +194,9 @@ def from_mlir(text: str) -> NpuProgram:
                 if name == "npu.dma":
                     steps.append(Step("dma_" + sa["direction"], (sa["src"],), (sa["dst"],),
                                       bytes=sa["bytes"]))
+                elif name == "npu.dma_copy":
+                    steps.append(Step("dma_copy", tuple(sa["srcs"]), tuple(sa["dsts"]),
+                                      bytes=sa["bytes"]))
                 else:
                     kind = "cpu" if name == "npu.cpu" else "compute"
                     steps.append(Step(kind, tuple(sa["srcs"]), tuple(sa["dsts"]), ops=sa["ops"]))
@@ -212,7 +219,8 @@ _TASK = {"id": int, "dispatch": int, "fallback": bool, "tile_offsets": list, "ti
          "memory": str}
 _STEPS = {"npu.dma": {"direction": str, "src": str, "dst": str, "bytes": int},
           "npu.compute": {"srcs": list, "dsts": list, "ops": int},
-          "npu.cpu": {"srcs": list, "dsts": list, "ops": int}}
+          "npu.cpu": {"srcs": list, "dsts": list, "ops": int},
+          "npu.dma_copy": {"srcs": list, "dsts": list, "bytes": int}}
 
 
 def _check(where: str, attrs: dict, spec: dict, errors: list[str]) -> bool:
@@ -273,7 +281,7 @@ def _verify(head: dict[str, Any], ops: list[_Op]) -> list[str]:
         d = dispatches.get(a["dispatch"])
         if d is None:
             errors.append(f"{where}: dispatch #{a['dispatch']} does not exist")
-        elif not a["fallback"]:
+        elif not a["fallback"] and op.name != "npu.transfer":
             ranges, sizes, offs = d["loop_ranges"], a["tile_sizes"], a["tile_offsets"]
             if len(sizes) != len(ranges) or len(offs) != len(ranges):
                 errors.append(f"{where}: tile rank {len(sizes)} != dispatch loops {len(ranges)}")
@@ -299,7 +307,10 @@ def _verify(head: dict[str, Any], ops: list[_Op]) -> list[str]:
             refs = [sa["src"], sa["dst"]] if step == "npu.dma" else sa["srcs"] + sa["dsts"]
             for r in refs:
                 if r not in buffers:
-                    errors.append(f"{where} {s.name}: unknown buffer {r!r}")
+                    errors.append(f"{where} {step}: unknown buffer {r!r}")
+            if step == "npu.dma_copy" and any(
+                    buffers[r]["memory"] != "dram" for r in refs if r in buffers):
+                errors.append(f"{where} npu.dma_copy: must move dram -> dram")
             if step == "npu.dma":
                 want = {"in": ("dram", "sram"), "out": ("sram", "dram")}.get(sa["direction"])
                 if want is None:
