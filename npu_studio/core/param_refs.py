@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .units import format_bytes
+
 _REF = re.compile(r'#stream\.parameter\.named<"(?P<scope>[^"]*)"::"(?P<key>[^"]*)">(?:\s*:\s*tensor<(?P<type>[^>]*)>)?')
 
 # MLIR element type -> numpy dtype of its bytes (bf16 is read as its raw 16 bits, widened in `as_float`).
@@ -49,14 +51,6 @@ class ParamRef:
         if self.nbytes is not None:
             parts.append(f", {format_bytes(self.nbytes)}")
         return "".join(parts) + f' (parameter "{self.scope}"::"{self.key}")'
-
-
-def format_bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def _parse_type(text: str | None) -> tuple[tuple[int, ...] | None, str | None]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu import workspace_io
+from ..core.npu.coverage import coverage
 from ..core.npu.npu_ir import DispatchInfo, NpuProgram
 from ..core.npu.passes import NpuError
 from ..core.npu.target import TargetError, parse_target
@@ -42,7 +43,7 @@ def tile_label(d: DispatchInfo) -> str:
 
 
 def table_values(p: NpuProgram) -> dict[int, tuple[str, str, str, str]]:
-    return {d.index: ("NPU" if d.legal else "CPU fallback", d.reason, tile_label(d),
+    return {d.index: (f"NPU {d.unit}" if d.legal else "CPU fallback", d.reason, tile_label(d),
                       kib(p.dispatch_sram_peak(d.index)) if d.legal else "")
             for d in p.dispatches}
 
@@ -52,8 +53,16 @@ def detail_text(p: NpuProgram, index: int) -> str:
     if d is None:
         return ""
     tasks = p.tasks_of(index)
-    lines = [f"NPU ({p.target.name}): " + (f"{d.kind} -> NPU" if d.legal else f"CPU fallback: {d.reason}")]
-    if d.legal:
+    lines = [f"NPU ({p.target.name}): " + (f"{d.kind} -> NPU {d.unit}" if d.legal
+                                           else f"CPU fallback: {d.reason} [rule {d.rule}]")]
+    if d.acc_dtype:
+        lines.append(f"  types: {d.dtype} inputs, {d.acc_dtype} accumulator")
+    if d.transposed:
+        lines.append(f"  transposed: {', '.join(d.transposed)} (by the {d.transpose_by})")
+    if d.transfer:
+        pad = f", pad value {d.pad_value}" if d.pad_value else ""
+        lines.append(f"  DMA: {d.transfer} transfer DRAM to DRAM{pad}")
+    if d.legal and d.unit != "dma":
         dims = " ".join(f"{n}={r}" for n, r in zip(d.loop_dims, d.loop_ranges))
         lines.append(f"  loops: {dims}")
         lines.append(f"  tile: {tile_label(d)} ({d.num_tiles} tiles)")
@@ -215,9 +224,12 @@ class NpuPanel(QtCore.QObject):
         self.result = result
         self._set_state("done")
         p = result.program
+        cov = coverage(p).lines()
         self.window.log.append_text(
-            f"NPU ({p.target.name}): {result.on_npu} of {len(p.dispatches)} dispatches on the NPU, "
+            f"NPU ({p.target.name}): {cov[0]}; "
             f"{len(p.tasks)} tasks, SRAM peak {kib(p.sram_peak)} in {result.seconds:.2f} s")
+        for line in cov[1:]:  # the fallbacks, grouped by rule
+            self.window.log.append_text(line.strip())
         self.sig_finished.emit(True)
 
     def _on_failed(self, exc: Exception, tb: str) -> None:
@@ -272,4 +284,4 @@ class NpuPanel(QtCore.QObject):
             return f"<b>{NPU_PHASE}</b> — {self.state} (target {self._target})"
         path = workspace_io.mlir_path(r.workspace)
         return (f"<b>{NPU_PHASE}</b> — {path} ({self.state}; target {r.program.target.name}, "
-                f"{r.target})")
+                f"{r.target}) — {coverage(r.program).summary()}")

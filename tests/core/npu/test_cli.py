@@ -11,7 +11,8 @@ def test_report_and_outputs(example_flow, tmp_path, capsys):
     out_json, out_mlir = tmp_path / "model.npu.json", tmp_path / "model.npu.mlir"
     assert run([example_flow, "--json", out_json, "--mlir", out_mlir]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("Dispatch #0: conv -> NPU (tiles ")
+    assert text.startswith("Dispatch #0: conv -> NPU mac (tiles ")
+    assert "1 of 1 dispatches on the NPU, 100.00% of " in text
     assert "SRAM peak" in text and "tasks" in text
     assert json.loads(out_json.read_text())["version"] == 1
     assert '"npu.conv"' in out_mlir.read_text()
