@@ -90,7 +90,7 @@ def linear(expr: ir.AffineExpr) -> tuple[dict[int, int], int] | None:
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
     if op.name == "linalg.softmax":  # elementwise in and out over the same loops
         rank = len(ir.ShapedType(op.operands[0].type).shape)
-        return [ir.AffineMap.get_identity(rank)] * len(op.operands)
+        return [ir.AffineMap.get_identity(rank, context=op.context)] * len(op.operands)
     try:
         attr = linalg.get_indexing_maps(op)
     except Exception:

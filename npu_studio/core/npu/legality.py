@@ -99,18 +99,30 @@ def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
 
 
 def _transposed(desc: OpDescription, maps: list[ir.AffineMap] | None) -> tuple[str, ...]:
-    """Contraction inputs whose map reads (K, M) or (N, K) instead of (M, K), (K, N)."""
-    if maps is None or desc.kind not in ("matmul", "batch_matmul"):
+    """Contraction inputs not read in matmul order for the output's layout.
+
+    With the output laid out (P, Q) (P, Q being M and N in either order),
+    the array computes out = L(P, K) . R(K, Q); an input read (K, P) or
+    (Q, K) is transposed.
+    """
+    if maps is None or desc.kind not in ("matmul", "batch_matmul") or len(maps) < 3:
         return ()
-    out = []
-    for i, want in ((0, ["M", "K"]), (1, ["K", "N"])):
-        if i >= len(maps):
-            continue
-        names = [desc.loop_dims[e.position] for e in maps[i].results
-                 if isinstance(e, ir.AffineDimExpr) and desc.loop_dims[e.position] in want]
-        if names == want[::-1]:
-            out.append(f"input {i}")
-    return tuple(out)
+    dims = desc.loop_dims
+
+    def names(m: ir.AffineMap) -> list[str]:
+        return [dims[e.position] for e in m.results if isinstance(e, ir.AffineDimExpr)]
+
+    out_mn = [n for n in names(maps[-1]) if n in ("M", "N")]
+    if len(out_mn) != 2:
+        return ()
+    p, q = out_mn
+    found = []
+    for i, m in enumerate(maps[:len(desc.inputs)]):
+        seen = names(m)
+        want = [p, "K"] if p in seen else ["K", q]
+        if [n for n in seen if n in want] == want[::-1]:
+            found.append(f"input {i}")
+    return tuple(found)
 
 
 def _facts(a: DispatchAnalysis, graph: FlowGraph, target: NpuTarget) -> None:

@@ -30,7 +30,7 @@ _STORE = "iree_tensor_ext.dispatch.tensor.store"
 # Ops a pure data-movement body may hold besides loads and stores.
 _MOVE_OK = frozenset({_LOAD, _STORE, "func.return", "arith.constant", "tensor.empty",
                       "flow.dispatch.tie_shape"})
-_TENSOR = re.compile(r"tensor<([0-9x]*?)x?([a-zA-Z][\w]*)>")
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)([a-zA-Z]\w*)>")
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class Transfer:
 
 
 def _shape_dtype(t: ir.Type) -> tuple[tuple[int, ...], str] | None:
-    m = _TENSOR.search(str(t))
-    if m is None or "?" in m.group(1):
+    m = _TENSOR.search(str(t))  # dynamic dims ("?x") do not match
+    if m is None:
         return None
     dims = tuple(int(x) for x in m.group(1).split("x") if x)
     return dims, m.group(2)
