@@ -119,6 +119,9 @@ def test_target_tiny_turns_dispatch_0_into_cpu_fallback(window, qtbot, settings,
     assert "f32" in cell(window, "reason") and cell(window, "tile") == ""
     assert "CPU fallback: element type not supported (f32 in input 0)" in window.detail.toPlainText()
     assert window.timeline.phase_info(NPU_PHASE).dispatches == 0
+    # the coverage: NPU against total, and the fallbacks grouped by rule
+    assert "0 of 1 dispatches on the NPU, 0.00% of " in window.npu.label()
+    assert "1 on the CPU by rule dtype" in window.log.toPlainText()
     assert '"npu.fallback"' in workspace_io.mlir_path(fresh_example).read_text()
     assert settings.value(SETTINGS_KEY) == str(TARGETS_DIR / "tiny.toml")
 

@@ -108,8 +108,11 @@ def _op_kind(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
 @rule("dtype", "element type not supported", units=("mac", "vector", "dma"))
 def _dtype(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
     """Every tensor the dispatch reads or writes, and every input of its root
-    op, has an element type in `dtypes.supported`."""
+    op, has an element type in `dtypes.supported` (a MAC op may also write
+    its accumulator type, from `dtypes.accumulators`)."""
     for where, dtype in a.dtypes_used:
+        if a.unit == "mac" and where.startswith("output") and dtype in t.acc_dtypes:
+            continue
         if dtype not in t.dtypes:
             return f"{dtype} in {where}"
     return None

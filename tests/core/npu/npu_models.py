@@ -41,3 +41,13 @@ def fire():
              helper.make_node("Concat", ["a", "b"], ["y"], axis=1, name="Concat")]
     g = helper.make_graph(nodes, "fire", [x], [y], [w1, wa, wb])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def i8_matmul():
+    """MatMulInteger: i8 x i8 accumulated and returned in i32."""
+    a = helper.make_tensor_value_info("a", TensorProto.INT8, [64, 32])
+    b = helper.make_tensor_value_info("b", TensorProto.INT8, [32, 48])
+    y = helper.make_tensor_value_info("y", TensorProto.INT32, [64, 48])
+    g = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["y"], name="MatMulInteger_0")],
+                          "mmi", [a, b], [y])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])

@@ -10,7 +10,7 @@ import pytest
 
 from checks import check_all
 from flowgen import ZOO_NAMES, flow_snapshot, zoo_model
-from npu_models import attention, f16_matmul, fire
+from npu_models import attention, f16_matmul, fire, i8_matmul
 from npu_studio.core.ir_index import index_file
 from npu_studio.core.npu.coverage import coverage, coverage_of_analyses, legalize_flow
 from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
@@ -88,6 +88,19 @@ def test_f16_matmul_on_the_tiny_target_tiles_in_64_kib(f16_flow, tiny_target):
     assert d.legal and d.acc_dtype == "f32" and d.num_tiles > 1
     assert d.sram_bytes <= 64 * 1024
     check_all(p)
+
+
+def test_i8_matmul_accumulates_and_writes_i32(default_target):
+    flow = flow_snapshot(i8_matmul())
+    p = run_npu_pipeline(flow, default_target)
+    (d,) = p.dispatches
+    assert d.legal and (d.kind, d.dtype, d.acc_dtype) == ("matmul", "i8", "i32")
+    assert d.dims == {"M": 64, "N": 48, "K": 32}
+    # i32 is no `dtypes.supported` type of the default target: the MAC op may
+    # write its accumulator type all the same
+    assert "i32" not in default_target.dtypes
+    assert d.sram_bytes == 2 * (64 * 32 + 32 * 48 + 64 * 48 * 4)
+    _table_agrees(flow, p)
 
 
 @pytest.fixture(scope="module")
