@@ -27,6 +27,8 @@ def light_zoo_models() -> list[Path]:
 def _isolated_workspace_root(tmp_path_factory, monkeypatch):
     # Never write into the real user cache from tests.
     monkeypatch.setenv("NPU_STUDIO_HOME", str(tmp_path_factory.getbasetemp() / "workspaces"))
+    # Nor into the user's config folder (user NPU targets): a fresh one per test.
+    monkeypatch.setenv("NPU_STUDIO_CONFIG", str(tmp_path_factory.mktemp("config")))
 
 
 @pytest.fixture(scope="session")

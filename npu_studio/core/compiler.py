@@ -28,11 +28,9 @@ from pathlib import Path
 from typing import Callable
 
 from . import toolchain
+from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
 from .errors import Cancelled, CompileFailed
-from .phases import PHASES, SNAPSHOT_PHASES, phase_index, phases_after
-
-TARGETS = ("llvm-cpu", "vmvx")
-DEFAULT_TARGET = "llvm-cpu"
+from .phases import PHASES, SNAPSHOT_PHASES, phases_after
 
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
@@ -57,44 +55,26 @@ class CompileResult:
     total_seconds: float
     from_phase: str = "start"
     extra: dict = field(default_factory=dict)
-
-
-def target_flags(target: str) -> list[str]:
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
-    flags = [
-        "--iree-hal-target-device=local",
-        f"--iree-hal-local-target-device-backends={target}",
-    ]
-    if target == "llvm-cpu":
-        flags.append("--iree-llvmcpu-target-cpu=host")
-    return flags
+    options: CompileOptions = CompileOptions()
 
 
 def build_command(
     input_path: Path,
     dump_dir: Path,
     vmfb: Path,
+    options: CompileOptions = CompileOptions(),
     *,
-    target: str = DEFAULT_TARGET,
-    from_phase: str = "start",
     reproducer: Path | None = None,
-    extra_flags: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
-    phase_index(from_phase)  # validates the name
-    cmd = [str(toolchain.iree_compile()), str(input_path), *target_flags(target)]
-    if from_phase != "start":
-        # Without it, snapshots from stream..executable-targets compile "fine"
-        # into a vmfb with no dispatches.
-        cmd.append(f"--compile-from={from_phase}")
+    cmd = [str(toolchain.iree_compile()), str(input_path), *options.flags()]
     cmd += [
         f"--dump-compilation-phases-to={dump_dir}",
         "--mlir-print-debuginfo",  # keeps ONNX node names in every snapshot
     ]
     if reproducer is not None:
         cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
-    cmd += [*extra_flags, "-o", str(vmfb)]
+    cmd += [*options.extra_flags, "-o", str(vmfb)]
     return cmd
 
 
@@ -125,11 +105,9 @@ class CompileJob:
         self,
         input_path: Path,
         out_dir: Path,
+        options: CompileOptions = CompileOptions(),
         *,
-        target: str = DEFAULT_TARGET,
-        from_phase: str = "start",
         on_progress: ProgressCallback | None = None,
-        extra_flags: list[str] | tuple[str, ...] = (),
         poll_seconds: float = 0.05,
         display_path: Path | None = None,
     ):
@@ -137,10 +115,8 @@ class CompileJob:
         # The file errors are reported against: the user's model rather than our copy of it.
         self.display_path = Path(display_path) if display_path else self.input_path
         self.out_dir = Path(out_dir)
-        self.target = target
-        self.from_phase = from_phase
+        self.options = options
         self.on_progress = on_progress
-        self.extra_flags = list(extra_flags)
         self.poll_seconds = poll_seconds
         self._cancel = threading.Event()
         self._proc: subprocess.Popen | None = None
@@ -148,7 +124,7 @@ class CompileJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.from_phase)
+        return phases_after(self.options.from_phase)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -170,15 +146,7 @@ class CompileJob:
         dump_dir = staging / "phases"
         vmfb = staging / "module.vmfb"
         reproducer = staging / "crash-reproducer.mlir"
-        cmd = build_command(
-            self.input_path,
-            dump_dir,
-            vmfb,
-            target=self.target,
-            from_phase=self.from_phase,
-            reproducer=reproducer,
-            extra_flags=self.extra_flags,
-        )
+        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer)
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()
@@ -201,13 +169,13 @@ class CompileJob:
                 if self._cancel.wait(self.poll_seconds):
                     _kill_group(proc)
                     proc.wait()
-                    raise Cancelled()
+                    raise self._cancelled(dump_dir, expected, seen, start)
                 self._report_new_dumps(dump_dir, expected, seen, final=False)
             end = time.time()
         with self._lock:
             self._proc = None
         if self._cancel.is_set():
-            raise Cancelled()
+            raise self._cancelled(dump_dir, expected, seen, start)
         stderr = stderr_path.read_text(errors="replace")
         if proc.returncode != 0:
             kept = self._keep_reproducer(reproducer)
@@ -233,8 +201,15 @@ class CompileJob:
         timings = _timings(dumps, expected, start)
         return self._publish(staging, timings, cmd, stderr, end - start)
 
-    def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
-        """Move the staged outputs into out_dir; only complete results get here."""
+    def _cancelled(self, dump_dir: Path, expected, seen: set[str], start: float) -> Cancelled:
+        """Cancelled, keeping the snapshots of the phases that had finished (reported done)."""
+        finished = [p for p in expected if p in seen]
+        dumps = _dumps_by_phase(dump_dir)
+        exc = Cancelled()
+        exc.finished = self._publish_phases(_timings(dumps, finished, start)) if finished else []
+        return exc
+
+    def _publish_phases(self, timings: list[PhaseTiming]) -> list[PhaseTiming]:
         phases_dir = self.out_dir / "phases"
         phases_dir.mkdir(exist_ok=True)
         published: list[PhaseTiming] = []
@@ -242,10 +217,15 @@ class CompileJob:
             dest = phases_dir / snapshot_name(t.phase)
             os.replace(t.path, dest)
             published.append(PhaseTiming(t.phase, dest, t.seconds, t.size_bytes))
+        return published
+
+    def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
+        """Move the staged outputs into out_dir; only complete results get here."""
+        published = self._publish_phases(timings)
         vmfb = self.out_dir / "module.vmfb"
         os.replace(staging / "module.vmfb", vmfb)
         (self.out_dir / "stderr.log").write_text(stderr)
-        return CompileResult(published, vmfb, cmd, stderr, total, self.from_phase)
+        return CompileResult(published, vmfb, cmd, stderr, total, self.options.from_phase, options=self.options)
 
     def _keep_reproducer(self, reproducer: Path) -> Path | None:
         if not reproducer.is_file():

@@ -37,3 +37,4 @@ class Cancelled(StudioError):
 
     def __init__(self, what: str = "compile"):
         super().__init__(None, f"{what} cancelled")
+        self.finished: list = []  # a compile's phases that had finished, kept (compiler.PhaseTiming)

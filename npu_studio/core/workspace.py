@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import toolchain
-from .compiler import DEFAULT_TARGET, CompileJob, CompileResult, ProgressCallback, snapshot_name
+from .compile_options import DEFAULT_TARGET, CompileOptions
+from .compiler import CompileJob, CompileResult, PhaseTiming, ProgressCallback, snapshot_name
 from .errors import StudioError
 from .importer import MLIR_SUFFIXES, import_model
 from .params import ARCHIVE_NAME, ParamOptions
@@ -80,6 +81,7 @@ class Manifest:
     from_phase: str = "start"
     edits: list[dict] = field(default_factory=list)
     params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
+    options: dict | None = None  # the CompileOptions of the last compile (CompileOptions.to_json)
     version: int = MANIFEST_VERSION
 
     def to_json(self) -> str:
@@ -203,12 +205,17 @@ class Workspace:
 
     # -- compiling ------------------------------------------------------------
 
-    def compile_job(self, *, target: str | None = None, on_progress: ProgressCallback | None = None) -> CompileJob:
+    def compile_options(self, **changes) -> CompileOptions:
+        """The options of this workspace's compiles (its backend), with `changes`."""
+        return CompileOptions(target=self.manifest.target).with_(**changes)
+
+    def compile_job(self, *, target: str | None = None, options: CompileOptions | None = None,
+                    on_progress: ProgressCallback | None = None) -> CompileJob:
         """A job compiling the imported module from the start; call `finish()` with its result."""
-        if target is not None:
-            self.manifest.target = target
+        options = options or self.compile_options(**({"target": target} if target else {}))
+        self.manifest.target = options.target
         return CompileJob(
-            self.imported_path, self.root, target=self.manifest.target, on_progress=on_progress,
+            self.imported_path, self.root, options.with_(from_phase="start"), on_progress=on_progress,
             display_path=self.user_model_path,
         )
 
@@ -223,9 +230,7 @@ class Workspace:
             self.record_edit(phase, text)
         if not snap.is_file():
             raise WorkspaceError(snap, f"no snapshot for phase {phase}; compile first")
-        return CompileJob(
-            snap, self.root, target=self.manifest.target, from_phase=phase, on_progress=on_progress
-        )
+        return CompileJob(snap, self.root, self.compile_options(from_phase=phase), on_progress=on_progress)
 
     # -- drafts: edited text not compiled yet, kept across sessions ---------------
 
@@ -275,7 +280,22 @@ class Workspace:
         self.manifest.command = result.command
         self.manifest.total_seconds = result.total_seconds
         self.manifest.from_phase = result.from_phase
+        self.manifest.options = result.options.to_json()
         self.manifest.compiler_version = toolchain.compiler_version()
+        self.save()
+
+    def keep_finished(self, finished: list[PhaseTiming]) -> None:
+        """Record the phases a cancelled compile had finished; older snapshots after them go stale."""
+        if not finished:
+            return
+        for t in finished:
+            self.manifest.phases[t.phase] = PhaseRecord(
+                file=str(t.path.relative_to(self.root)), seconds=t.seconds, size_bytes=t.size_bytes
+            )
+        for later in phases_after(finished[-1].phase):
+            if later in self.manifest.phases:
+                self.manifest.phases[later].state = STALE
+        self.manifest.vmfb = None  # the old build no longer matches the snapshots
         self.save()
 
     def compile(self, *, target: str | None = None, on_progress: ProgressCallback | None = None) -> CompileResult:

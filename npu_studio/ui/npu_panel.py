@@ -14,11 +14,11 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..core.npu import workspace_io
+from ..core.npu import target_store, workspace_io
 from ..core.npu.coverage import coverage
 from ..core.npu.npu_ir import DispatchInfo, NpuProgram
 from ..core.npu.passes import NpuError
-from ..core.npu.target import TargetError, parse_target
+from ..core.npu.target import TargetError
 from ..core.workspace import Workspace
 from ..resources import TARGETS_DIR
 from .ir_view import Region
@@ -159,16 +159,11 @@ class NpuPanel(QtCore.QObject):
 
     def apply_target_text(self, text: str) -> None:
         """Check and save the editor's text, then re-run. An invalid text is
-        reported (file:line: key: reason) and the last result stays, stale."""
-        ws = self.window.workspace
+        reported (file:line: key: reason) and the last result stays, stale.
+        A bundled target is never written: its edit becomes a named user target."""
         source = self.editor.path() or self._target
-        dest = workspace_io.edit_destination(ws, source)
         try:
-            if dest is None:
-                parse_target(text, source)
-                raise OSError(f"{source}: a bundled target; open a model first, its workspace "
-                              f"keeps the edited copy (npu/target.toml)")
-            workspace_io.save_target_text(text, source, dest)
+            dest = target_store.save_edit(text, source)
         except (TargetError, OSError) as exc:
             self.window.show_error(str(exc))
             self._set_state("stale" if self.result is not None else "failed")

@@ -33,6 +33,28 @@ _BORDER = {
 }
 _MARK = {"failed": "✗ ", "edited": "✎ ", "stale": "↻ ", "done": "✓ ", "running": "▶ "}
 
+# Short, distinct names that fit a segment whole (the tooltip has the full phase name):
+# the three executable-* phases used to elide to the same "executabl…".
+PHASE_LABELS = {
+    "input": "input",
+    "abi": "ABI",
+    "preprocessing": "preproc",
+    "global-optimization": "global opt",
+    "dispatch-creation": "dispatches",
+    "flow": "flow",
+    "stream": "stream",
+    "executable-sources": "exe sources",
+    "executable-configurations": "exe configs",
+    "executable-targets": "exe targets",
+    "hal": "HAL",
+    "vm": "VM",
+    "npu": "NPU",
+}
+
+
+def phase_label(phase: str) -> str:
+    return PHASE_LABELS.get(phase, phase)
+
 
 def format_seconds(seconds: float) -> str:
     if seconds < 10:
@@ -76,7 +98,6 @@ class PhaseTimeline(QtWidgets.QWidget):
 
     PAD = 8  # horizontal padding inside a segment
     GAP = 3  # between segments
-    NAME_CAP = "✓ executab"  # widest a name makes its segment
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -196,11 +217,8 @@ class PhaseTimeline(QtWidgets.QWidget):
         fm, bold = self.fontMetrics(), self._bold_metrics()
         info = self._info[phase]
         texts = info.labels()
-        name = _MARK.get(info.state, "") + phase
-        # Long names (executable-configurations) are elided so 13 phases fit a laptop screen;
-        # the tooltip has them in full.
-        name_width = min(bold.horizontalAdvance(name), bold.horizontalAdvance(self.NAME_CAP))
-        widths = [name_width] + [fm.horizontalAdvance(t) for t in texts]
+        name = _MARK.get(info.state, "") + phase_label(phase)
+        widths = [bold.horizontalAdvance(name)] + [fm.horizontalAdvance(t) for t in texts]
         return max(widths) + 2 * self.PAD
 
     def _bold_metrics(self) -> QtGui.QFontMetrics:
@@ -261,7 +279,7 @@ class PhaseTimeline(QtWidgets.QWidget):
             inner = rect.adjusted(self.PAD, 4, -self.PAD, -4)
             p.setFont(bold_font)
             name = bold.elidedText(
-                _MARK.get(info.state, "") + phase, QtCore.Qt.TextElideMode.ElideRight,
+                _MARK.get(info.state, "") + phase_label(phase), QtCore.Qt.TextElideMode.ElideRight,
                 int(inner.width()),
             )
             p.drawText(inner, QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop, name)

@@ -106,7 +106,8 @@ def test_cancel_leaves_no_process_and_no_build(tmp_path):
     model = next(m for m in light_zoo_models() if "resnet50" in m.name)
     ws = Workspace.create(model, tmp_path / "ws")
     started = threading.Event()
-    job = ws.compile_job(on_progress=lambda done, running: started.set() if done else None)
+    reported: list[str] = []
+    job = ws.compile_job(on_progress=lambda done, running: (reported.append(done), started.set()) if done else None)
     errors = []
     thread = threading.Thread(target=lambda: errors.append(_capture(job.run)))
     thread.start()
@@ -118,7 +119,12 @@ def test_cancel_leaves_no_process_and_no_build(tmp_path):
     assert isinstance(errors[0], Cancelled)
     assert _compiler_processes_under(ws.root) == []
     assert not (ws.root / "module.vmfb").exists()
-    assert not (ws.root / "phases").exists()
+    # The phases that had finished are kept, complete; nothing else is.
+    kept = errors[0].finished
+    assert [t.phase for t in kept] == reported and len(kept) >= 1
+    assert sorted(p.name for p in (ws.root / "phases").iterdir()) == sorted(t.path.name for t in kept)
+    for t in kept:
+        assert t.path.stat().st_size == t.size_bytes and t.path.read_text().rstrip().endswith("}")
     assert not list(ws.root.glob(".staging-*"))
     assert Workspace.open(ws.root).manifest.vmfb is None
 

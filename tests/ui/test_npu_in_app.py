@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6 import QtCore
 
-from npu_studio.core.npu import workspace_io
+from npu_studio.core.npu import target_store, workspace_io
 from npu_studio.resources import TARGETS_DIR
 from npu_studio.ui.main_window import MainWindow
 from npu_studio.ui.npu_panel import HEADERS, NPU_PHASE, SETTINGS_KEY
@@ -155,12 +155,12 @@ def test_editing_the_target(window, qtbot, fresh_example):
     assert cell(window, "NPU") == "NPU mac"
     assert default.read_text() == original
 
-    # Valid: saved into the workspace copy (never into resources), re-run.
+    # Valid: saved as a named user target (never into resources), re-run.
     good = original.replace('supported = ["f32", "f16", "bf16", "i8"]', 'supported = ["f16", "i8"]')
     editor.set_text(good)
     with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
         editor.apply()
-    copy = fresh_example.root / "npu" / "target.toml"
+    copy = target_store.user_targets_dir() / "default-edited.toml"
     assert copy.read_text() == good and default.read_text() == original
     assert window.npu.target_path() == copy and editor.path() == copy
     assert not window.error_banner.isVisible()

@@ -15,6 +15,7 @@ from npu_studio.ui.timeline import (  # noqa: E402
     PhaseTimeline,
     format_seconds,
     format_size,
+    phase_label,
 )
 
 Key = QtCore.Qt.Key
@@ -150,3 +151,23 @@ def test_tooltip_event_shows_details(tl, qtbot):
     event = QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, pos, tl.mapToGlobal(pos))
     QtWidgets.QApplication.sendEvent(tl, event)
     qtbot.waitUntil(lambda: "hal: edited" in QtWidgets.QToolTip.text())
+
+
+def test_every_phase_label_is_distinct_and_shown_whole_at_the_default_window_width(qtbot):
+    w = PhaseTimeline()
+    qtbot.addWidget(w)
+    w.insert_phase("npu", after="flow")
+    for i, phase in enumerate(w.phases()):
+        w.set_phase_info(phase, state="done", seconds=0.01 * (i + 1), size_bytes=123_456, dispatches=12)
+    w.resize(1400 - 8, 60)  # the main window's default width less its margins
+    w.show()
+    qtbot.waitExposed(w)
+    labels = [phase_label(p) for p in w.phases()]
+    assert len(w.phases()) == 13 and len(set(labels)) == 13
+    bold = QtGui.QFont(w.font())
+    bold.setBold(True)
+    metrics = QtGui.QFontMetrics(bold)
+    for phase, label in zip(w.phases(), labels):
+        room = w.segment_rect(phase).width() - 2 * w.PAD
+        assert metrics.horizontalAdvance("✓ " + label) <= room, phase
+        assert w.tooltip_text(phase).startswith(f"{phase}: done")

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import StudioError
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
+DATAFLOW_SHORT = {"os": "output-stationary", "ws": "weight-stationary"}
 OP_KINDS = (
     "conv", "depthwise_conv", "matmul", "batch_matmul", "pooling",
     "reduction", "elementwise", "softmax", "copy/transpose",
@@ -69,6 +70,10 @@ class NpuTarget:
     dma_padded: bool = False  # DMA writes a pad value around a transfer
     transpose_by: str = "none"  # who transposes a MAC operand: dma | array | none
     vector_functions: tuple[tuple[str, int], ...] = tuple(sorted(_BASIC_FUNCTIONS.items()))
+    # Timing-only keys (optional in the file; older model.npu.json files lack them).
+    dma_setup_cycles: int = 64
+    cpu_launch_cycles: int = 2000
+    cpu_ops_per_cycle: int = 16
     source: str = field(default="", compare=False)
 
     def function_cost(self, name: str) -> int | None:
@@ -102,13 +107,17 @@ _SCHEMA: tuple[_Check, ...] = (
     ("clock_mhz", int, True, None, lambda v: v > 0, "a positive integer"),
     ("mac_array.rows", int, True, None, lambda v: v > 0, "a positive integer"),
     ("mac_array.cols", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("mac_array.dataflow", str, True, None, lambda v: v in DATAFLOWS,
-     "one of " + ", ".join(DATAFLOWS)),
+    ("mac_array.dataflow", str, False, "output-stationary",
+     lambda v: v in DATAFLOWS or v in DATAFLOW_SHORT,
+     "one of " + ", ".join(DATAFLOWS + tuple(DATAFLOW_SHORT))),
     ("vector.lanes", int, True, None, lambda v: v > 0, "a positive integer"),
     ("sram.size_kib", int, True, None, lambda v: v > 0, "a positive integer"),
     ("sram.banks", int, False, 1, lambda v: v > 0, "a positive integer"),
     ("dram.bytes_per_cycle", int, True, None, lambda v: v > 0, "a positive integer"),
     ("dma.channels", int, True, None, lambda v: v > 0, "a positive integer"),
+    ("dma.setup_cycles", int, False, 64, lambda v: v >= 0, "a non-negative integer"),
+    ("cpu.launch_cycles", int, False, 2000, lambda v: v >= 0, "a non-negative integer"),
+    ("cpu.ops_per_cycle", int, False, 16, lambda v: v > 0, "a positive integer"),
     ("ops.supported", list, True, None,
      lambda v: bool(v) and all(k in OP_KINDS for k in v),
      "a non-empty list of: " + ", ".join(OP_KINDS)),
@@ -204,7 +213,7 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         clock_mhz=values["clock_mhz"],
         mac_rows=values["mac_array.rows"],
         mac_cols=values["mac_array.cols"],
-        dataflow=values["mac_array.dataflow"],
+        dataflow=DATAFLOW_SHORT.get(values["mac_array.dataflow"], values["mac_array.dataflow"]),
         vector_lanes=values["vector.lanes"],
         sram_bytes=values["sram.size_kib"] * 1024,
         sram_banks=values["sram.banks"],
@@ -219,17 +228,26 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         dma_padded=values["dma.padded"],
         transpose_by=values["mac_array.transpose"],
         vector_functions=tuple(sorted(functions.items())),
+        dma_setup_cycles=values["dma.setup_cycles"],
+        cpu_launch_cycles=values["cpu.launch_cycles"],
+        cpu_ops_per_cycle=values["cpu.ops_per_cycle"],
         source=str(path),
     )
 
 
-def load_target(path: str | Path | None = None) -> NpuTarget:
-    """Load a target file; None or a bare name ("tiny") means a bundled one."""
+def target_file(path: str | Path | None = None) -> Path:
+    """The file a target argument names; None or a bare name ("tiny") means a bundled one."""
     if path is None:
         path = RESOURCES / "default.toml"
     p = Path(path)
     if not p.exists() and not p.suffix and (RESOURCES / f"{p.name}.toml").exists():
         p = RESOURCES / f"{p.name}.toml"
+    return p
+
+
+def load_target(path: str | Path | None = None) -> NpuTarget:
+    """Load a target file; None or a bare name ("tiny") means a bundled one."""
+    p = target_file(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:

@@ -4,8 +4,8 @@ Layout inside the workspace folder:
 
     npu/model.npu.json   the NpuProgram (docs/npu-ir.schema.json)
     npu/model.npu.mlir   the same program in the `npu` MLIR dialect
-    npu/target.toml      an edited copy of a bundled target (bundled files
-                         under resources/targets are never overwritten)
+    npu/target.toml      the target text the results were built with, and
+    npu/target.json      the file it came from (see target_store)
 
 Qt-free: the app runs `run_for_workspace` in a worker thread, the CLI and
 tests call it directly.
@@ -13,20 +13,19 @@ tests call it directly.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from ..workspace import Workspace
+from . import target_store
 from .npu_dialect import to_mlir
 from .npu_ir import NpuProgram
 from .passes import NpuError, run_npu_pipeline
-from .target import RESOURCES, load_target, parse_target
+from .target import TargetError, parse_target, target_file
 
 NPU_DIR = "npu"
 JSON_NAME = "model.npu.json"
 MLIR_NAME = "model.npu.mlir"
-TARGET_NAME = "target.toml"
 FLOW_PHASE = "flow"
 
 _TASK_START = re.compile(r'^\s*%t\d+ = "npu\.[\w.]+"\(')
@@ -53,51 +52,33 @@ def flow_path(ws: Workspace) -> Path:
     return ws.snapshot_path(FLOW_PHASE)
 
 
-def is_bundled(target_path: str | Path) -> bool:
-    """True for a target shipped in resources/targets (read-only for us)."""
-    try:
-        return Path(target_path).resolve().parent == RESOURCES.resolve()
-    except OSError:
-        return False
-
-
-def edit_destination(ws: Workspace | None, target_path: str | Path) -> Path | None:
-    """Where an edit of `target_path` is saved: the file itself, or for a
-    bundled target the workspace copy (None without a workspace)."""
-    if not is_bundled(target_path):
-        return Path(target_path)
-    return npu_dir(ws) / TARGET_NAME if ws is not None else None
-
-
-def save_target_text(text: str, target_path: str | Path, dest: str | Path) -> Path:
-    """Check `text` as a target (TargetError names `target_path`, the file
-    being edited, with line and key) and only then write it to `dest`."""
-    parse_target(text, target_path)
-    dest = Path(dest)
-    if is_bundled(dest):
-        raise OSError(f"{dest}: bundled targets are not overwritten")
-    _write(dest, text)
-    return dest
-
-
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    target_store.write_text(path, text)
 
 
 def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
                       strict: bool = False) -> NpuProgram:
     """Run the NPU pipeline on the workspace's flow snapshot with the target
     at `target_path` (None: the bundled default) and write
-    npu/model.npu.json and npu/model.npu.mlir. Earlier results stay on
-    disk when this raises (TargetError, NpuError)."""
-    target = load_target(target_path)
+    npu/model.npu.json, npu/model.npu.mlir and the target they were built
+    with (target_store.record). Earlier results stay on disk when this
+    raises (TargetError, NpuError)."""
+    path = target_file(target_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise TargetError(path, "<file>", None, f"cannot read: {e.strerror}") from None
+    target = parse_target(text, path)
     program = run_npu_pipeline(flow_path(ws), target, strict=strict)
     _write(json_path(ws), program.to_json())
     _write(mlir_path(ws), to_mlir(program))
+    target_store.record(npu_dir(ws), text, path)
     return program
+
+
+def recorded_target(ws: Workspace) -> target_store.RecordedTarget | None:
+    """The target the workspace's NPU results were built with, if it has any."""
+    return target_store.recorded(npu_dir(ws))
 
 
 def dispatch_line_ranges(mlir_text: str) -> dict[int, tuple[int, int]]:

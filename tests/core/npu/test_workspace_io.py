@@ -7,6 +7,7 @@ import json
 import pytest
 from flowgen import flow_snapshot, zoo_model
 
+from npu_studio.core.npu import target_store
 from npu_studio.core.npu import workspace_io as io
 from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
 from npu_studio.core.npu.npu_ir import NpuProgram
@@ -50,35 +51,20 @@ def test_no_flow_snapshot_is_an_npu_error(tmp_path):
         io.run_for_workspace(ws)
 
 
-def test_edits_of_bundled_targets_go_into_the_workspace(fresh_example, tmp_path):
-    default = RESOURCES / "default.toml"
-    original = default.read_text()
-    assert io.is_bundled(default) and not io.is_bundled(tmp_path / "mine.toml")
-    dest = io.edit_destination(fresh_example, default)
-    assert dest == fresh_example.root / "npu" / "target.toml"
-    assert io.edit_destination(None, default) is None
-    assert io.edit_destination(None, tmp_path / "mine.toml") == tmp_path / "mine.toml"
-    edited = original.replace('name = "npu-mid"', 'name = "npu-edited"')
-    assert io.save_target_text(edited, default, dest) == dest
-    assert dest.read_text() == edited and default.read_text() == original
-    assert io.run_for_workspace(fresh_example, dest).target.name == "npu-edited"
-    with pytest.raises(OSError):
-        io.save_target_text(original, default, default)
-
-
-def test_invalid_target_text_is_not_written(tmp_path):
-    dest = tmp_path / "t.toml"
-    dest.write_text("old")
-    text = (RESOURCES / "tiny.toml").read_text().replace("lanes = 16", "lanes = zero")
-    with pytest.raises(TargetError) as e:
-        io.save_target_text(text, dest, dest)
-    line = next(i for i, s in enumerate(text.splitlines(), 1) if "lanes = zero" in s)
-    assert e.value.line == line and e.value.key == "<syntax>"
-    text = (RESOURCES / "tiny.toml").read_text().replace("lanes = 16", "lanes = 0")
-    with pytest.raises(TargetError) as e:
-        io.save_target_text(text, dest, dest)
-    assert f"{dest}:{line}: vector.lanes:" in str(e.value)
-    assert dest.read_text() == "old"
+def test_the_workspace_records_the_target_it_was_built_with(fresh_example, tmp_path):
+    assert io.recorded_target(fresh_example) is None
+    mine = tmp_path / "mine.toml"
+    mine.write_text((RESOURCES / "tiny.toml").read_text())
+    io.run_for_workspace(fresh_example, mine)
+    rec = io.recorded_target(fresh_example)
+    assert rec.origin == mine and rec.name == "npu-tiny" and rec.path.read_text() == mine.read_text()
+    # The original changes afterwards: the workspace keeps what it was built with,
+    # and a re-run with its copy keeps naming where that came from.
+    mine.write_text((RESOURCES / "default.toml").read_text())
+    again = Workspace.open(fresh_example.root)
+    assert io.recorded_target(again).name == "npu-tiny"
+    assert io.run_for_workspace(again, io.recorded_target(again).path).target.name == "npu-tiny"
+    assert io.recorded_target(again).origin == mine
 
 
 def test_dispatch_line_ranges_cover_exactly_each_dispatchs_tasks(example_flow, tiny_f32_target):

@@ -1,0 +1,31 @@
+"""Timing simulation of an NPU program: `simulate(program, target) -> SimResult`.
+
+cost.py      cycles of one step (SCALE-Sim's systolic model, vector, CPU, DMA)
+timing.py    the event-driven engine simulation
+stats.py     utilization, overlap, per-dispatch numbers, critical path
+results.py   the result and its versioned JSON (docs/npu-sim-result.schema.json)
+"""
+
+from __future__ import annotations
+
+from ..npu_ir import NpuProgram
+from ..target import NpuTarget
+from .results import SimResult
+from .timing import SimError
+
+
+def simulate(program: NpuProgram, target: NpuTarget | None = None) -> SimResult:
+    """Simulate `program` on `target` (default: the target it was planned for).
+
+    Raises SimError when the target's SRAM cannot hold the plan or the
+    task dependencies have a cycle.
+    """
+    from .stats import build_result
+    from .timing import build_plan, run
+
+    target = target or program.target
+    plan = build_plan(program, target)
+    return build_result(program, target, plan, run(plan, target))
+
+
+__all__ = ["SimError", "SimResult", "simulate"]

@@ -1,0 +1,167 @@
+"""NPU targets as documents of their own: bundled, user, and the one a workspace was built with.
+
+- Bundled targets (resources/targets/*.toml) are never written to.
+- User targets live in the user's config folder, `<config>/targets/<name>.toml`, where
+  <config> is $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio.
+  Editing a bundled target saves a new, named user target; editing a user target saves it in place.
+  The picker lists both (`list_targets`).
+- A workspace records the target text its NPU result was built with (npu/target.toml, and
+  npu/target.json naming the file it came from), so reopening it shows, and re-runs with,
+  that target even after the original file changed or went away.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .target import RESOURCES, TargetError, parse_target
+
+RECORD_TOML = "target.toml"
+RECORD_JSON = "target.json"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class TargetDoc:
+    """One target file the picker offers."""
+
+    name: str  # the file's stem: what the picker shows
+    path: Path
+    bundled: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (bundled)" if self.bundled else f"{self.name} (user)"
+
+
+@dataclass(frozen=True)
+class RecordedTarget:
+    """The target a workspace's NPU result was built with."""
+
+    path: Path  # the workspace's copy of the text
+    origin: Path  # the file that text came from
+    name: str  # the target's own `name`
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (from {self.origin.name})"
+
+
+def config_dir() -> Path:
+    env = os.environ.get("NPU_STUDIO_CONFIG")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(base) / "npu-studio"
+
+
+def user_targets_dir() -> Path:
+    return config_dir() / "targets"
+
+
+def is_bundled(path: str | Path) -> bool:
+    """True for a target shipped in resources/targets (read-only for us)."""
+    try:
+        return Path(path).resolve().parent == RESOURCES.resolve()
+    except OSError:
+        return False
+
+
+def bundled_targets() -> list[TargetDoc]:
+    return [TargetDoc(p.stem, p, True) for p in sorted(RESOURCES.glob("*.toml"), key=lambda p: p.stem)]
+
+
+def user_targets() -> list[TargetDoc]:
+    folder = user_targets_dir()
+    if not folder.is_dir():
+        return []
+    return [TargetDoc(p.stem, p, False) for p in sorted(folder.glob("*.toml"), key=lambda p: p.stem)]
+
+
+def list_targets() -> list[TargetDoc]:
+    """Every target the picker offers: bundled first, then the user's, each by name."""
+    return bundled_targets() + user_targets()
+
+
+def user_target_path(name: str) -> Path:
+    """Where the user target `name` lives; TargetError for a name that is not a plain file name."""
+    if not _NAME.match(name):
+        raise TargetError(user_targets_dir(), "<name>", None,
+                          f"{name!r} is not a target name (letters, digits, '.', '_', '-')")
+    return user_targets_dir() / f"{name}.toml"
+
+
+def free_name(base: str) -> str:
+    """`<base>-edited`, or `<base>-edited-2`, ... : the first name no user target has."""
+    stem = f"{base}-edited"
+    name, n = stem, 1
+    while user_target_path(name).exists():
+        n += 1
+        name = f"{stem}-{n}"
+    return name
+
+
+def save_edit(text: str, source: str | Path, name: str | None = None) -> Path:
+    """Check `text` as a target (a TargetError names `source`, the file being edited, with line
+    and key) and save it. A user target is saved in place; a bundled one becomes the new user
+    target `name` (default: the first free `<stem>-edited[-N]`). Returns the file written."""
+    source = Path(source)
+    parse_target(text, source)
+    if is_bundled(source) or name is not None:
+        dest = user_target_path(name or free_name(source.stem))
+    else:
+        dest = source
+    if is_bundled(dest):
+        raise OSError(f"{dest}: bundled targets are not overwritten")
+    write_text(dest, text)
+    return dest
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# -- the target a workspace was built with ---------------------------------------------------
+
+
+def record(folder: Path, text: str, origin: str | Path) -> RecordedTarget:
+    """Keep `text` (already checked) as the target of the results in `folder` (a workspace's npu/)."""
+    folder = Path(folder)
+    origin = Path(origin)
+    copy = folder / RECORD_TOML
+    previous = recorded(folder)
+    if previous is not None and _same_file(origin, copy):
+        origin = previous.origin  # a re-run with the recorded copy keeps where it came from
+    name = parse_target(text, origin).name
+    write_text(copy, text)
+    meta = {"origin": str(origin), "name": name, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    write_text(folder / RECORD_JSON, json.dumps(meta, indent=2))
+    return RecordedTarget(copy, origin, name)
+
+
+def recorded(folder: Path) -> RecordedTarget | None:
+    """The recorded target of `folder`, or None when nothing (readable) was recorded."""
+    folder = Path(folder)
+    copy, meta_path = folder / RECORD_TOML, folder / RECORD_JSON
+    if not copy.is_file() or not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        return RecordedTarget(copy, Path(meta["origin"]), str(meta["name"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False

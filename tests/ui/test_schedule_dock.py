@@ -1,0 +1,105 @@
+"""ScheduleDock on the hand-made schedule: hover, click, row selection, stale, pin, export."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore
+
+from npu_studio.ui.schedule_dock import ScheduleDock
+from tests.core.npu.schedule_sample import sample_model
+
+
+@pytest.fixture
+def dock(qtbot):
+    d = ScheduleDock()
+    qtbot.addWidget(d)
+    d.resize(1200, 600)
+    d.show()
+    qtbot.waitExposed(d)
+    d.show_run(sample_model())
+    return d
+
+
+def test_engine_rows_sram_and_allocations_are_drawn(dock):
+    chart = dock.chart
+    assert chart.engines.getAxis("left")._tickLevels[0] == list(enumerate(["DMA0", "DMA1", "MAC", "VEC", "CPU"]))
+    assert len(chart.bars) == 7 and len(chart.allocs) == 2
+    assert chart.x_range()[0] <= 0 and chart.x_range()[1] >= 1500
+
+
+def test_hover_text_and_click_selects_the_task(dock, qtbot):
+    chart = dock.chart
+    assert chart.text_at(450, 2).startswith("task #1 npu.conv")  # MAC row, 400-700
+    assert chart.text_at(450, 3) is None  # VEC row is empty
+    with qtbot.waitSignal(dock.sig_task_selected) as sig:
+        chart.sig_task_clicked.emit(1)
+    assert sig.args == [1]
+    assert chart.selected_task == 1
+    # one arrow (line + head) from task 0 and one to task 2, plus the outline
+    assert len(chart._arrows) == 1 + 2 * 2
+
+
+def test_click_on_the_plot_hits_the_bar_under_the_mouse(dock, qtbot):
+    chart = dock.chart
+    vb = chart.engines.getViewBox()
+    scene = vb.mapViewToScene(QtCore.QPointF(1200, 4))  # CPU row, task 3
+    assert chart._task_at_scene(scene) == 3
+
+
+def test_selecting_a_summary_row_highlights_and_zooms_to_its_tasks(dock, qtbot):
+    with qtbot.waitSignal(dock.sig_dispatch_selected) as sig:
+        dock.summary.table.selectRow(dock.summary.row_of(1))
+    assert sig.args == [1]
+    assert dock.chart.highlighted == [3]
+    x0, x1 = dock.chart.x_range()
+    assert 900 <= x0 <= 1000 and 1500 <= x1 <= 1600
+
+
+def test_summary_columns_sort_by_value(dock):
+    s = dock.summary
+    s.table.sortByColumn(3, QtCore.Qt.SortOrder.AscendingOrder)  # cycles
+    assert s.items.item(0, 0).text() == "1"
+    assert s.cell(0, "cycles") == "1,000" and s.cell(0, "bound") == "compute"
+
+
+def test_a_rerun_shows_the_change_and_stale_marks(dock):
+    dock.mark_stale("target changed")
+    assert dock.is_stale() and "Stale: target changed" in dock.banner.text()
+    dock.show_run(sample_model(scale=2.0), previous=dock.model)
+    assert not dock.is_stale()
+    assert dock.summary.change.text() == "change: total cycles 1,500 -> 3,000 (+100.0%)"
+    assert dock.summary.cell(0, "change") == "1,000 -> 2,000 (+1,000)"
+
+
+def test_pinned_run_is_shown_beside_and_compared_against(dock):
+    dock.pin_current()
+    assert dock.pinned_chart.isVisible()
+    dock.show_run(sample_model(scale=0.5), previous=sample_model(scale=3.0))
+    assert dock.comparison.before == 1500  # the pinned run, not the previous one
+    dock.unpin()
+    assert not dock.pinned_chart.isVisible()
+
+
+def test_keyboard_zoom_pan_and_home(dock, qtbot):
+    chart = dock.chart
+    chart.setFocus()
+    w0 = chart.x_range()[1] - chart.x_range()[0]
+    qtbot.keyClick(chart, QtCore.Qt.Key.Key_Plus)
+    w1 = chart.x_range()[1] - chart.x_range()[0]
+    assert w1 == pytest.approx(w0 / 1.5, rel=1e-3)
+    x0 = chart.x_range()[0]
+    qtbot.keyClick(chart, QtCore.Qt.Key.Key_Right)
+    assert chart.x_range()[0] == pytest.approx(x0 + 0.2 * w1, rel=1e-3)
+    qtbot.keyClick(chart, QtCore.Qt.Key.Key_Home)
+    assert chart.x_range()[1] - chart.x_range()[0] == pytest.approx(w0, rel=1e-3)
+
+
+def test_microseconds_on_the_axis(dock):
+    dock.unit_box.setCurrentIndex(1)
+    assert dock.chart.addresses.getAxis("bottom").scale == pytest.approx(1 / 1000)
+    assert "0.100 us" in dock.chart.text_at(150, 0)
+
+
+def test_png_export(dock, tmp_path):
+    dock.export("png", str(tmp_path / "chart.png"))
+    assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
