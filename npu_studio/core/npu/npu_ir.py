@@ -109,6 +109,7 @@ class DispatchInfo:
     vector_cost: int = 0  # vector-unit cycles per element (sum of its functions' costs)
     transfer: str = ""  # DMA transfer kind: copy | transpose | broadcast | insert | pad
     pad_value: str = ""  # value a padded transfer writes around the data
+    transfer_read: int = 0  # bytes a DMA transfer reads (its dma_copy step moves read + written)
 
     @classmethod
     def from_dict(cls, d: dict) -> "DispatchInfo":

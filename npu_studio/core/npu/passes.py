@@ -199,6 +199,7 @@ class _State:
                 transposed=a.transposed, transpose_by=self.target.transpose_by if a.transposed
                 else "", vector_cost=a.vector_cost if a.unit in ("mac", "vector") else 0,
                 transfer=tr.kind if tr else "", pad_value=tr.pad_value if tr else "",
+                transfer_read=tr.bytes_read if tr else 0,
                 loop_dims=tuple(lp.name for lp in a.loops),
                 loop_ranges=tuple(lp.size for lp in a.loops),
                 iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),

@@ -222,3 +222,37 @@ def test_light_zoo_coverage(default_target, capsys):
             assert c.flops_percent >= 99.0
     with capsys.disabled():
         sys.stdout.write("\n" + "\n".join(report) + "\n")
+
+
+# -- the simulator costs the new task kinds --------------------------------------
+def _steps_of(result, dispatch: int):
+    from npu_studio.core.npu.sim.results import STEP_KINDS
+
+    return [(STEP_KINDS[k], e - s, b) for t, _, k, _, s, e, b, _ in result.steps.rows()
+            if result.tasks.dispatch[t] == dispatch]
+
+
+def test_simulator_costs_a_padded_transfer(fire_flow, default_target):
+    from npu_studio.core.npu.sim import simulate
+
+    p = run_npu_pipeline(fire_flow, default_target)
+    (pad,) = [d for d in p.dispatches if d.unit == "dma"]
+    r = simulate(p, default_target)
+    read, written = 8 * 16 * 16 * 4, 8 * 18 * 18 * 4
+    ((kind, cycles, moved),) = _steps_of(r, pad.index)
+    assert (kind, moved) == ("dma_copy", read + written)
+    # setup, then both directions over the DRAM port at 64 bytes per cycle
+    # at best (other transfers running at the same time can only slow it)
+    assert cycles >= 64 + -(-(read + written) // 64)
+    stats = next(d for d in r.dispatches if d.index == pad.index)
+    assert (stats.dram_read, stats.dram_written) == (read, written)
+
+
+def test_simulator_costs_vector_functions(attention_flow, default_target):
+    from npu_studio.core.npu.sim import simulate
+
+    p = run_npu_pipeline(attention_flow, default_target)
+    r = simulate(p, default_target)
+    (compute,) = [c for k, c, _ in _steps_of(r, 1) if k == "compute"]
+    # 2x64x64 elements, 11 cycles each (max 1, sub 1, exp 4, add 1, div 4), 64 lanes
+    assert compute == 2 * 64 * 64 * 11 // 64

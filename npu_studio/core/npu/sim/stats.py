@@ -16,7 +16,7 @@ from ..target import NpuTarget
 from .results import (
     DispatchStats, Overlap, SimResult, SramAllocation, StepTable, TaskTable,
 )
-from .timing import COMPUTE, CPU, DMA_IN, DMA_OUT, Plan, SimError, Timeline
+from .timing import COMPUTE, CPU, DMA_COPY, DMA_IN, DMA_OUT, Plan, SimError, Timeline
 
 
 def _union(intervals) -> list[tuple[int, int]]:
@@ -103,10 +103,15 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timel
         a[0] = min(a[0], task_start[t])
         a[1] = max(a[1], task_end[t])
     mac = target.dma_channels
+    infos = {d.index: d for d in program.dispatches}
     for s, k in enumerate(plan.step_kind):
         a = acc[plan.task_dispatch[plan.step_task[s]]]
         if k == DMA_IN:
             a[5] += plan.step_bytes[s]
+        elif k == DMA_COPY:  # read and written: the transfer knows how much of each
+            read = infos[plan.task_dispatch[plan.step_task[s]]].transfer_read
+            a[5] += read
+            a[6] += plan.step_bytes[s] - read
         elif k == DMA_OUT:
             a[6] += plan.step_bytes[s]
         elif k in (COMPUTE, CPU):
