@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu import target_store, workspace_io
 from ..core.npu.coverage import coverage
+from ..core.units import format_bytes
 from ..core.npu.npu_ir import DispatchInfo, NpuProgram
 from ..core.npu.passes import NpuError
 from ..core.npu.target import TargetError
@@ -34,7 +35,7 @@ TABLE_PHASES = ("flow", NPU_PHASE)
 
 
 def kib(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.2f} MiB"
+    return format_bytes(n)
 
 
 def tile_label(d: DispatchInfo) -> str:
