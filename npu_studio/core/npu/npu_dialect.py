@@ -7,7 +7,7 @@ printer handle the text, and `verify` (ours) checks the invariants:
   module {npu.version, npu.format, npu.target, npu.sram_peak, npu.dram_peak}
     "npu.dispatch"() {index, symbol, kind, legal, reason, loop_dims, ...}
     "npu.buffer"() {id, size, dtype, shape, memory = "dram"|"sram", offset, kind, live}
-    %tN = "npu.conv"(%deps...) ({            // npu.matmul, npu.pool, ..., npu.fallback
+    %tN = "npu.conv"(%deps...) ({            // npu.matmul, npu.pool, ..., npu.transfer, npu.fallback
         "npu.dma"() {direction = "in", src, dst, bytes}
         "npu.compute"() {srcs, dsts, ops}
         "npu.dma"() {direction = "out", ...}
@@ -27,6 +27,7 @@ from typing import Any
 from iree.compiler import ir
 
 from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
+from .schedule import TRANSFER_OP
 from .target import NpuTarget
 
 FORMAT = "npu-studio.npu-ir"
@@ -99,7 +100,8 @@ def to_mlir(p: NpuProgram) -> str:
         if d is not None and not t.fallback:
             for name, size in zip(d.loop_dims, t.tile_sizes):
                 attrs[f"tile_{name.lower()}"] = size
-        attrs["memory"] = "dram" if t.fallback else "sram"
+        # fallbacks and DRAM-to-DRAM transfers touch no SRAM
+        attrs["memory"] = "dram" if t.fallback or t.op == TRANSFER_OP else "sram"
         deps = ", ".join(f"%t{x}" for x in t.deps)
         types = ", ".join([TOKEN] * len(t.deps))
         lines.append(f'  %t{t.id} = "{t.op}"({deps}) ({{')
