@@ -33,6 +33,8 @@ def fused_label(d: OpDescription) -> str:
         parts.append("+".join(o.split(".", 1)[1] for o in core[:3]) + ("…" if len(core) > 3 else ""))
     if relu:
         parts.append("relu")
+    if not parts and not ops:
+        return "cast"  # only type conversions (e.g. an f32 accumulator to f16)
     return " + ".join(parts) if parts else "elementwise"
 
 
