@@ -3,14 +3,18 @@
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+
 def f16_matmul():
+    """The week-2 plan's dispatch: MatMul of 128x64 and 64x128 f16 tensors."""
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT16, [128, 64])
     b = helper.make_tensor_value_info("b", TensorProto.FLOAT16, [64, 128])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, [128, 128])
     g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"], name="MatMul_0")], "mm", [a, b], [y])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
+
 def attention(s=64, d=32, h=2):
+    """softmax(Q·Kᵀ · scale)·V over h heads (the transpose an ONNX node of its own)."""
     q = helper.make_tensor_value_info("q", TensorProto.FLOAT, [h, s, d])
     k = helper.make_tensor_value_info("k", TensorProto.FLOAT, [h, s, d])
     v = helper.make_tensor_value_info("v", TensorProto.FLOAT, [h, s, d])
@@ -25,6 +29,7 @@ def attention(s=64, d=32, h=2):
     ]
     g = helper.make_graph(nodes, "attn", [q, k, v], [y], [scale])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
 
 def fire():
     """A squeezenet fire module: one activation read unpadded and padded."""
