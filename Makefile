@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast bench screenshot clean
+.PHONY: run test test-fast bench screenshot clean install-desktop uninstall-desktop bundle
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -29,5 +29,22 @@ screenshot: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
+# Desktop entry, MIME types, metainfo and icons for the current user (~/.local/share);
+# LAUNCHER=dist/npu-studio/npu-studio installs the bundle's instead of the venv's.
+LAUNCHER ?= $(abspath $(VENV))/bin/npu-studio
+install-desktop: $(STAMP)
+	$(PY) packaging/linux/install_desktop.py --launcher $(LAUNCHER)
+
+uninstall-desktop:
+	python3 packaging/linux/install_desktop.py --uninstall
+
+# One-folder bundle in dist/npu-studio/ (PyInstaller, installed here: not a test dependency),
+# then its own launcher runs the self-test.
+bundle: $(STAMP)
+	$(PY) -m pip install --quiet 'pyinstaller>=6.10,<7'
+	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist \
+		--workpath build/pyinstaller packaging/pyinstaller/npu-studio.spec
+	dist/npu-studio/npu-studio --self-test
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

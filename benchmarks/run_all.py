@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("compile_overhead.py", "index_time.py", "ir_view_scroll.py", "params_big_models.py")
+BENCHMARKS = ("compile_overhead.py", "index_time.py", "ir_view_scroll.py", "params_big_models.py",
+              "functional_sim.py")
 
 
 def main() -> int:

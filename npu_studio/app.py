@@ -1,21 +1,38 @@
-"""The desktop app: `npu-studio-gui [FILE_OR_WORKSPACE]` or `python -m npu_studio [FILE]`."""
+"""The desktop app: `npu-studio [FILE_OR_WORKSPACE ...]` (arguments parsed in cli.parse_app_args)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
+
+from .qt_platform import xcb_problem
+from .resources import APP_ID, ICON_PNG_SIZES, ICON_SVG, icon_png
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="npu-studio-gui", description="Open NPU Studio.")
-    parser.add_argument("path", nargs="?", type=Path, help="model (.onnx, .mlir, .mlirbc) or workspace folder")
-    parser.add_argument("--workspace", type=Path, help="workspace folder for the model")
-    return parser.parse_args(argv)
+def app_icon():
+    """The application icon: the PNG sizes, and the SVG for anything larger."""
+    from PySide6 import QtCore, QtGui
+
+    icon = QtGui.QIcon()
+    for size in ICON_PNG_SIZES:
+        icon.addFile(str(icon_png(size)), QtCore.QSize(size, size))
+    icon.addFile(str(ICON_SVG))
+    return icon
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+def has_display(environ=None) -> bool:
+    environ = os.environ if environ is None else environ
+    return bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.self_test and "QT_QPA_PLATFORM" not in os.environ and not has_display():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # CI, a bundle check over ssh
+    problem = xcb_problem()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     from PySide6 import QtWidgets
 
     from .ui.main_window import APP, ORG, MainWindow
@@ -23,12 +40,27 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
     app.setOrganizationName(ORG)
     app.setApplicationName(APP)
-    app.setDesktopFileName("dev.npustudio.NpuStudio")
-    window = MainWindow()
-    window.show()
-    if args.path is not None:
-        window.open_path(args.path, args.workspace)
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(app_icon())
+    if args.self_test:
+        from .self_test import run_self_test
+
+        return run_self_test(app)
+    windows = []
+    for path in args.paths or [None]:
+        window = MainWindow()
+        window.show()
+        if path is not None:
+            window.open_path(path, args.workspace)
+        windows.append(window)
     return app.exec()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`npu-studio-gui`: the app only (no headless commands)."""
+    from .cli import parse_app_args
+
+    return run(parse_app_args(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -1,31 +1,140 @@
-"""`npu-studio` command line: one subcommand module per command in cli_commands/."""
+"""`npu-studio`: the one command, like `code FILE` or `napari FILE`.
+
+    npu-studio [FILE_OR_WORKSPACE ...]   open the app (no arguments: the welcome page)
+    npu-studio COMMAND ...               run a headless command (one module per command in cli_commands/)
+    npu-studio --version | --help
+
+The headless part never imports Qt: the app is loaded by name only when a
+window is asked for (see `open_app`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import runpy
 import sys
+from pathlib import Path
 
 from .core.errors import StudioError
+from .core.interpreter import RUN_MODULE_FLAG
 
-# Each module has add_parser(subparsers) and run(args) -> exit code.
-COMMANDS = ("compile", "resume", "run", "dispatches", "npu")
+# Each module has add_parser(subparsers) and run(args) -> exit code; its help= line is the --help entry.
+COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes")
+
+TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
+       npu-studio COMMAND [ARGS ...]
+       npu-studio --version"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="npu-studio",
-        description="Compile models with IREE phase by phase, inspect dispatches, plan them for an NPU.",
+        prog="npu-studio", usage=USAGE,
+        description="Compile models with IREE phase by phase, inspect dispatches, plan them for an NPU. "
+                    "Without a command, opens the app (on the given models or workspace folders); "
+                    "with one, runs it headless. `npu-studio COMMAND --help` describes a command.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.add_argument("--version", action="store_true",
+                        help="print the versions of npu-studio, the IREE compiler and the IREE runtime")
+    # Documented here, parsed by parse_app_args: a FILE positional beside COMMAND would be ambiguous.
+    app = parser.add_argument_group("opening the app", "FILE_OR_WORKSPACE: models (.onnx, .mlir, .mlirbc) "
+                                    "or workspace folders to open, one window each")
+    add_app_options(app)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands (headless)", prog="npu-studio")
     for name in COMMANDS:
         module = importlib.import_module(f"npu_studio.cli_commands.{name.replace('-', '_')}")
         module.add_parser(sub)
     return parser
 
 
+def add_app_options(parser) -> None:
+    parser.add_argument("--workspace", type=Path, metavar="DIR",
+                        help="workspace folder for the (single) model opened")
+    parser.add_argument("--self-test", action="store_true",
+                        help="open the example, compile, index and run the NPU pipeline, then exit "
+                             "(0 when all of it worked); runs offscreen when there is no display")
+
+
+def fail(message: str) -> None:
+    """Bad input: one line, exit code 2 (argparse would add its usage lines)."""
+    print(f"npu-studio: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def parse_app_args(argv: list[str]) -> argparse.Namespace:
+    """The app's arguments, checked before any Qt is loaded: a bad path is one line and exit 2."""
+    parser = argparse.ArgumentParser(prog="npu-studio", usage=USAGE)
+    parser.add_argument("paths", nargs="*", type=Path, metavar="FILE_OR_WORKSPACE")
+    add_app_options(parser)
+    args = parser.parse_args(argv)
+    for path in args.paths:
+        if path.exists():
+            continue
+        if not path.suffix and os.sep not in str(path):
+            fail(f"'{path}' is neither a command nor a file (commands: {', '.join(COMMANDS)})")
+        fail(f"{path}: no such file or directory")
+    if args.workspace is not None and len(args.paths) != 1:
+        fail("--workspace needs exactly one model to open")
+    if args.self_test and args.paths:
+        fail("--self-test opens the bundled example; give no paths with it")
+    return args
+
+
+def version_text() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .core.toolchain import ToolchainError, compiler_version
+
+    try:
+        own = version("npu-studio")
+    except PackageNotFoundError:
+        own = "(not installed: no package metadata)"
+    try:
+        compiler = compiler_version()
+    except ToolchainError as exc:
+        compiler = f"not found ({exc})"
+    from iree.runtime.version import REVISIONS, VERSION
+
+    runtime = f"IREE runtime version {VERSION} @ {REVISIONS.get('IREE', '?')[:7]}"
+    return f"npu-studio {own}\n{compiler}\n{runtime}"
+
+
+def run_module(argv: list[str]) -> int:
+    """`npu-studio --run-module MODULE ARGS...`: `python -m MODULE` for a frozen bundle
+    (there `sys.executable` is this launcher, which has no `-m`)."""
+    if not argv or not argv[0].startswith("npu_studio."):
+        print(f"npu-studio: error: {RUN_MODULE_FLAG} takes a module of npu_studio", file=sys.stderr)
+        return 2
+    sys.argv = list(argv)
+    try:
+        runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
+def open_app(argv: list[str]) -> int:
+    args = parse_app_args(argv)
+    # Loaded by name: the command line never imports the Qt layer unless a window is wanted.
+    app = importlib.import_module("npu_studio.app")
+    return app.run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == [RUN_MODULE_FLAG]:
+        return run_module(argv[1:])
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in TOP_LEVEL_FLAGS):
+        return open_app(argv)
     args = build_parser().parse_args(argv)
+    if args.version:
+        print(version_text())
+        return 0
+    if args.command is None:  # e.g. `npu-studio --version` was not it and no command followed
+        build_parser().print_help()
+        return 2
     try:
         return args.func(args)
     except StudioError as exc:

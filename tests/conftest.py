@@ -23,6 +23,16 @@ def light_zoo_models() -> list[Path]:
     return sorted(light_zoo_dir().glob("light_*.onnx"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_run_dir(tmp_path_factory):
+    """One folder per test run that every xdist worker sees (for tests/zoo_cache.py)."""
+    from tests.zoo_cache import RUN_DIR_ENV
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ[RUN_DIR_ENV] = str(shared / "shared")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_workspace_root(tmp_path_factory, monkeypatch):
     # Never write into the real user cache from tests.

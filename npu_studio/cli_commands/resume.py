@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..core import edit_state
 from ..core.errors import StudioError
 from ..core.phases import SNAPSHOT_PHASES
 from ..core.workspace import Workspace
@@ -44,6 +45,10 @@ def run(args) -> int:
         raise StudioError(snapshot, "the workspace does not know this file's phase; pass --from PHASE")
     if recorded is not None and args.phase is not None and recorded != args.phase:
         raise StudioError(snapshot, f"the workspace recorded this file as phase {recorded}, not {args.phase}")
-    ws.resume(phase, snapshot.read_text(), on_progress=progress_printer(sys.stderr.isatty()))
+    result = edit_state.resume(ws, phase, snapshot.read_text(), on_progress=progress_printer(sys.stderr.isatty()))
+    if result is None:
+        print(edit_state.resume_plan(ws, phase, snapshot.read_text()).reason, file=sys.stderr)
+    else:
+        print(f"Resumed from {phase}", file=sys.stderr)
     print_phase_table(ws, phase_rows(ws))
     return 0

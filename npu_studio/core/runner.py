@@ -7,7 +7,6 @@ down, and numbers never come from state left over by an earlier run.
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import StudioError
+from .interpreter import module_command
 from .signature import FunctionSignature, public_functions
 
 DRIVERS = {"llvm-cpu": "local-task", "vmvx": "local-task"}
@@ -80,7 +80,7 @@ def run_vmfb(
             p = tmp / f"input{i}.npy"
             np.save(p, arr)
             in_paths.append(str(p))
-        cmd = [sys.executable, "-m", "npu_studio.core.run_vmfb", str(vmfb), function, str(tmp), *in_paths]
+        cmd = [*module_command("npu_studio.core.run_vmfb"), str(vmfb), function, str(tmp), *in_paths]
         if parameters is not None:
             cmd.append(f"--parameters={parameters}")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

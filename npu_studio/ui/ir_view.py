@@ -135,6 +135,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._regions_by_key: dict[object, Region] = {}
         self._marked: object | None = None
         self._press_pos: QtCore.QPoint | None = None
+        self._marks: list[QtWidgets.QTextEdit.ExtraSelection] = []  # e.g. error underlines
         self._gutter = _Gutter(self)
         self.blockCountChanged.connect(self._update_gutter_width)
         self.updateRequest.connect(self._on_update_request)
@@ -383,7 +384,12 @@ class IrView(QtWidgets.QPlainTextEdit):
         sel.format.setProperty(QtGui.QTextFormat.Property.FullWidthSelection, True)
         sel.cursor = self.textCursor()
         sel.cursor.clearSelection()
-        self.setExtraSelections([sel])
+        self.setExtraSelections([sel, *self._marks])
+
+    def set_marks(self, marks: list[QtWidgets.QTextEdit.ExtraSelection]) -> None:
+        """Extra formats drawn over the text (error underlines); [] clears them."""
+        self._marks = list(marks)
+        self._highlight_current_line()
 
     def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802
         self._press_pos = event.position().toPoint()

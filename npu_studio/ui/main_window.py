@@ -1,4 +1,10 @@
-"""The main window: timeline on top, IR on the left, dispatches on the right, log below."""
+"""The main window: layout and wiring. Timeline on top, IR on the left, dispatches on the right, log below.
+
+The state every view shows lives in the `Session` (core, no Qt); the `Studio` runs what the
+user asks for as background jobs. The window places the views, forwards the user's intents
+and redraws when the session announces a change. Further docks and views register with
+`add_dock` and listen to `self.session.events`.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +12,26 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..core.compiler import TARGETS
-from ..core.errors import Cancelled, StudioError
-from ..core.ir_index import PhaseIndex, index_file, index_workspace_phases, link_phase_indexes
-from ..core.mlir_text import SnapshotParseError
+from ..core.compile_options import TARGETS
+from ..core.ir_index import PhaseIndex
 from ..core.phases import SNAPSHOT_PHASES
+from ..core.session import NPU_PHASE, Session
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
-from .dispatch_table import DispatchTable, detail_text
+from .dispatch_panel import DispatchPanel
 from .find_bar import FindBar
 from .ir_view import IrView, Region
 from .log_panel import LogPanel
-from .npu_panel import NPU_PHASE, TABLE_PHASES, NpuPanel
+from .npu_panel import AFTER_PHASE, TABLE_PHASES, NpuPanel
 from .param_view import install_parameter_view
+from .recent import RecentFiles, dropped_path
+from .schedule_controller import ScheduleController
+from .schedule_dock import ScheduleDock
+from .studio import Studio
 from .timeline import PhaseTimeline
 from .welcome import WelcomePage
-from .workers import Worker
 
 ORG, APP = "NPU Studio", "NPU Studio"
-MAX_RECENT = 10
 REGION_COLORS = ("#fff3c4", "#d9f2ff", "#e6ffd9", "#ffe0f0", "#ece0ff", "#ffe8d6")
 
 
@@ -37,37 +44,36 @@ def phase_summary(index: PhaseIndex) -> str:
 
 class MainWindow(QtWidgets.QMainWindow):
     sig_compile_finished = QtCore.Signal(bool)  # True on success
-    sig_index_finished = QtCore.Signal()  # dispatch index of every phase is ready
+    sig_index_finished = QtCore.Signal()  # the dispatch indexes are current
 
     def __init__(self, settings: QtCore.QSettings | None = None):
         super().__init__()
         self.settings = settings or QtCore.QSettings(ORG, APP)
-        self.workspace: Workspace | None = None
-        self.indexes: dict[str, PhaseIndex] = {}
-        self.index_errors: dict[str, str] = {}
-        self.drafts: dict[str, str] = {}  # phase -> edited text not yet compiled
-        self.current_phase: str | None = None
-        self.selected_dispatch: int | None = None
-        self._worker: Worker | None = None
-        self._index_worker: Worker | None = None
-        self._compile_done = 0
-        self._compile_ok = False
-        self._job = None  # the running CompileJob, set from the worker thread
-        self._cancel_requested = False
+        self.session = Session()
+        self.studio = Studio(self.session, self)
+        self.jobs = self.studio.jobs
         self.setWindowTitle(APP)
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self._build_widgets()
         self._build_actions()
-        self.npu = NpuPanel(self, self.settings)
-        self.npu.sig_finished.connect(self._on_npu_finished)
+        self.npu = NpuPanel(self.session, self.studio, self.settings, self)
+        self.timeline.insert_phase(NPU_PHASE, after=AFTER_PHASE)
+        self.menuBar().insertMenu(self.view_menu.menuAction(), self.npu.menu)
+        self.addToolBar(self.npu.toolbar)
+        self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
+        self.schedule = ScheduleDock(self)
+        self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
+        self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.log_dock, self.schedule)
+        self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
+        self._wire()
         self._restore_settings()
 
-    # -- construction -----------------------------------------------------------
+    # -- construction -----------------------------------------------------------------
 
     def _build_widgets(self) -> None:
         self.timeline = PhaseTimeline()
-        self.timeline.sig_phase_selected.connect(self.show_phase)
         self.error_banner = QtWidgets.QLabel()
         self.error_banner.setWordWrap(True)
         self.error_banner.setStyleSheet("background:#fde7e9;color:#8a0010;padding:6px;border:1px solid #e8a0a8")
@@ -75,7 +81,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.error_banner.hide()
 
         self.ir_view = IrView()
-        self.ir_view.sig_region_clicked.connect(self._on_region_clicked)
         self.find_bar = FindBar(self.ir_view)
         install_parameter_view(self.ir_view, lambda: self.workspace.params_path if self.workspace else None)
         self.phase_label = QtWidgets.QLabel()
@@ -86,19 +91,13 @@ class MainWindow(QtWidgets.QMainWindow):
         ir_layout.addWidget(self.ir_view, 1)
         ir_layout.addWidget(self.find_bar)
 
-        self.dispatch_table = DispatchTable()
-        self.dispatch_table.sig_dispatch_selected.connect(self._on_table_selection)
-        self.detail = QtWidgets.QPlainTextEdit(readOnly=True)
-        self.detail.setAccessibleName("Dispatch detail")
-        self.detail.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
-        right = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        right.addWidget(self.dispatch_table)
-        right.addWidget(self.detail)
-
+        self.dispatch_panel = DispatchPanel()
+        self.dispatch_table = self.dispatch_panel.table
+        self.detail = self.dispatch_panel.detail
         self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(ir_box)
-        self.splitter.addWidget(right)
+        self.splitter.addWidget(self.dispatch_panel)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
 
@@ -109,8 +108,6 @@ class MainWindow(QtWidgets.QMainWindow):
         layout.addWidget(self.splitter, 1)
 
         self.welcome = WelcomePage()
-        self.welcome.sig_open_example.connect(lambda: self.open_path(EXAMPLE_MODEL))
-        self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         self.pages = QtWidgets.QStackedWidget()
         self.pages.addWidget(self.welcome)
         self.pages.addWidget(workbench)
@@ -122,13 +119,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(central)
 
         self.log = LogPanel()
-        self.log.sig_location_clicked.connect(self.goto_location)
-        dock = QtWidgets.QDockWidget("Log", self)
-        dock.setObjectName("logDock")
-        dock.setWidget(self.log)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        self.log_dock = dock
-        self.resizeDocks([dock], [150], QtCore.Qt.Orientation.Vertical)  # until a saved layout says otherwise
+        self.log_dock = QtWidgets.QDockWidget("Log", self)
+        self.log_dock.setObjectName("logDock")
+        self.log_dock.setWidget(self.log)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
+        self.resizeDocks([self.log_dock], [150], QtCore.Qt.Orientation.Vertical)  # until a saved layout says otherwise
         self.splitter.setSizes([820, 560])
 
         self.progress = QtWidgets.QProgressBar()
@@ -146,6 +141,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recent_menu = menu.addMenu("Open &Recent")
         menu.addSeparator()
         menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
+        self.view_menu = self.menuBar().addMenu("&View")
+        self.view_menu.addAction(self.log_dock.toggleViewAction())
 
         bar = self.addToolBar("Main")
         bar.setObjectName("mainToolbar")
@@ -170,22 +167,73 @@ class MainWindow(QtWidgets.QMainWindow):
         self.addAction(self.find_action)
         self._update_actions()
 
-    # -- settings ------------------------------------------------------------------
+    def add_dock(self, dock: QtWidgets.QDockWidget, area=QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
+                 visible: bool = True) -> None:
+        """Where further docks and views register: placed, listed in the View menu."""
+        self.addDockWidget(area, dock)
+        self.view_menu.addAction(dock.toggleViewAction())
+        dock.setVisible(visible)
+
+    def _wire(self) -> None:
+        s, studio = self.session.events, self.studio
+        s.workspace.connect(self._on_workspace)
+        s.phases.connect(self._refresh_timeline)
+        s.indexes.connect(self._on_indexes)
+        s.npu.connect(self._on_npu)
+        s.selection.connect(self._show_selection)
+        self.timeline.sig_phase_selected.connect(self.show_phase)
+        self.ir_view.sig_region_clicked.connect(self.select_dispatch)
+        self.dispatch_panel.sig_dispatch_selected.connect(
+            lambda d: self.select_dispatch(d) if d is not None else None)
+        self.log.sig_location_clicked.connect(self.goto_location)
+        self.welcome.sig_open_example.connect(lambda: self.open_path(EXAMPLE_MODEL))
+        self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
+        studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
+        self.schedule_controller.sig_message.connect(self.log.append_text)
+        studio.sig_error.connect(self._show_banner)
+        studio.sig_clear_error.connect(self.clear_error)
+        studio.sig_status.connect(self.status_label.setText)
+        studio.sig_progress.connect(self._on_progress)
+        studio.sig_busy.connect(lambda _: self._update_actions())
+        studio.sig_compile_finished.connect(self.sig_compile_finished)
+        studio.sig_index_finished.connect(self.sig_index_finished)
+
+    # -- what views and tests read: the session's state ----------------------------------------
+
+    @property
+    def workspace(self) -> Workspace | None:
+        return self.session.workspace
+
+    @property
+    def indexes(self) -> dict[str, PhaseIndex]:
+        return self.session.indexes
+
+    @property
+    def drafts(self) -> dict[str, str]:
+        return self.session.drafts
+
+    @property
+    def current_phase(self) -> str | None:
+        return self.session.selection.phase
+
+    @property
+    def selected_dispatch(self) -> int | None:
+        return self.session.selection.dispatch
+
+    def is_busy(self) -> bool:
+        return self.studio.is_busy()
+
+    # -- settings ---------------------------------------------------------------------------------
 
     def _restore_settings(self) -> None:
-        geometry = self.settings.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        state = self.settings.value("windowState")
-        if state is not None:
-            self.restoreState(state)
-        splitter = self.settings.value("splitter")
-        if splitter is not None:
-            self.splitter.restoreState(splitter)
-        target = self.settings.value("target")
-        if target in TARGETS:
-            self.target_combo.setCurrentText(target)
-        self._refresh_recent()
+        for key, restore in (("geometry", self.restoreGeometry), ("windowState", self.restoreState),
+                             ("splitter", self.splitter.restoreState)):
+            value = self.settings.value(key)
+            if value is not None:
+                restore(value)
+        if self.settings.value("target") in TARGETS:
+            self.target_combo.setCurrentText(self.settings.value("target"))
+        self.recent = RecentFiles(self.settings, self.recent_menu, self.welcome, self.open_path)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802
         self.save_drafts()
@@ -193,53 +241,33 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.setValue("windowState", self.saveState())
         self.settings.setValue("splitter", self.splitter.saveState())
         self.settings.setValue("target", self.target_combo.currentText())
-        self.cancel()
-        for worker in (self._worker, self._index_worker):
-            if worker is not None:
-                worker.wait(10000)
-        self.npu.wait()
+        self.jobs.stop_all()
         super().closeEvent(event)
 
     def save_drafts(self) -> None:
         """Keep uncompiled edits in the workspace; reopening it brings them back."""
-        ws = self.workspace
-        if ws is None:
+        if self.workspace is None:
             return
         self._stash_current_edit()
-        for phase, text in self.drafts.items():
-            try:
-                ws.save_draft(phase, text)
-            except OSError as exc:
-                self.show_error(f"{ws.root}: cannot keep the edit of {phase}: {exc.strerror or exc}")
+        for message in self.session.save_drafts():
+            self.show_error(message)
 
     def _stash_current_edit(self) -> None:
         phase = self.current_phase
-        if phase is None or not self.ir_view.is_editable() or self.workspace is None:
+        if phase is None or phase == NPU_PHASE or not self.ir_view.is_editable() or self.workspace is None:
             return
         text = self.ir_view.text()
         try:
             unchanged = text == self.workspace.snapshot_path(phase).read_text()
         except OSError:
             unchanged = False
-        if not unchanged:
-            self.drafts[phase] = text
+        if not unchanged and self.drafts.get(phase) != text:
+            self.session.set_draft(phase, text)
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent") or []
-        return [value] if isinstance(value, str) else list(value)
+        return self.recent.paths()
 
-    def _remember(self, path: Path) -> None:
-        recent = [str(path)] + [p for p in self.recent_files() if p != str(path)]
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        for p in self.recent_files():
-            self.recent_menu.addAction(p, lambda p=p: self.open_path(Path(p)))
-        self.welcome.set_recent(self.recent_files())
-
-    # -- opening -------------------------------------------------------------------
+    # -- intents ----------------------------------------------------------------------------------
 
     def open_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
@@ -260,241 +288,99 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.clear_error()
         if path.is_dir():
-            try:
-                ws = Workspace.open(path)
-            except StudioError as exc:
-                self.show_error(str(exc))
-                return
-            self._remember(path)
-            self._set_workspace(ws)
-            self.log.append_text(f"Opened workspace {ws.root}")
-            self._start_indexing()
-            self.npu.run()
+            self.save_drafts()
+            if self.studio.open_workspace(path):
+                self.recent.remember(path)
             return
         if not is_model_file(path):
             self.show_error(f"{path}: not a model (expected .onnx, .mlir, .mlirbc or a workspace folder)")
             return
-        self._remember(path)
-        target = self.target_combo.currentText()
-
-        def work(report):
-            report("import", None)
-            ws = Workspace.create(path, workspace_dir, target=target)
-            report("imported", ws)
-            return self._run_job(ws, ws.compile_job, report)
-
-        self._start_compile(work, f"Importing {path.name}")
+        self.save_drafts()
+        self.recent.remember(path)
+        self.studio.open_model(path, workspace_dir, self.target_combo.currentText())
 
     def recompile(self) -> None:
         if self.workspace is None or self.is_busy():
             return
-        ws, target = self.workspace, self.target_combo.currentText()
-
-        def work(report):
-            return self._run_job(ws, lambda **kw: ws.compile_job(target=target, **kw), report)
-
         self._stash_current_edit()  # uncompiled edits stay drafts across the compile
-        self._start_compile(work, "Compiling")
+        self.studio.recompile(self.target_combo.currentText())
 
     def resume_from_current(self) -> None:
         phase = self.current_phase
-        if self.workspace is None or phase is None or self.is_busy():
+        if self.workspace is None or phase in (None, NPU_PHASE) or self.is_busy():
             return
-        text = self.ir_view.text()
-        ws = self.workspace
-        # Record the edit now, on the GUI thread: if the compile fails, the text is kept.
-        try:
-            ws.record_edit(phase, text)
-        except (OSError, StudioError) as exc:
-            self.show_error(str(exc))
-            return
-        self.drafts.pop(phase, None)
-        self.ir_view.set_editable(False)  # the text is recorded: no draft to stash
-        self.edit_action.setChecked(False)
-        self._refresh_timeline()
-
-        def work(report):
-            return self._run_job(ws, lambda **kw: ws.resume_job(phase, **kw), report)
-
-        self._start_compile(work, f"Resuming from {phase}")
-
-    def _run_job(self, ws: Workspace, make_job, report) -> Workspace:
-        """Worker side: make the compile job, honour an early cancel, run it, record it."""
-        job = make_job(on_progress=lambda done, running: report("phase", (done, running)))
-        self._job = job
-        if self._cancel_requested:  # Cancel pressed while importing, before the job existed
-            job.cancel()
-        ws.finish(job.run())
-        return ws
+        if self.studio.resume(phase, self.ir_view.text()):
+            self.ir_view.set_editable(False)  # the text is recorded: no draft to stash
+            self.edit_action.setChecked(False)
 
     def cancel(self) -> None:
-        if self._worker is None:
-            return
-        self._cancel_requested = True
-        if self._job is not None:
-            self._job.cancel()
+        self.studio.cancel()
 
-    def is_busy(self) -> bool:
-        return self._worker is not None
-
-    # -- compile progress ----------------------------------------------------------
-
-    def _start_compile(self, work, message: str) -> None:
-        self._job = None
-        self._cancel_requested = False
-        self.pages.setCurrentIndex(1)
-        self._compile_done = 0
-        self.progress.setRange(0, len(SNAPSHOT_PHASES))
-        self.progress.setValue(0)
-        self.progress.show()
-        self.status_label.setText(message)
-        self._worker = Worker(work, parent=self)
-        self._worker.sig_progress.connect(self._on_compile_progress)
-        self._worker.sig_done.connect(self._on_compile_done)
-        self._worker.sig_failed.connect(self._on_compile_failed)
-        self._worker.finished.connect(self._on_worker_finished)
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setVisible(total > 0)
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
         self._update_actions()
-        self._worker.start()
 
-    def _on_compile_progress(self, args) -> None:
-        kind, value = args
-        if kind == "imported":
-            self._set_workspace(value, keep_view=False)
-            for phase in SNAPSHOT_PHASES:
-                self.timeline.set_phase_info(phase, state="pending")
-        elif kind == "phase":
-            done, running = value
-            if done:
-                self._compile_done += 1
-                self.timeline.set_phase_info(done, state="done")
-            if running:
-                self.timeline.set_phase_info(running, state="running")
-                self.status_label.setText(f"Compiling: {running}")
-            self.progress.setValue(self._compile_done)
+    # -- redrawing from the session --------------------------------------------------------------
 
-    def _on_compile_done(self, ws: Workspace) -> None:
-        self.workspace = ws
-        self.log.append_text(f"Compiled {ws.user_model_path.name} for {ws.manifest.target} "
-                             f"in {ws.manifest.total_seconds:.2f} s")
-        self.status_label.setText(f"Compiled in {ws.manifest.total_seconds:.2f} s — {ws.root}")
-        self.indexes.clear()
-        self.index_errors.clear()
+    def _on_workspace(self) -> None:
+        """Another model (or one importing): every view drops the old one at once."""
+        ws, name = self.workspace, self.session.model_name
+        self.pages.setCurrentIndex(1 if name else 0)
+        self.setWindowTitle(f"{name} — {APP}" if name else APP)
+        if ws is not None and ws.manifest.target in TARGETS:
+            self.target_combo.setCurrentText(ws.manifest.target)
+        self.edit_action.setChecked(False)
+        self.ir_view.set_editable(False)
+        self.ir_view.set_text("")
+        self.ir_view.set_regions([])
+        self.phase_label.setText(f"<b>{name}</b> — importing…" if ws is None and name else "")
+        self.dispatch_panel.clear()
+        self.timeline.reset()
+        self.timeline.select(None)
         self._refresh_timeline()
-        self.show_phase(self.current_phase or "flow")
-        self._start_indexing()
-        self.npu.run()
-        self._compile_ok = True
-
-    def _on_compile_failed(self, exc: Exception, tb: str) -> None:
-        if isinstance(exc, Cancelled):
-            self.status_label.setText("Cancelled")
-            self.log.append_text("Compile cancelled")
-        else:
-            message = str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}"
-            self.show_error(message)
-            log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
-            if log:
-                self.log.append_text(log, error=True)
-            self.status_label.setText("Failed")
-        if self.workspace is not None:
-            self._refresh_timeline(failed=not isinstance(exc, Cancelled))
-        self._compile_ok = False
-
-    def _on_worker_finished(self) -> None:
-        # Only now is the window ready for the next compile: tell listeners here, not earlier.
-        self._worker = None
-        self._job = None
-        self.progress.hide()
+        if ws is not None and ws.snapshots():
+            self.show_phase("flow" if "flow" in ws.snapshots() else next(iter(ws.snapshots())))
         self._update_actions()
-        self.sig_compile_finished.emit(self._compile_ok)
 
-    # -- indexing ------------------------------------------------------------------
-
-    def _start_indexing(self) -> None:
+    def _refresh_timeline(self) -> None:
         ws = self.workspace
-        if ws is None:
-            return
-        snapshots = dict(ws.snapshots())
+        for phase in SNAPSHOT_PHASES:
+            rec = ws.manifest.phases.get(phase) if ws is not None else None
+            index = self.indexes.get(phase)
+            self.timeline.set_phase_info(
+                phase, state=self.session.phase_state(phase),
+                seconds=rec.seconds if rec else None, size_bytes=rec.size_bytes if rec else None,
+                dispatches=index.num_dispatch_sites if index else None,
+                details=phase_summary(index) if index else None)
+        self.timeline.set_phase_info(NPU_PHASE, state=self.session.npu_state(), **self.npu.timeline_info())
+        self._update_actions()
 
-        def work(report):
-            try:
-                return index_workspace_phases(snapshots), {}
-            except SnapshotParseError:
-                pass
-            # Some snapshot does not parse (a bad edit): index the others one by one.
-            indexes, errors = {}, {}
-            for phase, path in snapshots.items():
-                try:
-                    indexes[phase] = index_file(path, phase)
-                except SnapshotParseError as exc:
-                    errors[phase] = str(exc)
-            link_phase_indexes(indexes)
-            return indexes, errors
-
-        worker = Worker(work, parent=self)
-        worker.sig_done.connect(self._on_index_done)
-        worker.sig_failed.connect(lambda exc, tb: self.log.append_text(f"dispatch index failed: {exc}", error=True))
-        worker.finished.connect(lambda: setattr(self, "_index_worker", None))
-        self._index_worker = worker
-        worker.start()
-
-    def _on_index_done(self, result) -> None:
-        indexes, errors = result
-        self.indexes, self.index_errors = indexes, errors
-        for phase, message in errors.items():
-            self.log.append_text(message, error=True)
+    def _on_indexes(self) -> None:
         self._refresh_timeline()
         if self.current_phase is not None:
             self._show_dispatches(self.current_phase)
-        self.sig_index_finished.emit()
 
-    # -- showing a phase -----------------------------------------------------------
-
-    def _set_workspace(self, ws: Workspace, keep_view: bool = True) -> None:
-        self.workspace = ws
-        self.indexes.clear()
-        self.drafts = ws.drafts()
-        self.current_phase = None
-        self.ir_view.set_editable(False)
-        self.pages.setCurrentIndex(1)
-        self.setWindowTitle(f"{ws.user_model_path.name} — {APP}")
-        if ws.manifest.target in TARGETS:
-            self.target_combo.setCurrentText(ws.manifest.target)
-        self.timeline.reset()
-        self.npu.reset()
+    def _on_npu(self) -> None:
         self._refresh_timeline()
-        if keep_view and ws.snapshots():
-            self.show_phase(self.current_phase if self.current_phase in ws.snapshots() else "flow")
-
-    def _refresh_timeline(self, failed: bool = False) -> None:
-        ws = self.workspace
-        if ws is None:
-            return
-        for phase in SNAPSHOT_PHASES:
-            rec = ws.manifest.phases.get(phase)
-            index = self.indexes.get(phase)
-            if rec is None:
-                state = "failed" if failed else "pending"
-                self.timeline.set_phase_info(phase, state=state)
-                continue
-            state = "edited" if phase in self.drafts else rec.state
-            if failed and state == "stale":
-                state = "failed"
-            self.timeline.set_phase_info(
-                phase, state=state, seconds=rec.seconds, size_bytes=rec.size_bytes,
-                dispatches=index.num_dispatch_sites if index else None,
-                details=phase_summary(index) if index else None)
+        if self.current_phase == NPU_PHASE:
+            self._show_npu_phase()
+        elif self.current_phase in TABLE_PHASES:
+            self._show_dispatches(self.current_phase)
 
     def show_phase(self, phase: str) -> None:
         ws = self.workspace
         if phase == NPU_PHASE and ws is not None:
+            self._stash_current_edit()
+            self.session.select_phase(NPU_PHASE)
             self._show_npu_phase()
             return
         if ws is None or phase not in ws.manifest.phases:
             return
         if self.current_phase != phase:
             self._stash_current_edit()  # keep what the user typed
-        self.current_phase = phase
+        self.session.select_phase(phase)
         self.timeline.select(phase)
         path = ws.snapshot_path(phase)
         draft = self.drafts.get(phase)
@@ -507,16 +393,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.edit_action.isChecked() or draft is not None:
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
-        rec = ws.manifest.phases[phase]
-        self.phase_label.setText(f"<b>{phase}</b> — {path} ({rec.state})")
+        self.phase_label.setText(f"<b>{phase}</b> — {path} ({self.session.phase_state(phase)})")
         self._show_dispatches(phase)
         self._update_actions()
 
     def _show_npu_phase(self) -> None:
         """The NPU program (npu dialect MLIR), read-only; the table is flow's."""
-        if self.current_phase != NPU_PHASE:
-            self._stash_current_edit()
-        self.current_phase = NPU_PHASE
         self.edit_action.setChecked(False)
         self.timeline.select(NPU_PHASE)
         self.ir_view.set_editable(False)
@@ -525,17 +407,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._show_dispatches(NPU_PHASE)
         self._update_actions()
 
-    def _on_npu_finished(self, ok: bool) -> None:
-        if self.current_phase == NPU_PHASE:
-            self._show_npu_phase()
-        elif self.current_phase in TABLE_PHASES:
-            self._show_dispatches(self.current_phase)
-
     def _show_dispatches(self, phase: str) -> None:
         npu = phase == NPU_PHASE
-        index = self.indexes.get("flow" if npu else phase)
-        self.dispatch_table.set_index(index)
+        index = self.session.index_of(phase)
+        self.dispatch_table.set_index(index, self.studio.op_types)
         self.dispatch_table.set_extra_columns(*(self.npu.columns() if phase in TABLE_PHASES else ((), {})))
+        self.dispatch_panel.refresh_filters()
         regions = self.npu.regions(REGION_COLORS) if npu else []
         if index is not None and not npu:
             for rec in index.dispatches:
@@ -544,32 +421,35 @@ class MainWindow(QtWidgets.QMainWindow):
                     color = QtGui.QColor(REGION_COLORS[rec.index % len(REGION_COLORS)])
                     regions.append(Region(rec.index, r.start_line, r.end_line, color))
         self.ir_view.set_regions(regions)
-        if self.selected_dispatch is not None:
-            self.select_dispatch(self.selected_dispatch)
-        else:
-            self.detail.setPlainText(self.index_errors.get(phase, ""))
+        self._show_selection()
 
     def select_dispatch(self, dispatch: int | None) -> None:
-        """Select a dispatch in the table, mark its region and show its record."""
-        self.selected_dispatch = dispatch
+        """Select a dispatch: the table, the IR region and the detail follow (via the session)."""
+        self.session.select_dispatch(dispatch)
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        dispatch = self.selected_dispatch
         found = self.dispatch_table.select_dispatch(dispatch)
         rec = self.dispatch_table.record(dispatch) if found else None
         has_region = any(r.key == dispatch for r in self.ir_view.regions())
         self.ir_view.mark_region(dispatch if rec is not None and has_region else None)
-        text = detail_text(rec) if rec is not None else ""
-        if rec is not None and self.current_phase in TABLE_PHASES:
-            npu = self.npu.detail(dispatch)
-            text = f"{npu}\n\n{text}" if npu else text
-        self.detail.setPlainText(text)
+        npu = self.npu.detail(dispatch) if rec is not None and self.current_phase in TABLE_PHASES else ""
+        note = self.session.index_errors.get(self.current_phase, "") if dispatch is None else ""
+        self.dispatch_panel.show_record(rec, self.studio.op_types, npu, note)
+        task = self.session.selection.task
+        if task is not None and self.current_phase == NPU_PHASE:
+            self._goto_npu_task(task)
 
-    def _on_table_selection(self, dispatch) -> None:
-        if dispatch is not None:
-            self.select_dispatch(dispatch)
+    def _goto_npu_task(self, task: int) -> None:
+        """Scroll the NPU IR to the task's op (`%t<id> = "npu...."`)."""
+        needle = f"%t{task} = "
+        for number, line in enumerate(self.ir_view.text().splitlines(), start=1):
+            if line.lstrip().startswith(needle):
+                self.ir_view.goto(number, line.index(needle) + 1)
+                return
 
-    def _on_region_clicked(self, key) -> None:
-        self.select_dispatch(key)
-
-    # -- editing -------------------------------------------------------------------
+    # -- editing ----------------------------------------------------------------------------------
 
     def _set_editing(self, on: bool) -> None:
         if on and self.ir_view.is_elided() and self.current_phase is not None:
@@ -588,11 +468,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resume_action.setEnabled(has_ws and not busy and snapshot)
         self.edit_action.setEnabled(has_ws and snapshot)
 
-    # -- errors and locations ------------------------------------------------------
+    # -- errors and locations ---------------------------------------------------------------------
 
-    def show_error(self, message: str) -> None:
+    def _show_banner(self, message: str) -> None:
         self.error_banner.setText(message)
         self.error_banner.show()
+
+    def show_error(self, message: str) -> None:
+        self._show_banner(message)
         self.log.append_text(message, error=True)
 
     def clear_error(self) -> None:
@@ -610,23 +493,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.show_phase(phase)
         self.ir_view.goto(line, col)
 
-    # -- drag and drop -------------------------------------------------------------
+    # -- drag and drop ----------------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:  # noqa: N802
-        if self._dropped_path(event.mimeData()) is not None:
+        if dropped_path(event.mimeData()) is not None:
             event.acceptProposedAction()
 
     def dropEvent(self, event: QtGui.QDropEvent) -> None:  # noqa: N802
-        path = self._dropped_path(event.mimeData())
+        path = dropped_path(event.mimeData())
         if path is not None:
             event.acceptProposedAction()
             self.open_path(path)
-
-    @staticmethod
-    def _dropped_path(mime: QtCore.QMimeData) -> Path | None:
-        for url in mime.urls():
-            if url.isLocalFile():
-                p = Path(url.toLocalFile())
-                if is_model_file(p) or Workspace.is_workspace(p):
-                    return p
-        return None

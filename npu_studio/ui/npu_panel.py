@@ -1,15 +1,12 @@
-"""The NPU backend in the main window: the `npu` phase, its columns, the target.
+"""The NPU backend's view: the `npu` phase's text and columns, the target picker and editor.
 
-`NpuPanel` runs `workspace_io.run_for_workspace` in a Worker whenever the
-window asks (`run`), keeps the last result, updates the `npu` timeline
-segment, and owns the target choice (QSettings) and the target editor
-dock. The window asks it for table columns, detail text and regions.
+`NpuPanel` reads the NPU result and the target from the session and sends the user's
+intents (pick a target, apply an edit, re-run) to the Studio, which runs the pipeline as a
+job. It builds its own menu, toolbar and editor dock; the window only places them.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -17,21 +14,18 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..core.npu import target_store, workspace_io
 from ..core.npu.coverage import coverage
 from ..core.units import format_bytes
-from ..core.npu.npu_ir import DispatchInfo, NpuProgram
-from ..core.npu.passes import NpuError
-from ..core.npu.target import TargetError
-from ..core.workspace import Workspace
 from ..resources import TARGETS_DIR
+from ..core.npu.npu_ir import DispatchInfo, NpuProgram
+from ..core.session import NPU_PHASE, NPU_SOURCE, Session
 from .ir_view import Region
+from .studio import Studio
 from .target_editor import TargetEditor
-from .workers import Worker
 
-NPU_PHASE = "npu"
-AFTER_PHASE = "flow"
+AFTER_PHASE = NPU_SOURCE
 SETTINGS_KEY = "npu/target"
 DEFAULT_TARGET = TARGETS_DIR / "default.toml"
 HEADERS = ("NPU", "reason", "tile", "SRAM")
-TABLE_PHASES = ("flow", NPU_PHASE)
+TABLE_PHASES = (NPU_SOURCE, NPU_PHASE)
 
 
 def kib(n: int) -> str:
@@ -44,7 +38,7 @@ def tile_label(d: DispatchInfo) -> str:
 
 
 def table_values(p: NpuProgram) -> dict[int, tuple[str, str, str, str]]:
-    return {d.index: (f"NPU {d.unit}" if d.legal else "CPU fallback", d.reason, tile_label(d),
+    return {d.index: (f"NPU {d.unit}" if d.legal else "CPU", d.reason, tile_label(d),
                       kib(p.dispatch_sram_peak(d.index)) if d.legal else "")
             for d in p.dispatches}
 
@@ -75,209 +69,144 @@ def detail_text(p: NpuProgram, index: int) -> str:
     return "\n".join(lines)
 
 
-@dataclass
-class NpuResult:
-    workspace: Workspace
-    target: Path
-    program: NpuProgram
-    mlir: str
-    seconds: float
-    ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
-
-    @property
-    def on_npu(self) -> int:
-        return sum(1 for d in self.program.dispatches if d.legal)
-
-
 class NpuPanel(QtCore.QObject):
     sig_finished = QtCore.Signal(bool)  # True: a new result is shown; False: the run failed
-    sig_target_changed = QtCore.Signal(str)  # path of the target now in use
 
-    def __init__(self, window: QtWidgets.QMainWindow, settings: QtCore.QSettings):
-        super().__init__(window)
-        self.window = window
-        self.settings = settings
-        self.result: NpuResult | None = None
-        self.state = "pending"
-        self._worker: Worker | None = None
-        self._rerun = False
+    def __init__(self, session: Session, studio: Studio, settings: QtCore.QSettings,
+                 parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.session, self.studio, self.settings = session, studio, settings
         saved = settings.value(SETTINGS_KEY)
-        self._target = Path(saved) if saved and Path(saved).is_file() else DEFAULT_TARGET
-        window.timeline.insert_phase(NPU_PHASE, after=AFTER_PHASE)
-        self._build_ui()
+        session.app_target = session.target = Path(saved) if saved and Path(saved).is_file() else DEFAULT_TARGET
+        studio.sig_npu_finished.connect(self.sig_finished)
+        self._build_ui(parent)
+        session.events.target.connect(self._on_target)
+        self._on_target()
 
-    # -- widgets and actions ---------------------------------------------------
+    # -- widgets (placed by the window) -----------------------------------------------------
 
-    def _build_ui(self) -> None:
-        w = self.window
+    def _build_ui(self, parent) -> None:
         self.editor = TargetEditor()
         self.editor.sig_apply.connect(self.apply_target_text)
-        self.dock = QtWidgets.QDockWidget("NPU target", w)
+        self.dock = QtWidgets.QDockWidget("NPU target", parent)
         self.dock.setObjectName("npuTargetDock")
         self.dock.setWidget(self.editor)
-        w.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
-        menu = w.menuBar().addMenu("&NPU")
-        self.choose_action = menu.addAction("NPU &target…", self.choose_target_dialog)
-        self.edit_action = menu.addAction("&Edit NPU target", self.edit_target)
-        self.run_action = menu.addAction("&Re-run NPU pipeline", self.run)
-        bar = w.addToolBar("NPU")
-        bar.setObjectName("npuToolbar")
-        bar.addAction(self.choose_action)
-        bar.addAction(self.edit_action)
-        self._update_tooltip()
+        self.menu = QtWidgets.QMenu("&NPU", parent)
+        self.choose_action = self.menu.addAction("NPU &target file…", self.choose_target_dialog)
+        self.edit_action = self.menu.addAction("&Edit NPU target", self.edit_target)
+        self.run_action = self.menu.addAction("&Re-run NPU pipeline", self.run)
+        self.picker = QtWidgets.QComboBox()
+        self.picker.setAccessibleName("NPU target")
+        self.picker.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.picker.activated.connect(self._on_picked)
+        self.toolbar = QtWidgets.QToolBar("NPU", parent)
+        self.toolbar.setObjectName("npuToolbar")
+        self.toolbar.addWidget(QtWidgets.QLabel(" NPU target: "))
+        self.toolbar.addWidget(self.picker)
+        self.toolbar.addAction(self.edit_action)
 
-    def _update_tooltip(self) -> None:
-        self.choose_action.setToolTip(f"NPU target: {self._target}")
+    def refresh_picker(self) -> None:
+        """Bundled and user targets, and this model's own recorded target when it uses that."""
+        target = self.session.target
+        entries = [(doc.label, doc.path) for doc in target_store.list_targets()]
+        ws = self.session.workspace
+        recorded = workspace_io.recorded_target(ws) if ws is not None else None
+        if recorded is not None and recorded.path == target:
+            entries.append((f"{recorded.label}, recorded in this workspace", recorded.path))
+        elif all(path != target for _, path in entries):
+            entries.append((target.name, target))
+        blocked = self.picker.blockSignals(True)
+        self.picker.clear()
+        for label, path in entries:
+            self.picker.addItem(label, str(path))
+        self.picker.setCurrentIndex(next(i for i, (_, p) in enumerate(entries) if p == target))
+        self.picker.setToolTip(f"NPU target: {target}")
+        self.picker.blockSignals(blocked)
 
-    # -- target ----------------------------------------------------------------
+    def _on_target(self) -> None:
+        self.settings.setValue(SETTINGS_KEY, str(self.session.app_target))
+        self.refresh_picker()
+        if self.dock.isVisible() and self.editor.path() != self.session.target:
+            self.editor.load(self.session.target)
+
+    def _on_picked(self, row: int) -> None:
+        path = Path(self.picker.itemData(row))
+        if path != self.session.target:
+            self.studio.set_target(path)
+
+    # -- intents ------------------------------------------------------------------------
 
     def target_path(self) -> Path:
-        return self._target
+        return self.session.target
 
-    def set_target(self, path: str | Path, run: bool = True) -> None:
-        """Use the target at `path` (remembered) and re-run on the open workspace."""
-        self._target = Path(path)
-        self.settings.setValue(SETTINGS_KEY, str(self._target))
-        self._update_tooltip()
-        if self.dock.isVisible() and self.editor.path() != self._target:
-            self.editor.load(self._target)
-        self.sig_target_changed.emit(str(self._target))
-        if run:
-            self.run()
+    def set_target(self, path: str | Path) -> None:
+        """Use the target at `path` (remembered for the next models) and re-run."""
+        self.studio.set_target(Path(path))
 
     def choose_target_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self.window, "NPU target", str(self._target.parent), "NPU targets (*.toml);;All files (*)")
+            self.editor, "NPU target", str(self.session.target.parent), "NPU targets (*.toml);;All files (*)")
         if path:
             self.set_target(path)
 
     def edit_target(self) -> None:
-        self.editor.load(self._target)
+        self.editor.load(self.session.target)
         self.dock.show()
         self.dock.raise_()
         self.editor.edit.setFocus()
 
     def apply_target_text(self, text: str) -> None:
-        """Check and save the editor's text, then re-run. An invalid text is
-        reported (file:line: key: reason) and the last result stays, stale.
-        A bundled target is never written: its edit becomes a named user target."""
-        source = self.editor.path() or self._target
-        try:
-            dest = target_store.save_edit(text, source)
-        except (TargetError, OSError) as exc:
-            self.window.show_error(str(exc))
-            self._set_state("stale" if self.result is not None else "failed")
-            return
-        self.window.clear_error()
-        self.editor.set_path(dest)
-        self.editor.edit.document().setModified(False)
-        self.window.log.append_text(f"Saved NPU target {dest}")
-        self.set_target(dest)
-
-    # -- running ---------------------------------------------------------------
-
-    def reset(self) -> None:
-        """A different workspace: forget the result (the segment goes pending)."""
-        self.result = None
-        self._set_state("pending")
-
-    def is_running(self) -> bool:
-        return self._worker is not None
+        """Check and save the editor's text, then re-run. An invalid text is reported
+        (file:line: key: reason) and the last result stays, stale. A bundled target is
+        never written: its edit becomes a named user target the picker lists."""
+        dest = self.studio.apply_target_edit(text, self.editor.path() or self.session.target)
+        if dest is not None:
+            self.editor.set_path(dest)
+            self.editor.edit.document().setModified(False)
 
     def run(self) -> None:
-        """Run the pipeline on the window's workspace (queued if one is running)."""
-        ws = self.window.workspace
-        if ws is None or workspace_io.FLOW_PHASE not in ws.manifest.phases:
-            return
-        if self._worker is not None:
-            self._rerun = True
-            return
-        target = self._target
+        self.studio.run_npu()
 
-        def work(report):
-            t0 = time.perf_counter()
-            program = workspace_io.run_for_workspace(ws, target)
-            text = workspace_io.mlir_path(ws).read_text(encoding="utf-8")
-            ranges = workspace_io.dispatch_line_ranges(text)
-            return NpuResult(ws, target, program, text, time.perf_counter() - t0, ranges)
+    # -- what the views show ------------------------------------------------------------
 
-        self._set_state("running")
-        worker = Worker(work, parent=self)
-        worker.sig_done.connect(self._on_done)
-        worker.sig_failed.connect(self._on_failed)
-        worker.finished.connect(self._on_worker_finished)
-        self._worker = worker
-        worker.start()
+    @property
+    def state(self) -> str:
+        return self.session.npu_state()
 
-    def wait(self, ms: int = 10000) -> None:
-        if self._worker is not None:
-            self._worker.wait(ms)
+    def is_running(self) -> bool:
+        return self.studio.jobs.is_running("npu")
 
-    def _on_done(self, result: NpuResult) -> None:
-        if result.workspace is not self.window.workspace:
-            return  # a run for a workspace no longer open
-        self.result = result
-        self._set_state("done")
-        p = result.program
-        cov = coverage(p).lines()
-        self.window.log.append_text(
-            f"NPU ({p.target.name}): {cov[0]}; "
-            f"{len(p.tasks)} tasks, SRAM peak {kib(p.sram_peak)} in {result.seconds:.2f} s")
-        for line in cov[1:]:  # the fallbacks, grouped by rule
-            self.window.log.append_text(line.strip())
-        self.sig_finished.emit(True)
-
-    def _on_failed(self, exc: Exception, tb: str) -> None:
-        if isinstance(exc, (TargetError, NpuError, OSError)):
-            self.window.show_error(str(exc))
-        else:
-            self.window.show_error(f"NPU pipeline: internal error: {exc}")
-            self.window.log.append_text(tb, error=True)
-        self._set_state("failed")
-        self.sig_finished.emit(False)
-
-    def _on_worker_finished(self) -> None:
-        self._worker = None
-        if self._rerun:
-            self._rerun = False
-            self.run()
-
-    def _set_state(self, state: str) -> None:
-        self.state = state
-        r = self.result
-        if r is None or state in ("pending",):
-            self.window.timeline.set_phase_info(NPU_PHASE, state=state)
-        else:
-            self.window.timeline.set_phase_info(
-                NPU_PHASE, state=state, seconds=r.seconds, size_bytes=len(r.mlir.encode()),
-                dispatches=r.on_npu)
-
-    # -- what the window shows -------------------------------------------------
+    def timeline_info(self) -> dict:
+        r = self.session.npu
+        if r is None:
+            return {}
+        return {"seconds": r.seconds, "size_bytes": len(r.mlir.encode()), "dispatches": r.on_npu}
 
     def columns(self) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
-        if self.result is None:
+        if self.session.npu is None:
             return (), {}
-        return HEADERS, table_values(self.result.program)
+        return HEADERS, table_values(self.session.npu.program)
 
     def detail(self, dispatch: int) -> str:
-        return detail_text(self.result.program, dispatch) if self.result is not None else ""
+        r = self.session.npu
+        return detail_text(r.program, dispatch) if r is not None else ""
 
     def text(self) -> str:
-        if self.result is not None:
-            return self.result.mlir
+        if self.session.npu is not None:
+            return self.session.npu.mlir
         return f"// NPU pipeline: {self.state}\n"
 
     def regions(self, colors: tuple[str, ...]) -> list[Region]:
-        if self.result is None:
+        r = self.session.npu
+        if r is None:
             return []
-        return [Region(d, a, b, QtGui.QColor(colors[d % len(colors)]))
-                for d, (a, b) in self.result.ranges.items()]
+        return [Region(d, a, b, QtGui.QColor(colors[d % len(colors)])) for d, (a, b) in r.ranges.items()]
 
     def label(self) -> str:
-        r = self.result
-        if r is None:
-            return f"<b>{NPU_PHASE}</b> — {self.state} (target {self._target})"
-        path = workspace_io.mlir_path(r.workspace)
-        return (f"<b>{NPU_PHASE}</b> — {path} ({self.state}; target {r.program.target.name}, "
-                f"{r.target}) — {coverage(r.program).summary()}")
+        r, ws = self.session.npu, self.session.workspace
+        if r is None or ws is None:
+            return f"<b>{NPU_PHASE}</b> — {self.state} ({self.session.target_label()})"
+        return (f"<b>{NPU_PHASE}</b> — {workspace_io.mlir_path(ws)} ({self.state}; "
+                f"{self.session.target_label()}, target {r.program.target.name}) — "
+                f"{coverage(r.program).summary()}")

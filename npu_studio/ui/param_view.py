@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..core.errors import StudioError
@@ -59,6 +58,8 @@ class ParameterStatsDialog(QtWidgets.QDialog):
         self.resize(520, 380)
         self.summary = QtWidgets.QLabel(f"{ref.describe()}\nComputing statistics…")
         self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        import pyqtgraph as pg  # here, not at the top: it costs the window's start a second
+
         self.plot = pg.PlotWidget(background=self.palette().color(self.backgroundRole()))
         self.plot.setLabel("bottom", "value")
         self.plot.setLabel("left", "count")
@@ -82,6 +83,8 @@ class ParameterStatsDialog(QtWidgets.QDialog):
         counts, edges = result.histogram
         self.summary.setText(f"{self.ref.describe()}\nmin {result.minimum:.6g}   max {result.maximum:.6g}   "
                              f"mean {result.mean:.6g}   std {result.std:.6g}")
+        import pyqtgraph as pg
+
         self.plot.addItem(pg.BarGraphItem(x0=edges[:-1], x1=edges[1:], height=counts, brush=(80, 130, 200)))
         self.sig_ready.emit()
 

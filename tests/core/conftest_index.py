@@ -10,6 +10,8 @@ from pathlib import Path
 
 import onnx
 import pytest
+
+from tests.zoo_cache import zoo_workspace
 from onnx import version_converter
 
 from iree.compiler import ir
@@ -59,7 +61,8 @@ def compile_phases(model: onnx.ModelProto, out: Path) -> Path:
 
 
 def phase_file(phases: Path, phase: str) -> Path:
-    (path,) = phases.glob(f"module.*.{phase}.mlir")
+    """`module.N.<phase>.mlir` of a dump, or `NN.<phase>.mlir` of a workspace."""
+    (path,) = phases.glob(f"*.{phase}.mlir")
     return path
 
 
@@ -71,7 +74,10 @@ def compiled(tmp_path_factory):
 
     def get(name: str, model: onnx.ModelProto) -> Path:
         if name not in cache:
-            cache[name] = compile_phases(model, root / name)
+            if (ZOO / f"light_{name}.onnx").exists():  # the run's shared compile of the zoo model
+                cache[name] = zoo_workspace(name).root / "phases"
+            else:
+                cache[name] = compile_phases(model, root / name)
         return cache[name]
 
     return get

@@ -28,10 +28,7 @@ def window(qtbot, tmp_path):
     qtbot.waitExposed(w)
     yield w
     w.drafts.clear()
-    w.cancel()
-    for worker in (w._worker, w._index_worker):
-        if worker is not None:
-            worker.wait(30000)
+    w.jobs.stop_all()
 
 
 def drop(window, path: Path) -> None:
@@ -65,8 +62,8 @@ def test_drop_example_compile_click_flow_and_select_dispatch(window, qtbot, tmp_
     assert "flow.executable" in window.ir_view.toPlainText()
 
     table = window.dispatch_table
-    assert table.rowCount() == 1 and table.item(0, 1).text() == "conv"
-    assert table.item(0, 5).text() == "Conv_0"
+    assert table.rowCount() == 1 and table.item(0, table.column("kind")).text() == "conv"
+    assert table.item(0, table.column("ONNX")).text() == "Conv_0"
     window.ir_view.goto(1, 1)  # scroll away first
     qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=table.visualItemRect(table.item(0, 1)).center())
@@ -103,6 +100,13 @@ def test_cancel_mid_compile(window, qtbot, tmp_path):
     assert not (ws_dir / "module.vmfb").exists()
     qtbot.waitUntil(lambda: not window.is_busy(), timeout=10_000)
     assert window.compile_action.isEnabled()
+    # The phases that had finished stay done, with their snapshots; the rest are pending.
+    states = [window.timeline.phase_info(p).state for p in SNAPSHOT_PHASES]
+    finished = states.count("done")
+    assert finished >= 1 and states == ["done"] * finished + ["pending"] * (len(states) - finished)
+    window.show_phase(SNAPSHOT_PHASES[0])
+    assert window.current_phase == SNAPSHOT_PHASES[0]
+    assert window.ir_view.text() == window.workspace.snapshot_path(SNAPSHOT_PHASES[0]).read_text() != ""
 
 
 def test_dropping_a_corrupt_file_shows_the_error_and_the_app_goes_on(window, qtbot, tmp_path):
@@ -214,3 +218,23 @@ def test_cancel_right_after_opening_stops_before_or_during_the_compile(window, q
     assert done.args == [False]
     assert window.status_label.text() == "Cancelled"
     assert not (tmp_path / "ws" / "module.vmfb").exists()
+
+
+def test_opening_another_model_clears_the_old_ones_views_at_once(window, qtbot, tmp_path, fresh_example):
+    with qtbot.waitSignal(window.sig_index_finished, timeout=180_000):
+        window.open_path(fresh_example.root)
+    window.show_phase("flow")
+    window.select_dispatch(0)
+    assert window.ir_view.text() and window.dispatch_table.rowCount() == 1 and window.detail.toPlainText()
+    other = tmp_path / "other_model.onnx"
+    other.write_bytes(EXAMPLE.read_bytes())
+    with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000):
+        window.open_path(other, tmp_path / "other_ws")
+        # Before any event is processed: nothing of the old model is left on screen.
+        assert window.windowTitle().startswith("other_model.onnx")
+        assert window.ir_view.text() == "" and window.ir_view.regions() == []
+        assert window.dispatch_table.rowCount() == 0 and window.detail.toPlainText() == ""
+        assert "other_model.onnx" in window.phase_label.text()
+        assert {window.timeline.phase_info(p).state for p in window.timeline.phases()} == {"pending"}
+        assert window.workspace is None and window.selected_dispatch is None
+        window.cancel()

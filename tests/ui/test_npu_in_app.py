@@ -10,6 +10,7 @@ import pytest
 from PySide6 import QtCore
 
 from npu_studio.core.npu import target_store, workspace_io
+from npu_studio.core.workspace import Workspace
 from npu_studio.resources import TARGETS_DIR
 from npu_studio.ui.main_window import MainWindow
 from npu_studio.ui.npu_panel import HEADERS, NPU_PHASE, SETTINGS_KEY
@@ -37,20 +38,12 @@ def window(qtbot, settings):
     w = make_window(qtbot, settings)
     yield w
     w.drafts.clear()
-    w.cancel()
-    for worker in (w._worker, w._index_worker, w.npu._worker):
-        if worker is not None:
-            worker.wait(30000)
-
-
-def column(table, header: str) -> int:
-    labels = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    return labels.index(header)
+    w.jobs.stop_all()
 
 
 def cell(window, header: str, row: int = 0) -> str:
     t = window.dispatch_table
-    return t.item(row, column(t, header)).text()
+    return t.item(row, t.column(header)).text()
 
 
 def wait_npu(window, qtbot, state="done"):
@@ -82,7 +75,7 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     assert cell(window, "NPU") == "NPU mac" and cell(window, "reason") == ""
     assert cell(window, "tile") == "F8 OH66 OW352 C3 KH3 KW3"
     assert cell(window, "SRAM").endswith(("KiB", "MiB"))
-    assert table.item(0, 5).text() == "Conv_0"  # the base columns stay where they were
+    assert cell(window, "ONNX") == "Conv_0" and cell(window, "kind") == "conv"
     qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=table.visualItemRect(table.item(0, 1)).center())
     detail = window.detail.toPlainText()
@@ -115,7 +108,7 @@ def test_target_tiny_turns_dispatch_0_into_cpu_fallback(window, qtbot, settings,
     window.select_dispatch(0)
     with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
         window.npu.set_target(TARGETS_DIR / "tiny.toml")
-    assert cell(window, "NPU") == "CPU fallback"
+    assert cell(window, "NPU") == "CPU"
     assert "f32" in cell(window, "reason") and cell(window, "tile") == ""
     assert "CPU fallback: element type not supported (f32 in input 0)" in window.detail.toPlainText()
     assert window.timeline.phase_info(NPU_PHASE).dispatches == 0
@@ -164,7 +157,7 @@ def test_editing_the_target(window, qtbot, fresh_example):
     assert copy.read_text() == good and default.read_text() == original
     assert window.npu.target_path() == copy and editor.path() == copy
     assert not window.error_banner.isVisible()
-    assert window.npu.state == "done" and cell(window, "NPU") == "CPU fallback"
+    assert window.npu.state == "done" and cell(window, "NPU") == "CPU"
     assert "f32" in cell(window, "reason")
     assert editor.text() == good
 
@@ -173,3 +166,41 @@ def test_editing_the_target(window, qtbot, fresh_example):
     editor.apply()
     assert f"{copy}:" in window.error_banner.text() and "<syntax>" in window.error_banner.text()
     assert copy.read_text() == good
+
+
+def test_an_edited_target_is_a_named_user_target_and_each_model_keeps_its_own(window, qtbot, fresh_example,
+                                                                              example_workspace, tmp_path):
+    import shutil
+
+    picker = window.npu.picker
+    open_workspace(window, qtbot, fresh_example)
+    assert picker.currentText() == "default (bundled)"
+    window.npu.edit_target()
+    edited = window.npu.editor.text().replace('name = "npu-mid"', 'name = "npu-edited"')
+    window.npu.editor.set_text(edited)
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
+        window.npu.editor.apply()
+    labels = [picker.itemText(i) for i in range(picker.count())]
+    assert labels == ["default (bundled)", "tiny (bundled)", "default-edited (user)"]
+    assert picker.currentText() == "default-edited (user)"
+    window.show_phase(NPU_PHASE)
+    assert "built with npu-edited (from default-edited.toml)" in window.phase_label.text()
+
+    # A second model opened now uses the app's choice (the user target), then is switched to tiny.
+    second = tmp_path / "second"
+    shutil.copytree(example_workspace.root, second)
+    window.open_path(second)
+    wait_npu(window, qtbot)
+    assert picker.currentText() == "default-edited (user)"  # the app's choice, not the first model's copy
+    with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
+        picker.activated.emit(picker.findText("tiny (bundled)"))
+    window.show_phase(NPU_PHASE)
+    assert "built with npu-tiny (from tiny.toml)" in window.phase_label.text()
+
+    # Reopening each workspace shows the target it was built with, whatever the app now uses.
+    open_workspace(window, qtbot, fresh_example)
+    assert picker.currentText() == "npu-edited (from default-edited.toml), recorded in this workspace"
+    window.show_phase(NPU_PHASE)
+    assert "built with npu-edited" in window.phase_label.text() and window.npu.state == "done"
+    open_workspace(window, qtbot, Workspace.open(second))
+    assert picker.currentText() == "npu-tiny (from tiny.toml), recorded in this workspace"

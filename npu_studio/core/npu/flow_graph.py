@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..ir_index import DispatchRecord, PhaseIndex
+from ..ir_index import DispatchRecord, PhaseIndex, index_text
 from ..linalg_info import dtype_nbytes
 
 ALIASING = {"flow.tensor.reshape", "flow.tensor.bitcast", "hal.tensor.barrier",
@@ -81,9 +81,12 @@ def tensor_shape_dtype(t: ir.Type) -> tuple[tuple[int | None, ...], str] | None:
 
 
 class FlowGraph:
-    def __init__(self, module: ir.Operation, index: PhaseIndex):
-        """`index`: the flow-phase dispatch index of the same snapshot."""
+    def __init__(self, module: ir.Operation, index: PhaseIndex | None = None):
+        """`index`: the flow-phase dispatch index of the same snapshot (None:
+        indexed here from the module's text)."""
         self.module = module
+        if index is None:
+            index = index_text(module.get_asm(enable_debug_info=True), "flow")
         self.index = index
         self.buffers: dict[str, HostBuffer] = {}
         self.sites: list[DispatchSite] = []

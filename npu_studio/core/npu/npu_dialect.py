@@ -26,6 +26,7 @@ from typing import Any
 
 from iree.compiler import ir
 
+from . import npu_text_reader
 from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
 from .schedule import TRANSFER_OP
 from .target import NpuTarget
@@ -178,7 +179,8 @@ def _read(module: ir.Module) -> tuple[dict[str, Any], list[_Op]]:
 
 def from_mlir(text: str) -> NpuProgram:
     """Parse, verify, and convert back to an NpuProgram."""
-    head, ops = _read(parse_module(text))
+    printed = npu_text_reader.read(text)  # to_mlir's form, read without the bindings; else None
+    head, ops = (printed[0], [_Op(*o) for o in printed[1]]) if printed else _read(parse_module(text))
     errors = _verify(head, ops)
     if errors:
         raise NpuDialectError("invalid NPU MLIR:\n" + "\n".join(errors))

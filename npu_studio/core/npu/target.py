@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ..errors import StudioError
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
@@ -35,7 +36,6 @@ VECTOR_FUNCTIONS = ("add", "sub", "mul", "div", "max", "min", "compare", "select
                     "exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "erf", "floor",
                     "round", "and", "or", "xor", "shift")
 _BASIC_FUNCTIONS = {"add": 1, "sub": 1, "mul": 1, "max": 1, "min": 1, "compare": 1, "select": 1}
-RESOURCES = Path(__file__).resolve().parents[3] / "resources" / "targets"
 
 
 class TargetError(StudioError, ValueError):

@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from checks import check_all
 from flowgen import ZOO_NAMES, flow_snapshot, zoo_model
+from tests.zoo_cache import zoo_flow
 from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
 from npu_studio.core.npu.npu_ir import NpuProgram
 from npu_studio.core.npu.passes import NPU_PASSES, NpuError, pipeline_text, run_npu_pipeline
@@ -97,7 +98,7 @@ def _zoo(name, default_target, small_target, forms_on_small=True):
     """Invariants on both targets; the forms round-trip too (on the 64 KiB
     target resnet50 has ~33k tasks and the MLIR parse-back takes ~40 s)."""
     targets = (default_target, small_target)
-    flow = flow_snapshot(zoo_model(name))
+    flow = zoo_flow(name)
     n_sites = flow.read_text().count("= flow.dispatch @")
     for target in targets:
         p = run_npu_pipeline(flow, target)
@@ -109,7 +110,7 @@ def _zoo(name, default_target, small_target, forms_on_small=True):
 
 
 def test_dataflow_of_resnet50(default_target):
-    p = run_npu_pipeline(flow_snapshot(zoo_model("resnet50")), default_target)
+    p = run_npu_pipeline(zoo_flow("resnet50"), default_target)
     deps = {d.index: set(d.deps) for d in p.dispatches}
     # the stem: #1 (conv) reads #0 (pad copy), #2 (max pool) reads #1
     assert deps[1] == {0} and deps[2] == {1}

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from flowgen import flow_snapshot, zoo_model
+from tests.zoo_cache import zoo_flow
 
 from npu_studio.core.npu import target_store
 from npu_studio.core.npu import workspace_io as io
@@ -68,7 +69,7 @@ def test_the_workspace_records_the_target_it_was_built_with(fresh_example, tmp_p
 
 
 def test_dispatch_line_ranges_cover_exactly_each_dispatchs_tasks(example_flow, tiny_f32_target):
-    for flow, target in ((example_flow, None), (flow_snapshot(zoo_model("resnet50")), None),
+    for flow, target in ((example_flow, None), (zoo_flow("resnet50"), None),
                          (example_flow, tiny_f32_target)):
         p = run_npu_pipeline(flow, target)
         text = to_mlir(p)

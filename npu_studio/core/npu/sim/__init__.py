@@ -8,6 +8,8 @@ results.py   the result and its versioned JSON (docs/npu-sim-result.schema.json)
 
 from __future__ import annotations
 
+import gc
+
 from ..npu_ir import NpuProgram
 from ..target import NpuTarget
 from .results import SimResult
@@ -24,8 +26,14 @@ def simulate(program: NpuProgram, target: NpuTarget | None = None) -> SimResult:
     from .timing import build_plan, run
 
     target = target or program.target
-    plan = build_plan(program, target)
-    return build_result(program, target, plan, run(plan, target))
+    collecting = gc.isenabled()
+    gc.disable()  # millions of small lists and tuples, no cycles: the collector only slows it
+    try:
+        plan = build_plan(program, target)
+        return build_result(program, target, plan, run(plan, target))
+    finally:
+        if collecting:
+            gc.enable()
 
 
 __all__ = ["SimError", "SimResult", "simulate"]

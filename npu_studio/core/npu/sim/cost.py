@@ -20,8 +20,8 @@ as SCALE-Sim does for its depthwise layers.
 Vector unit: each lane takes an element's functions one after another:
 the cycles per element are the sum of the target's `vector.functions`
 costs over the ops the dispatch computes (its `vector_cost`: max, sub,
-exp, add, div = 1 + 1 + 4 + 1 + 4 for a softmax on the default target). CPU fallback: a
-launch overhead plus `cpu_ops_per_cycle`. DMA: a per-transfer setup
+exp, add, div = 1 + 1 + 4 + 1 + 4 for a softmax on the default target).
+CPU fallback: a launch overhead plus `cpu_ops_per_cycle`. DMA: a per-transfer setup
 latency, then the bytes at the DRAM bandwidth the transfer gets (the
 timing engine shares `dram_bytes_per_cycle` between concurrent
 transfers). A DRAM-to-DRAM transfer (pad, copy, transpose: one strided

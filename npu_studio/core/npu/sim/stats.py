@@ -8,8 +8,9 @@ lists of `timing.Plan` and `timing.Timeline`.
 
 from __future__ import annotations
 
-import heapq
 from itertools import accumulate
+
+import numpy as np
 
 from ..npu_ir import NpuProgram
 from ..target import NpuTarget
@@ -19,51 +20,33 @@ from .results import (
 from .timing import COMPUTE, CPU, DMA_COPY, DMA_IN, DMA_OUT, Plan, SimError, Timeline
 
 
-def _union(intervals) -> list[tuple[int, int]]:
-    """Union of (start, end) intervals given sorted by start."""
-    out: list[list[int]] = []
-    for s, e in intervals:
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1][1] = e
-        else:
-            out.append([s, e])
-    return [(a, b) for a, b in out]
+def _union_length(start: np.ndarray, end: np.ndarray) -> int:
+    """Cycles covered by the union of [start, end) intervals."""
+    keep = end > start
+    start, end = start[keep], end[keep]
+    if not len(start):
+        return 0
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)
+    # a new covered segment begins where an interval starts after all earlier ones ended
+    new = np.empty(len(start), dtype=bool)
+    new[0] = True
+    new[1:] = start[1:] > reach[:-1]
+    firsts = np.flatnonzero(new)
+    ends = np.maximum.reduceat(end, firsts)
+    return int((ends - start[firsts]).sum())
 
 
-def _length(iv) -> int:
-    return sum(e - s for s, e in iv)
-
-
-def _intersection(a, b) -> int:
-    i = j = total = 0
-    while i < len(a) and j < len(b):
-        lo = max(a[i][0], b[j][0])
-        hi = min(a[i][1], b[j][1])
-        if hi > lo:
-            total += hi - lo
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
-
-
-def overlap(plan: Plan, tl: Timeline, n_dma: int, total: int) -> Overlap:
+def overlap(engine: np.ndarray, start: np.ndarray, end: np.ndarray, n_dma: int,
+            total: int) -> Overlap:
     """Cycles with only DMA busy, only compute (MAC, vector, CPU), both, none."""
-    per_engine: list[list[tuple[int, int]]] = [[] for _ in plan.engines]
-    for s, e in enumerate(plan.step_engine):
-        per_engine[e].append((tl.start[s], tl.end[s]))
-    for iv in per_engine:
-        iv.sort()
-    dma = _union(heapq.merge(*per_engine[:n_dma]))
-    comp = _union(heapq.merge(*per_engine[n_dma:]))
-    both = _intersection(dma, comp)
-    d, c = _length(dma), _length(comp)
-    return Overlap(dma_only=d - both, compute_only=c - both, both=both,
-                   idle=total - (d + c - both))
+    is_dma = engine < n_dma
+    dma = _union_length(start[is_dma], end[is_dma])
+    comp = _union_length(start[~is_dma], end[~is_dma])
+    either = _union_length(start, end)
+    both = dma + comp - either
+    return Overlap(dma_only=dma - both, compute_only=comp - both, both=both, idle=total - either)
 
 
 def sram_series(plan: Plan, tl: Timeline, capacity: int, source: str):
@@ -93,36 +76,36 @@ def critical_path(plan: Plan, tl: Timeline) -> tuple[int, ...]:
     return tuple(reversed(tasks))
 
 
-def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timeline,
-                   task_start: list[int], task_end: list[int]) -> tuple[DispatchStats, ...]:
-    acc: dict[int, list[int]] = {}  # start, end, mac cycles, macs, compute cycles, read, written
-    for t, d in enumerate(plan.task_dispatch):
-        a = acc.get(d)
-        if a is None:
-            a = acc[d] = [task_start[t], task_end[t], 0, 0, 0, 0, 0]
-        a[0] = min(a[0], task_start[t])
-        a[1] = max(a[1], task_end[t])
-    mac = target.dma_channels
-    infos = {d.index: d for d in program.dispatches}
-    for s, k in enumerate(plan.step_kind):
-        a = acc[plan.task_dispatch[plan.step_task[s]]]
-        if k == DMA_IN:
-            a[5] += plan.step_bytes[s]
-        elif k == DMA_COPY:  # read and written: the transfer knows how much of each
-            read = infos[plan.task_dispatch[plan.step_task[s]]].transfer_read
-            a[5] += read
-            a[6] += plan.step_bytes[s] - read
-        elif k == DMA_OUT:
-            a[6] += plan.step_bytes[s]
-        elif k in (COMPUTE, CPU):
-            cycles = tl.end[s] - tl.start[s]
-            a[4] += cycles
-            if plan.step_engine[s] == mac:
-                a[2] += cycles
-                a[3] += plan.step_ops[s]
+def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dict,
+                   task_start: np.ndarray, task_end: np.ndarray) -> tuple[DispatchStats, ...]:
+    task_disp = np.asarray(plan.task_dispatch, dtype=np.int64)
+    n_disp = int(task_disp.max()) + 1 if len(task_disp) else 0
+    step_disp = task_disp[cols["task"]]
+    kind, dur = cols["kind"], cols["end"] - cols["start"]
+    on_mac = cols["engine"] == target.dma_channels
+
+    def per_dispatch(mask, values) -> list[int]:
+        return np.bincount(step_disp[mask], weights=values[mask], minlength=n_disp).astype(np.int64).tolist()
+
+    read = per_dispatch(kind == DMA_IN, cols["bytes"])
+    written = per_dispatch(kind == DMA_OUT, cols["bytes"])
+    # a DRAM-to-DRAM transfer both reads and writes; its dispatch knows how much of each
+    copied = per_dispatch(kind == DMA_COPY, cols["bytes"])
+    for info in program.dispatches:
+        if info.index < n_disp and copied[info.index]:
+            read[info.index] += info.transfer_read
+            written[info.index] += copied[info.index] - info.transfer_read
+    compute = per_dispatch((kind == COMPUTE) | (kind == CPU), dur)
+    mac_cycles = per_dispatch(on_mac, dur)
+    macs = per_dispatch(on_mac, cols["ops"])
+    first = np.full(n_disp, np.iinfo(np.int64).max)
+    last = np.zeros(n_disp, dtype=np.int64)
+    np.minimum.at(first, task_disp, task_start)
+    np.maximum.at(last, task_disp, task_end)
+    has_tasks = np.bincount(task_disp, minlength=n_disp) > 0
     sizes = {b.id: b.size for b in program.buffers}
     sram = {d.index: 0 for d in program.dispatches}
-    for b in program.buffers:
+    for b in program.buffers:  # SRAM slots are named s<dispatch>.<operand>.<slot>
         if b.placement == "sram" and b.id.startswith("s") and "." in b.id:
             d = b.id[1:].split(".", 1)[0]
             if d.isdigit() and int(d) in sram:
@@ -130,35 +113,51 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timel
     units = target.mac_rows * target.mac_cols
     out = []
     for info in program.dispatches:
-        a = acc.get(info.index)
-        if a is None:
+        i = info.index
+        if i >= n_disp or not has_tasks[i]:
             continue
-        start, end, mac_cycles, macs, compute, read, written = a
+        rd, wr = read[i], written[i]
         if not info.legal:  # the CPU reads its inputs and writes its outputs in DRAM
-            read = sum(sizes.get(b, 0) for b in info.inputs)
-            written = sum(sizes.get(b, 0) for b in info.outputs)
+            rd = sum(sizes.get(b, 0) for b in info.inputs)
+            wr = sum(sizes.get(b, 0) for b in info.outputs)
             bound = "cpu"
         else:
-            memory = -(-(read + written) // target.dram_bytes_per_cycle)
-            bound = "compute" if compute >= memory else "memory"
-        cycles = end - start
+            memory = -(-(rd + wr) // target.dram_bytes_per_cycle)
+            bound = "compute" if compute[i] >= memory else "memory"
+        begin, finish = int(first[i]), int(last[i])
+        cycles = finish - begin
         out.append(DispatchStats(
-            index=info.index, start=start, end=end, cycles=cycles, mac_cycles=mac_cycles,
-            mac_utilization=macs / (units * cycles) if cycles and macs else 0.0,
-            dram_read=read, dram_written=written, sram_peak=sram.get(info.index, 0), bound=bound))
+            index=i, start=begin, end=finish, cycles=cycles, mac_cycles=mac_cycles[i],
+            mac_utilization=macs[i] / (units * cycles) if cycles and macs[i] else 0.0,
+            dram_read=rd, dram_written=wr, sram_peak=sram.get(i, 0), bound=bound))
     return tuple(out)
 
 
 def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timeline) -> SimResult:
-    n_tasks = len(plan.task_dispatch)
     n_steps = len(plan.step_task)
-    bounds = plan.task_first_step + [n_steps]
-    task_start = [min(tl.start[bounds[t]:bounds[t + 1]], default=0) for t in range(n_tasks)]
-    task_end = [max(tl.end[bounds[t]:bounds[t + 1]], default=0) for t in range(n_tasks)]
-    total = max(tl.end, default=0)
-    busy = [0] * len(plan.engines)
-    for s, e in enumerate(plan.step_engine):
-        busy[e] += tl.end[s] - tl.start[s]
+    cols = {
+        "task": np.asarray(plan.step_task, dtype=np.int64),
+        "kind": np.asarray(plan.step_kind, dtype=np.int64),
+        "engine": np.asarray(plan.step_engine, dtype=np.int64),
+        "start": np.asarray(tl.start, dtype=np.int64),
+        "end": np.asarray(tl.end, dtype=np.int64),
+        "bytes": np.asarray(plan.step_bytes, dtype=np.int64),
+        "ops": np.asarray(plan.step_ops, dtype=np.int64),
+    }
+    n_tasks = len(plan.task_dispatch)
+    firsts = np.asarray(plan.task_first_step, dtype=np.int64)
+    if n_steps and n_tasks and np.all(np.diff(np.append(firsts, n_steps)) > 0):
+        task_start = np.minimum.reduceat(cols["start"], firsts)
+        task_end = np.maximum.reduceat(cols["end"], firsts)
+    else:  # some task has no step: it takes no time, at 0
+        bounds = plan.task_first_step + [n_steps]
+        task_start = np.asarray([min(tl.start[bounds[t]:bounds[t + 1]], default=0)
+                                 for t in range(n_tasks)], dtype=np.int64)
+        task_end = np.asarray([max(tl.end[bounds[t]:bounds[t + 1]], default=0)
+                               for t in range(n_tasks)], dtype=np.int64)
+    total = int(cols["end"].max()) if n_steps else 0
+    busy = np.bincount(cols["engine"], weights=cols["end"] - cols["start"],
+                       minlength=len(plan.engines)).astype(np.int64).tolist()
     times, used, peak = sram_series(plan, tl, target.sram_bytes, program.source)
     return SimResult(
         target=target.name, clock_mhz=target.clock_mhz, total_cycles=total,
@@ -166,13 +165,13 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
         steps=StepTable(tuple(plan.step_task), tuple(plan.step_index), tuple(plan.step_kind),
                         tuple(plan.step_engine), tuple(tl.start), tuple(tl.end),
                         tuple(plan.step_bytes), tuple(plan.step_ops)),
-        tasks=TaskTable(tuple(plan.task_dispatch), tuple(task_start), tuple(task_end),
-                        tuple(plan.task_first_step)),
+        tasks=TaskTable(tuple(plan.task_dispatch), tuple(task_start.tolist()),
+                        tuple(task_end.tolist()), tuple(plan.task_first_step)),
         sram_capacity=target.sram_bytes, sram_peak=peak, sram_times=times, sram_bytes=used,
         allocations=tuple(SramAllocation(b, off, size, a, f)
                           for (b, off, size), a, f in zip(plan.buffers, tl.alloc, tl.free)),
-        dispatches=dispatch_stats(program, target, plan, tl, task_start, task_end),
-        overlap=overlap(plan, tl, target.dma_channels, total),
+        dispatches=dispatch_stats(program, target, plan, cols, task_start, task_end),
+        overlap=overlap(cols["engine"], cols["start"], cols["end"], target.dma_channels, total),
         critical_path=critical_path(plan, tl),
         source=program.source,
     )

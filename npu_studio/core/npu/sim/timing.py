@@ -115,19 +115,13 @@ def _task_order(program: NpuProgram) -> list[int]:
     return order
 
 
-def _sram_buffers(program: NpuProgram, target: NpuTarget):
-    """Used SRAM buffers (index by id), checked against the target's SRAM."""
-    used = {b for t in program.tasks for s in t.steps for b in (*s.srcs, *s.dsts)}
+def _sram_buffers(program: NpuProgram):
+    """Index of every SRAM buffer by id, and (id, offset, size) per index."""
     out, index = [], {}
     for b in program.buffers:
-        if b.placement != "sram" or b.id not in used:
-            continue
-        if b.offset + b.size > target.sram_bytes:
-            raise SimError(program.source or None,
-                           f"target {target.name}'s SRAM ({target.sram_bytes} bytes) cannot hold "
-                           f"the plan: buffer {b.id} needs bytes {b.offset}..{b.offset + b.size}")
-        index[b.id] = len(out)
-        out.append((b.id, b.offset, b.size))
+        if b.placement == "sram":
+            index[b.id] = len(out)
+            out.append((b.id, b.offset, b.size))
     return out, index
 
 
@@ -152,33 +146,39 @@ def _address_preds(buffers, first_use: list[int], last_use: list[int], source: s
 
 def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     order = _task_order(program)
-    rank = [0] * len(order)
+    identity = order == list(range(len(order)))
+    rank = list(range(len(order)))
     for r, t in enumerate(order):
         rank[t] = r
-    buffers, bindex = _sram_buffers(program, target)
-    first_use = [len(order)] * len(buffers)
-    last_use = [-1] * len(buffers)
+    all_buffers, bindex = _sram_buffers(program)
+    first_use = [-1] * len(all_buffers)
+    last_use = [-1] * len(all_buffers)
     engines = engine_names(target)
     n_dma = target.dma_channels
     mac, vec, cpu = n_dma, n_dma + 1, n_dma + 2
     in_channels = max(1, n_dma - 1)
     out_channel = n_dma - 1
     infos = {d.index: d for d in program.dispatches}
-    cost_cache: dict[tuple[int, tuple[int, ...]], int] = {}
-    p = Plan(engines, [], [], [], [], [], [], [], [], [], [], [], [], [], [], buffers, [], order)
+    mac_cache: dict[tuple[int, tuple[int, ...]], int] = {}
+    buf_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[int, ...]] = {}
+    task_dispatch, task_first_step, task_deps, task_first_group = [], [], [], []
+    rows: list[tuple] = []  # per step: task, index, kind, engine, work, bytes, ops, buffers, group
+    append = rows.append
+    group_first: list[int] = []
+    kind_code = _KIND_CODE
     n_in = 0
     for t in program.tasks:
-        p.task_dispatch.append(t.dispatch)
-        p.task_first_step.append(len(p.step_task))
-        p.task_deps.append(tuple(sorted(set(t.deps))))
-        p.task_first_group.append(len(p.group_first))
-        prev_kind = None
+        tid = t.id
+        task_dispatch.append(t.dispatch)
+        task_first_step.append(len(rows))
+        task_deps.append(tuple(sorted(set(t.deps))) if len(t.deps) > 1 else t.deps)
+        task_first_group.append(len(group_first))
+        prev_kind = -1
         info = infos.get(t.dispatch)
+        r = rank[tid]
         for i, s in enumerate(t.steps):
-            kind = _KIND_CODE.get(s.kind)
-            if kind is None:
-                raise SimError(program.source or None, f"task {t.id}: unknown step kind {s.kind!r}")
-            if kind in (DMA_IN, DMA_COPY):
+            kind = kind_code.get(s.kind)
+            if kind == DMA_IN or kind == DMA_COPY:
                 # a DRAM-to-DRAM copy: its bytes are read and written over the
                 # DRAM port (Step.bytes counts both), on a load channel
                 engine, work = n_in % in_channels, s.bytes
@@ -187,35 +187,57 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
                 engine, work = out_channel, s.bytes
             elif kind == CPU:
                 engine, work = cpu, cpu_cycles(target, s.ops)
+            elif kind is None:
+                raise SimError(program.source or None, f"task {tid}: unknown step kind {s.kind!r}")
             elif info is not None and info.kind in MAC_KINDS and t.tile_sizes:
                 key = (t.dispatch, t.tile_sizes)
-                work = cost_cache.get(key)
+                work = mac_cache.get(key)
                 if work is None:
                     reds = tuple(it == "reduction" for it in info.iterator_types)
-                    work = cost_cache[key] = mac_cycles(target, info.kind, info.loop_dims, reds,
-                                                        t.tile_sizes)
+                    work = mac_cache[key] = mac_cycles(target, info.kind, info.loop_dims, reds,
+                                                       t.tile_sizes)
                 engine = mac
             else:
                 cost = info.vector_cost if info is not None and info.vector_cost else 1
                 engine, work = vec, vector_cycles(target, s.ops, cost)
             if kind != prev_kind:
-                p.group_first.append(len(p.step_task))
+                group_first.append(len(rows))
                 prev_kind = kind
-            p.group_of_step.append(len(p.group_first) - 1)
-            bufs = tuple(sorted({bindex[b] for b in (*s.srcs, *s.dsts) if b in bindex}))
-            r = rank[t.id]
+            key = (s.srcs, s.dsts)
+            bufs = buf_cache.get(key)
+            if bufs is None:
+                bufs = buf_cache[key] = tuple(sorted({bindex[b] for b in (*s.srcs, *s.dsts)
+                                                      if b in bindex}))
             for b in bufs:
-                first_use[b] = min(first_use[b], r)
-                last_use[b] = max(last_use[b], r)
-            p.step_task.append(t.id)
-            p.step_index.append(i)
-            p.step_kind.append(kind)
-            p.step_engine.append(engine)
-            p.step_work.append(work)
-            p.step_bytes.append(s.bytes)
-            p.step_ops.append(s.ops)
-            p.step_buffers.append(bufs)
-    p.buffer_preds = _address_preds(buffers, first_use, last_use, program.source)
+                if identity:
+                    if first_use[b] < 0:
+                        first_use[b] = r
+                    last_use[b] = r
+                else:
+                    if first_use[b] < 0 or r < first_use[b]:
+                        first_use[b] = r
+                    if r > last_use[b]:
+                        last_use[b] = r
+            append((tid, i, kind, engine, work, s.bytes, s.ops, bufs, len(group_first) - 1))
+    cols = [list(c) for c in zip(*rows)] if rows else [[] for _ in range(9)]
+    p = Plan(engines, task_dispatch, task_first_step, task_deps, *cols, group_first,
+             task_first_group, [], [], order)
+    step_buffers = p.step_buffers
+    # Only buffers some step touches take SRAM; they must fit the target.
+    used = [b for b in range(len(all_buffers)) if last_use[b] >= 0]
+    for b in used:
+        bid, off, size = all_buffers[b]
+        if off + size > target.sram_bytes:
+            raise SimError(program.source or None,
+                           f"target {target.name}'s SRAM ({target.sram_bytes} bytes) cannot hold "
+                           f"the plan: buffer {bid} needs bytes {off}..{off + size}")
+    if len(used) < len(all_buffers):
+        renum = {b: i for i, b in enumerate(used)}
+        cache = {bufs: tuple(renum[b] for b in bufs) for bufs in set(step_buffers)}
+        p.step_buffers = [cache[bufs] for bufs in step_buffers]
+    p.buffers = [all_buffers[b] for b in used]
+    p.buffer_preds = _address_preds(p.buffers, [first_use[b] for b in used],
+                                    [last_use[b] for b in used], program.source)
     return p
 
 
@@ -276,56 +298,49 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
             alloc[b] = 0
 
     queues: list[list[int]] = [[] for _ in range(n_engines)]
+    first_step = plan.task_first_step + [n_steps]
     for t in plan.order:
-        for s in range(plan.task_first_step[t], plan.task_first_step[t + 1]
-                       if t + 1 < n_tasks else n_steps):
-            queues[step_engine[s]].append(s)
+        for x in range(first_step[t], first_step[t + 1]):
+            queues[step_engine[x]].append(x)
+    for q in queues:
+        q.append(-1)  # sentinel: never equal to a step, never ready
     head = [0] * n_engines
     busy = [False] * n_engines
 
     start = [-1] * n_steps
     end = [-1] * n_steps
     cause = [-1] * n_steps
-    events: list[tuple[int, int, int]] = []  # (time, seq, step); step < 0: ~step joins DRAM
+    # (time, sequence, code): code < n_steps: the step ends; ~step: a DMA's setup is over and
+    # it joins the DRAM pool; >= n_steps: pool event of generation code - n_steps.
+    events: list[tuple[int, int, int]] = []
     push, pop = heapq.heappush, heapq.heappop
     seq = 0
     pool: dict[int, int] = {}  # DMA step -> scaled bytes left
     pool_time = 0
     pool_gen = 0
-    POOL = n_steps  # event payload for "a transfer may be done"; with its generation in seq
+    POOL = n_steps
     now = 0
 
-    def try_start(e: int, c: int) -> None:
+    def begin(e: int, x: int, c: int) -> None:
         nonlocal seq
-        h = head[e]
-        q = queues[e]
-        if busy[e] or h >= len(q):
-            return
-        s = q[h]
-        if wait[s]:
-            return
         busy[e] = True
-        head[e] = h + 1
-        start[s] = now
-        cause[s] = c
+        head[e] += 1
+        start[x] = now
+        cause[x] = c
+        seq += 1
         if e < n_dma:
-            seq += 1
-            push(events, (now + setup, seq, ~s))
+            push(events, (now + setup, seq, ~x))
         else:
-            seq += 1
-            push(events, (now + step_work[s], seq, s))
-
-    def release(s: int, c: int) -> None:
-        w = wait[s] - 1
-        wait[s] = w
-        if not w:
-            e = step_engine[s]
-            if not busy[e] and queues[e][head[e]] == s:
-                try_start(e, c)
+            push(events, (now + step_work[x], seq, x))
 
     def release_group(g: int, c: int) -> None:
-        for s in range(group_first[g], group_end[g]):
-            release(s, c)
+        for x in range(group_first[g], group_end[g]):
+            w = wait[x] - 1
+            wait[x] = w
+            if not w:
+                e = step_engine[x]
+                if not busy[e] and queues[e][head[e]] == x:
+                    begin(e, x, c)
 
     def task_ready(t: int, c: int) -> None:
         if task_first_group[t] <= task_last_group[t]:
@@ -339,32 +354,9 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
             if not task_waiting[u]:
                 task_ready(u, c)
 
-    for t in plan.order:
-        if not task_waiting[t]:
-            task_ready(t, -1)
-
-    def pool_advance() -> None:
-        nonlocal pool_time
-        if pool:
-            drained = (now - pool_time) * (bw // len(pool))
-            for s in pool:
-                pool[s] -= drained
-        pool_time = now
-
-    def pool_schedule() -> None:
-        nonlocal seq, pool_gen
-        pool_gen += 1
-        if pool:
-            rate = bw // len(pool)
-            left = min(pool.values())
-            seq += 1
-            push(events, (now + max(0, -(-left // rate)), seq, POOL + pool_gen))
-
-    def finish(s: int) -> None:
-        end[s] = now
-        e = step_engine[s]
-        busy[e] = False
-        for b in step_buffers[s]:
+    def finish(x: int) -> None:
+        end[x] = now
+        for b in step_buffers[x]:
             buf_left[b] -= 1
             if not buf_left[b]:
                 free[b] = now
@@ -372,40 +364,68 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
                     buf_waiting[nb] -= 1
                     if not buf_waiting[nb]:
                         alloc[nb] = now
-                        for x in buf_steps[nb]:
-                            release(x, s)
-        g = group_of_step[s]
-        group_left[g] -= 1
-        if not group_left[g]:
-            t = step_task[s]
-            if g < task_last_group[t]:
-                release_group(g + 1, s)
+                        for y in buf_steps[nb]:
+                            w = wait[y] - 1
+                            wait[y] = w
+                            if not w:
+                                e = step_engine[y]
+                                if not busy[e] and queues[e][head[e]] == y:
+                                    begin(e, y, x)
+        g = group_of_step[x]
+        left = group_left[g] - 1
+        group_left[g] = left
+        if not left:
+            if g < task_last_group[step_task[x]]:
+                release_group(g + 1, x)
             else:
-                task_done(t, s)
-        try_start(e, s)
+                task_done(step_task[x], x)
+        e = step_engine[x]
+        busy[e] = False
+        y = queues[e][head[e]]
+        if y >= 0 and not wait[y]:
+            begin(e, y, x)
+
+    for t in plan.order:
+        if not task_waiting[t]:
+            task_ready(t, -1)
 
     while events:
-        now, _, s = pop(events)
-        if s >= POOL:
-            if s - POOL != pool_gen:
-                continue  # superseded by a later change of the pool
-            pool_advance()
-            done = sorted(x for x, left in pool.items() if left <= 0)
-            for x in done:
-                del pool[x]
-            pool_schedule()
-            for x in done:
+        now, _, code = pop(events)
+        if code < 0:  # setup over: the transfer starts moving bytes
+            x = ~code
+            if not step_work[x]:
                 finish(x)
-        elif s < 0:
-            s = ~s
-            if step_work[s] == 0:
-                finish(s)
                 continue
-            pool_advance()
-            pool[s] = step_work[s] * scale
-            pool_schedule()
+            if pool:
+                drained = (now - pool_time) * (bw // len(pool))
+                for y in pool:
+                    pool[y] -= drained
+            pool_time = now
+            pool[x] = step_work[x] * scale
+        elif code < POOL:
+            finish(code)
+            continue
         else:
-            finish(s)
+            if code - POOL != pool_gen:
+                continue  # superseded by a later change of the pool
+            drained = (now - pool_time) * (bw // len(pool))
+            pool_time = now
+            done = []
+            for y in pool:
+                left = pool[y] - drained
+                pool[y] = left
+                if left <= 0:
+                    done.append(y)
+            for y in done:
+                del pool[y]
+            for y in done:
+                finish(y)
+        # the pool changed: when does its first transfer complete now?
+        pool_gen += 1
+        if pool:
+            seq += 1
+            push(events, (now + max(0, -(-min(pool.values()) // (bw // len(pool)))), seq,
+                          POOL + pool_gen))
 
     if n_steps and min(end) < 0:
         stuck = next(s for s in range(n_steps) if end[s] < 0)

@@ -1,0 +1,85 @@
+"""npu-studio simulate MODEL_OR_WORKSPACE [--target FILE] [--json OUT] [--csv OUT] [--trace OUT]
+
+Simulates the NPU program's timing and prints a summary. The source is a
+model.npu.json, a workspace (its npu/model.npu.json, or the NPU pipeline
+run on its flow snapshot), a flow .mlir file or a model (compiled into
+its workspace first). A workspace keeps the result in npu/model.sim.json.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..core.errors import StudioError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="simulate the NPU program: cycles, utilization, memory, schedule trace",
+        description="Simulate the timing of an NPU program (model.npu.json, a workspace, a flow "
+        ".mlir file or a model) on its target and print cycles, utilization per engine and the "
+        "bound of each dispatch.",
+    )
+    p.add_argument("source", type=Path, metavar="MODEL_OR_WORKSPACE")
+    p.add_argument("--target", dest="npu_target", default=None, metavar="FILE",
+                   help="NPU target TOML ('tiny' names a bundled one); a workspace or model is "
+                   "planned for it, a model.npu.json is simulated on it")
+    p.add_argument("--json", type=Path, default=None, metavar="OUT",
+                   help="write the result (docs/npu-sim-result.schema.json)")
+    p.add_argument("--csv", type=Path, default=None, metavar="OUT",
+                   help="write the per-dispatch table as CSV")
+    p.add_argument("--trace", type=Path, default=None, metavar="OUT",
+                   help="write the schedule as Chrome trace-event JSON (open it in Perfetto)")
+    p.set_defaults(func=run)
+
+
+def load_source(source: Path, target_path):
+    """(program, target, workspace or None) for any accepted source."""
+    from ..core.npu.passes import NpuError, run_npu_pipeline
+    from ..core.npu.sim.store import load_program
+    from ..core.npu.target import load_target
+    from ..core.npu.workspace_io import json_path, run_for_workspace
+    from ..core.workspace import open_or_compile
+
+    target = load_target(target_path) if target_path else None  # TargetError: file:line: key
+    if source.is_file() and source.name.endswith(".json"):
+        program = load_program(source)
+        return program, target or program.target, None
+    try:
+        if source.suffix == ".mlir" and source.is_file():
+            program = run_npu_pipeline(source, target)
+            return program, program.target, None
+        ws = open_or_compile(source)  # import and compile errors name the model
+        if target is None and json_path(ws).exists():
+            program = load_program(json_path(ws))
+        else:
+            program = run_for_workspace(ws, target_path)
+    except NpuError as e:
+        raise StudioError(source, str(e).replace("\n", "; ")) from None
+    return program, program.target, ws
+
+
+def run(args) -> int:
+    from ..core.npu.sim import simulate
+    from ..core.npu.sim.export import summary, write_csv
+    from ..core.npu.sim.store import save_result
+    from ..core.npu.sim.trace import write_trace
+
+    program, target, ws = load_source(args.source, args.npu_target)
+    result = simulate(program, target)  # SimError: SRAM too small, dependency cycle
+    sys.stdout.write(summary(program, result))
+    try:
+        if ws is not None:
+            save_result(ws, result)
+        if args.json:
+            result.save_json(args.json)
+        if args.csv:
+            write_csv(program, result, args.csv)
+        if args.trace:
+            write_trace(program, result, args.trace)
+    except OSError as e:
+        print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0

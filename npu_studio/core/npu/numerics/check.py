@@ -1,0 +1,179 @@
+"""`check`: does the NPU program compute what the model computes?
+
+Runs the functional simulation of a workspace's NPU program on seeded
+(or given) inputs and compares its outputs with the workspace's IREE CPU
+build (run in a fresh process) and with onnxruntime on the source model.
+Each NPU dispatch is also compared with IREE's CPU build of that dispatch
+on the same inputs; when something differs, the report names the first
+dispatch whose own result diverges, with its error.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import StudioError
+from ...runner import pick_function, random_inputs, run_vmfb
+from ...workspace import Workspace
+from ..npu_ir import NpuProgram
+from . import iree_dispatches
+from .functional_sim import DispatchOutcome, FunctionalSim, TileFault, max_error
+from .scalar_ops import NotInterpretable
+
+# Relative tolerance (of the reference's largest magnitude) per output element type.
+TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+
+
+@dataclass
+class Comparison:
+    reference: str  # "iree-cpu" | "onnxruntime"
+    max_error: float
+    scale: float  # largest |reference| value, the yardstick of the tolerance
+    tolerance: float
+
+    @property
+    def ok(self) -> bool:
+        return self.max_error <= self.tolerance * max(1.0, self.scale)
+
+
+@dataclass
+class CheckReport:
+    function: str
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+    vs_iree: Comparison | None
+    vs_onnxruntime: Comparison | None
+    dispatches: list[DispatchOutcome]
+    first_divergent: DispatchOutcome | None
+    sim_seconds: float
+    iree_seconds: float | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        comps = [c for c in (self.vs_iree, self.vs_onnxruntime) if c is not None]
+        return self.first_divergent is None and all(c.ok for c in comps)
+
+    def summary_lines(self) -> list[str]:
+        npu = sum(1 for d in self.dispatches if d.computed_by == "npu")
+        lines = [f"functional simulation of @{self.function}: {len(self.dispatches)} dispatches "
+                 f"({npu} on the NPU tile by tile, {len(self.dispatches) - npu} on IREE's CPU build), "
+                 f"{self.sim_seconds:.2f} s"]
+        for c in (self.vs_iree, self.vs_onnxruntime):
+            if c is not None:
+                lines.append(f"  vs {c.reference:<12} max error {c.max_error:.3g} "
+                             f"(largest value {c.scale:.3g}, tolerance {c.tolerance:g} relative) "
+                             f"{'ok' if c.ok else 'DIFFERS'}")
+        worst = max((d for d in self.dispatches if d.max_error is not None),
+                    key=lambda d: d.max_error / max(1.0, d.scale or 0), default=None)
+        if worst is not None:
+            lines.append(f"  per dispatch vs IREE: worst #{worst.index} max error {worst.max_error:.3g} "
+                         f"(largest value {worst.scale:.3g})")
+        d = self.first_divergent
+        if d is not None:
+            lines.append(f"  first divergent dispatch: #{d.index} {d.symbol}: max error {d.max_error:.3g} "
+                         f"against IREE's result on the same inputs (largest value {d.scale:.3g})")
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append("OK" if self.ok else "MISMATCH")
+        return lines
+
+
+def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray]) -> Comparison:
+    err, scale, tol = 0.0, 0.0, 0.0
+    for a, b in zip(ours, ref):
+        e, s = max_error(a, b)
+        err, scale = max(err, e), max(scale, s)
+        tol = max(tol, TOLERANCE.get(np.asarray(a).dtype.name, 1e-4))
+    if len(ours) != len(ref):
+        err = float("inf")
+    return Comparison(reference, err, scale, tol)
+
+
+def diverges(d: DispatchOutcome) -> bool:
+    """Does the dispatch's own result differ from IREE's on the same inputs beyond its type's tolerance?"""
+    tol = TOLERANCE.get(d.dtype, 1e-4)
+    return d.max_error is not None and d.max_error > tol * max(1.0, d.scale or 0.0)
+
+
+def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | None = None, seed: int = 0,
+          *, onnxruntime: bool = True, iree_build: bool = True, fault: TileFault | None = None,
+          function: str | None = None) -> CheckReport:
+    """Simulate `program` (the NPU program of `workspace`'s flow snapshot) and compare.
+
+    `onnxruntime` / `iree_build` False leave out that comparison of the
+    model's outputs (the per-dispatch comparison with IREE always runs).
+
+    Raises StudioError (one line, naming the file) when the workspace has no
+    build or flow snapshot, or the dispatch module does not compile.
+    """
+    ws = workspace
+    if ws.vmfb_path is None or not ws.vmfb_path.is_file():
+        raise StudioError(ws.root, "no vmfb; compile first")
+    if "flow" not in ws.manifest.phases:
+        raise StudioError(ws.root, "no flow snapshot; compile first")
+    flow = ws.snapshot_path("flow")
+    sig = pick_function(ws.snapshot_path("input"), function)
+    if inputs is None:
+        inputs = random_inputs(sig, seed)
+    elif len(inputs) != len(sig.inputs):
+        raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
+    for i, (a, spec) in enumerate(zip(inputs, sig.inputs)):
+        a = np.asarray(a)
+        if a.shape != tuple(spec.shape) or a.dtype != spec.numpy_dtype:
+            raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
+                                       f"{'x'.join(map(str, a.shape))} {a.dtype}")
+    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR)
+    notes: list[str] = []
+    with iree_dispatches.DispatchRunner(vmfb) as runner:
+        sim = FunctionalSim(flow, program, ws.params_path, runner, fault)
+        try:
+            result = sim.run(sig.name, inputs)
+        except NotInterpretable as exc:
+            raise StudioError(flow, f"functional simulation stopped: {exc}") from None
+    vs_iree, iree_seconds = None, None
+    if iree_build:
+        t0 = time.perf_counter()
+        iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
+        iree_seconds = time.perf_counter() - t0
+        vs_iree = _compare("iree-cpu", result.outputs, iree_out)
+    vs_ort = None
+    if onnxruntime and ws.source_path.suffix.lower() == ".onnx":
+        try:
+            vs_ort = _compare("onnxruntime", result.outputs, run_onnxruntime(ws.source_path, inputs))
+        except ImportError:
+            notes.append("onnxruntime is not installed: no comparison with it")
+        except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
+            notes.append(f"onnxruntime could not run the model: {' '.join(str(exc).split())[:200]}")
+    for d in result.dispatches:
+        if d.note:
+            notes.append(f"dispatch #{d.index}: {d.note}")
+    first = next((d for d in result.dispatches if diverges(d)), None)
+    return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
+                       result.seconds, iree_seconds, notes)
+
+
+def run_onnxruntime(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """onnxruntime's outputs for `model` (IR version lowered to 10, which it accepts)."""
+    import onnx
+    import onnxruntime as ort
+
+    m = onnx.load(str(model))
+    m.ir_version = min(m.ir_version, 10)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
+    return sess.run(None, feeds)
+
+
+def load_inputs(paths: list[Path]) -> list[np.ndarray]:
+    """Arrays from .npy files, one per model input; StudioError names a file that cannot be read."""
+    arrays = []
+    for p in paths:
+        try:
+            arrays.append(np.load(p, allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            raise StudioError(p, f"cannot read input: {' '.join(str(exc).split())}") from None
+    return arrays

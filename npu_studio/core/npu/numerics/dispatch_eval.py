@@ -1,0 +1,271 @@
+"""Interpret one dispatch function of a `flow` module on numpy arrays.
+
+The function's bindings (`!iree_tensor_ext.dispatch.tensor` arguments)
+are arrays: loads slice them, stores write into them. Its ops are taken in
+order: tensor ops (empty, slices, reshapes, pad), constants, scalar
+`arith`/`math` ops and linalg structured ops (`linalg_eval`). The root op
+-- the one the NPU pipeline tiled -- runs tile by tile in the order of the
+dispatch's tasks; the other ops run whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from iree.compiler import ir
+
+from ...ir_index.labels import choose_root
+from ...linalg_info import describe_linalg_op
+from . import linalg_eval
+from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
+
+# (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
+TileHook = Callable[[int, list[np.ndarray]], None]
+
+
+@dataclass(frozen=True)
+class Tile:
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+
+def root_op(func: ir.Operation) -> ir.Operation | None:
+    """The op the NPU pipeline tiles: the dispatch index's root (`choose_root`)."""
+    pairs = []
+    for op in _walk(func):
+        if not op.name.startswith("linalg.") or op.name in ("linalg.yield", "linalg.index"):
+            continue
+        d = describe_linalg_op(op)
+        if d is not None:
+            pairs.append((op, d))
+    root = choose_root([d for _, d in pairs])
+    return next((op for op, d in pairs if d is root), None)
+
+
+def _walk(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield inner
+                if not inner.name.startswith("linalg."):
+                    yield from _walk(inner)
+
+
+def _static(op: ir.Operation, name: str, dynamic: list) -> list[int]:
+    values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
+    dyn = iter(dynamic)
+    kdynamic = -(1 << 63)
+    return [int(next(dyn)) if v == kdynamic else v for v in values]
+
+
+def _slice_params(op: ir.Operation, first_dynamic: int, env: dict):
+    """Offsets, sizes and strides of a load/store/extract/insert."""
+    seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    pos = sum(seg[:first_dynamic])
+    # The segments after the tensor operands: [offsets, sizes, strides]; the
+    # store/load ops may have a source_dims/target_dims segment first.
+    groups = seg[first_dynamic:]
+    offs_n, sizes_n, strides_n = groups[-3], groups[-2], groups[-1]
+    pos += sum(groups[:-3])
+    dyn_offs = [env[v] for v in operands[pos:pos + offs_n]]
+    dyn_sizes = [env[v] for v in operands[pos + offs_n:pos + offs_n + sizes_n]]
+    dyn_strides = [env[v] for v in operands[pos + offs_n + sizes_n:pos + offs_n + sizes_n + strides_n]]
+    return (_static(op, "static_offsets", dyn_offs), _static(op, "static_sizes", dyn_sizes),
+            _static(op, "static_strides", dyn_strides))
+
+
+def _slices(offs, sizes, strides):
+    return tuple(slice(o, o + (s - 1) * st + 1, st) for o, s, st in zip(offs, sizes, strides))
+
+
+def _shape(v: ir.Value) -> tuple[int, ...]:
+    return tuple(v.type.shape) if isinstance(v.type, ir.ShapedType) else ()
+
+
+class DispatchInterpreter:
+    """Runs one dispatch function; `tiles` gives the root op's tiles in task order."""
+
+    def __init__(self, func: ir.Operation, tiles: list[Tile] | None = None, on_tile: TileHook | None = None):
+        self.func = func
+        self.tiles = tiles
+        self.on_tile = on_tile
+        self.root = root_op(func) if tiles is not None else None
+        if tiles is not None and self.root is None:
+            raise NotInterpretable("no root op to tile")
+        self._epilogue: list = []
+        self._done: dict = {}
+
+    def root_ranges(self) -> tuple[int, ...]:
+        s = linalg_eval.structured(self.root)
+        if s is None:
+            raise NotInterpretable(f"root op {self.root.name} has no indexing maps")
+        return s.ranges
+
+    def run(self, bindings: list) -> None:
+        block = self.func.regions[0].blocks[0]
+        env: dict = dict(zip(block.arguments, bindings))
+        ops = [op.operation for op in block.operations]
+        self._epilogue = epilogue(ops, self.root) if self.tiles is not None else []
+        self._done: dict = {}  # epilogue op -> its outputs, computed tile by tile with the root
+        for op in ops:
+            if op.name in ("func.return", "return"):
+                return
+            self._op(op, env)
+
+    def _op(self, op: ir.Operation, env: dict) -> None:
+        name = op.name
+        args = [env.get(v) for v in op.operands]
+        if name == "iree_tensor_ext.dispatch.tensor.load":
+            offs, sizes, strides = _slice_params(op, 1, env)
+            out = np.asarray(args[0])[_slices(offs, sizes, strides)]
+            env[op.results[0]] = np.array(out, copy=True).reshape(_shape(op.results[0]))
+        elif name == "iree_tensor_ext.dispatch.tensor.store":
+            offs, sizes, strides = _slice_params(op, 2, env)
+            target = args[1]
+            region = target[_slices(offs, sizes, strides)]
+            region[...] = np.asarray(args[0]).reshape(region.shape)
+        elif name == "tensor.empty":
+            r = op.results[0]
+            env[r] = np.zeros(_shape(r), numpy_dtype(r.type.element_type))
+        elif name == "arith.constant":
+            env[op.results[0]] = constant_value(op)
+        elif name in ("tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape",
+                      "flow.dispatch.tie_shape", "iree_tensor_ext.dispatch.tensor.tie_shape"):
+            env[op.results[0]] = np.asarray(args[0]).reshape(_shape(op.results[0]))
+        elif name == "tensor.cast":
+            env[op.results[0]] = args[0]
+        elif name == "tensor.extract_slice":
+            offs, sizes, strides = _slice_params(op, 1, env)
+            env[op.results[0]] = np.array(np.asarray(args[0])[_slices(offs, sizes, strides)]).reshape(
+                _shape(op.results[0]))
+        elif name == "tensor.insert_slice":
+            offs, sizes, strides = _slice_params(op, 2, env)
+            dest = np.array(args[1], copy=True)
+            region = dest[_slices(offs, sizes, strides)]
+            region[...] = np.asarray(args[0]).reshape(region.shape)
+            env[op.results[0]] = dest
+        elif name == "tensor.extract":
+            env[op.results[0]] = np.asarray(args[0])[tuple(int(i) for i in args[1:])]
+        elif name == "tensor.pad":
+            env[op.results[0]] = self._pad(op, args, env)
+        elif name.startswith("linalg."):
+            outs = self._done.pop(op, None)
+            if outs is None:
+                outs = self._linalg(op, args, env)
+            for r, v in zip(op.results, outs):
+                env[r] = v
+        elif known(name) and len(op.results) == 1:
+            env[op.results[0]] = evaluate(op, args)
+        else:
+            raise NotInterpretable(f"op {name}")
+
+    def _pad(self, op, args, env):
+        low = _static(op, "static_low", [env[v] for v in list(op.operands)[1:]])
+        result_shape = _shape(op.results[0])
+        body = op.regions[0].blocks[0]
+        term = list(body.operations)[-1].operation
+        v = term.operands[0]
+        if isinstance(v.owner, ir.Block) or v in list(body.arguments):
+            pad_value = env.get(v)
+            if pad_value is None:
+                raise NotInterpretable("tensor.pad with an index-dependent value")
+        else:
+            pad_value = constant_value(v.owner.operation) if v.owner.operation.name == "arith.constant" \
+                else env.get(v)
+        src = np.asarray(args[0])
+        out = np.full(result_shape, pad_value, src.dtype)
+        out[tuple(slice(lo, lo + s) for lo, s in zip(low, src.shape))] = src
+        return out
+
+    def _linalg(self, op: ir.Operation, args: list, env: dict) -> list:
+        s = linalg_eval.structured(op)
+        if s is None:
+            raise NotInterpretable(f"op {op.name} (no indexing maps)")
+        ins, outs = args[:s.n_in], linalg_eval.empty_outputs(s, args[s.n_in:])
+        if self.tiles is None or self.root is None or op != self.root:
+            linalg_eval.run(s, ins, outs)
+            return outs
+        # The epilogue's tensors: the root's results as they fill, the others from env.
+        arrays = dict(zip(op.results, outs))
+        steps = []
+        for e_op, e_s in self._epilogue:
+            e_args = [arrays.get(v, env.get(v)) for v in e_op.operands]
+            e_outs = linalg_eval.empty_outputs(e_s, e_args[e_s.n_in:])
+            arrays.update(zip(e_op.results, e_outs))
+            steps.append((e_s, e_args[:e_s.n_in], e_outs))
+            self._done[e_op] = e_outs
+        out_loops = _out_loops(s)
+        red = [d for d in range(s.n_loops) if s.reduction[d]]
+        for k, tile in enumerate(self.tiles):
+            linalg_eval.run(s, ins, outs, tile.offsets, tile.sizes)
+            if self.on_tile is not None:
+                regions = [linalg_eval.out_region(o, s.maps[s.n_in + j], tile.offsets, tile.sizes)[0]
+                           for j, o in enumerate(outs)]
+                self.on_tile(k, regions)
+            if steps and all(tile.offsets[d] + tile.sizes[d] >= s.ranges[d] for d in red):
+                # the output tile is final: the fused elementwise ops run on it
+                offs = [tile.offsets[d] for d in out_loops]
+                sizes = [tile.sizes[d] for d in out_loops]
+                for e_s, e_ins, e_outs in steps:
+                    linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
+        return outs
+
+
+def _out_loops(s: linalg_eval.Structured) -> list[int]:
+    return [e.position for e in s.maps[-1].results]
+
+
+def _is_identity(m: ir.AffineMap, n: int) -> bool:
+    return len(m.results) == n and all(
+        isinstance(e, ir.AffineDimExpr) and e.position == j for j, e in enumerate(m.results))
+
+
+def epilogue(ops: list[ir.Operation], root: ir.Operation | None) -> list:
+    """Elementwise linalg ops after `root` that can run on each finished output tile.
+
+    Each must be all-parallel over the root result's shape with identity
+    output maps, read the root's (or an earlier epilogue op's) result through
+    an identity map, and take its other operands from before the root.
+    """
+    if root is None:
+        return []
+    pos = {op: i for i, op in enumerate(ops)}
+    r = pos.get(root)
+    rs = linalg_eval.structured(root)
+    if r is None or rs is None or len(root.results) != 1:
+        return []
+    out = rs.maps[-1]
+    if not all(isinstance(e, ir.AffineDimExpr) for e in out.results):
+        return []
+    rank = len(out.results)
+    produced = {root.results[0]}
+    chain = []
+    for op in ops[r + 1:]:
+        if not op.name.startswith("linalg.") or len(op.results) != 1:
+            continue
+        s = linalg_eval.structured(op)
+        if s is None or any(s.reduction) or s.n_loops != rank or tuple(s.ranges) != tuple(
+                rs.ranges[d] for d in _out_loops(rs)):
+            continue
+        if not all(_is_identity(m, rank) for m in s.maps[s.n_in:]):
+            continue
+        reads = [i for i, v in enumerate(op.operands) if v in produced]
+        if not reads or any(i >= s.n_in or not _is_identity(s.maps[i], rank) for i in reads):
+            continue
+        others = [v for v in op.operands if v not in produced]
+        if all(_before(v, pos, r) for v in others):
+            chain.append((op, s))
+            produced.add(op.results[0])
+    return chain
+
+
+def _before(v: ir.Value, pos: dict, r: int) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return True
+    return pos.get(owner.operation, r) < r

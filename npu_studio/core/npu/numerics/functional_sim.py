@@ -1,0 +1,197 @@
+"""Functional simulation of an NPU program: the numbers it computes.
+
+The host program of the `flow` snapshot is interpreted (`host`); each
+dispatch is computed the way the NPU program says: a legal dispatch by
+interpreting its linalg ops tile by tile, in the order of its tasks (the
+compiler's tiling and loop order); a fallback dispatch by IREE's CPU build
+of that dispatch (`iree_dispatches`). With a `DispatchRunner`, every NPU
+dispatch is also run by IREE on the same inputs, which gives each
+dispatch's own error and so the first dispatch whose result diverges.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from iree.compiler import ir
+
+from ...params import ParameterArchive
+from ..npu_ir import NpuProgram
+from .dispatch_eval import DispatchInterpreter, Tile
+from .host import HostInterpreter, tied_operands
+from .iree_dispatches import DispatchRunner
+from .scalar_ops import NotInterpretable, numpy_dtype
+
+
+@dataclass(frozen=True)
+class TileFault:
+    """Add `delta` to the output of one tile (task position `tile` within `dispatch`).
+
+    Used to check that a wrong tile is found: the checker must name `dispatch`.
+    """
+
+    dispatch: int
+    tile: int
+    delta: float = 1.0
+
+
+@dataclass
+class DispatchOutcome:
+    index: int
+    symbol: str
+    computed_by: str  # "npu" (interpreted tile by tile), "iree-cpu", or "interpreter" (whole, on request)
+    tiles: int
+    seconds: float
+    max_error: float | None = None  # vs IREE's result for this dispatch on the same inputs
+    scale: float | None = None  # max |IREE result|, the error's yardstick
+    dtype: str = ""  # numpy name of the result's element type
+    note: str = ""
+
+
+@dataclass
+class SimResult:
+    outputs: list[np.ndarray]
+    dispatches: list[DispatchOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    intermediates: dict[int, list[np.ndarray]] = field(default_factory=dict)
+
+
+class FunctionalSim:
+    def __init__(self, flow_path: Path, program: NpuProgram, params: Path | None = None,
+                 runner: DispatchRunner | None = None, fault: TileFault | None = None,
+                 keep_intermediates: bool = False, interpret_fallbacks: bool = False,
+                 compare: bool = True):
+        self.ctx = ir.Context()
+        self.ctx.allow_unregistered_dialects = True
+        self.module = ir.Module.parse(Path(flow_path).read_text(encoding="utf-8"), self.ctx)
+        self.program = program
+        self.archive = ParameterArchive(params) if params is not None else None
+        self.runner = runner
+        self.fault = fault
+        self.keep = keep_intermediates
+        self.compare = compare  # run each NPU dispatch on IREE too (with a runner)
+        # Also interpret (whole, untiled) what the NPU leaves to the CPU: a self-check of the interpreter.
+        self.interpret_fallbacks = interpret_fallbacks
+        self._tasks: dict[int, list] = {}
+        for t in program.tasks:
+            self._tasks.setdefault(t.dispatch, []).append(t)
+        self._funcs: dict[tuple[str, str], ir.Operation] = {}
+        self.result: SimResult | None = None
+
+    def run(self, function: str, inputs: list[np.ndarray]) -> SimResult:
+        start = time.perf_counter()
+        self.result = SimResult([])
+        with self.ctx:
+            host = HostInterpreter(self.module, self.archive, self._dispatch)
+            if len(self.program.dispatches) != len(host.graph.sites):
+                raise NotInterpretable(f"the NPU program has {len(self.program.dispatches)} dispatches, "
+                                       f"the flow snapshot {len(host.graph.sites)}: run the NPU pipeline again")
+            self._funcs = host.graph.funcs
+            host.initialize()
+            outs = host.call(function, [np.asarray(a) for a in inputs])
+        self.result.outputs = [np.asarray(o) for o in outs if o is not None]
+        self.result.seconds = time.perf_counter() - start
+        return self.result
+
+    # -- one dispatch ----------------------------------------------------------
+    def _dispatch(self, index: int, site: ir.Operation, args: list) -> list:
+        info = self.program.dispatches[index]
+        t0 = time.perf_counter()
+        tensors = [a for a in args if isinstance(a, np.ndarray)]
+        outcome = DispatchOutcome(index, info.symbol, "npu", 0, 0.0)
+        results = None
+        if info.legal or self.interpret_fallbacks:
+            try:
+                # a DMA transfer (pad, copy) is one task: the whole body at once
+                results = self._interpret(index, site, args, outcome,
+                                          tiled=info.legal and info.unit != "dma")
+            except NotInterpretable as exc:
+                outcome.note = f"not interpreted ({exc}); computed by IREE's CPU build"
+        if results is None:
+            if self.runner is None:
+                raise NotInterpretable(f"dispatch #{index} runs on the CPU and no IREE build was given")
+            outcome.computed_by = "iree-cpu"
+            results = self.runner.run(index, tensors)
+        outcome.seconds = time.perf_counter() - t0
+        outcome.dtype = np.asarray(results[0]).dtype.name if results else ""
+        if outcome.computed_by != "iree-cpu" and self.runner is not None and self.compare:
+            reference = self.runner.run(index, tensors)
+            outcome.max_error, outcome.scale = _max_error(results, reference)
+        self.result.dispatches.append(outcome)
+        if self.keep:
+            self.result.intermediates[index] = results
+        return results
+
+    def _interpret(self, index: int, site: ir.Operation, args: list, outcome: DispatchOutcome,
+                   tiled: bool = True) -> list:
+        graph_func = self._func_of(site)
+        if not tiled:
+            outcome.computed_by = "npu" if self.program.dispatches[index].legal else "interpreter"
+            bindings, results = _bindings(site, args)
+            DispatchInterpreter(graph_func).run(bindings)
+            return results
+        tasks = self._tasks.get(index, [])
+        tiles = [Tile(t.tile_offsets, t.tile_sizes) for t in tasks]
+        hook = None
+        if self.fault is not None and self.fault.dispatch == index:
+            def hook(k, regions, f=self.fault):
+                if k == f.tile:
+                    for r in regions:
+                        r += np.asarray(f.delta).astype(r.dtype)
+        interp = DispatchInterpreter(graph_func, tiles, hook)
+        expected = self.program.dispatches[index].loop_ranges
+        if tuple(interp.root_ranges()) != tuple(expected):
+            raise NotInterpretable(f"root op loops {interp.root_ranges()} differ from the program's {expected}")
+        bindings, results = _bindings(site, args)
+        interp.run(bindings)
+        outcome.tiles = len(tiles)
+        return results
+
+    def _func_of(self, site: ir.Operation) -> ir.Operation:
+        entry = str(ir.ArrayAttr(site.attributes["entry_points"])[0])
+        exe, export = [p.strip().lstrip("@").strip('"') for p in entry.split("::")]
+        func = self._funcs.get((exe, export))
+        if func is None:
+            raise NotInterpretable(f"no function for {entry}")
+        return func
+
+
+def _bindings(site: ir.Operation, args: list) -> tuple[list, list]:
+    """Arrays for the dispatch function's arguments, and the site's result arrays among them."""
+    bindings = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    results = []
+    for j, (r, tie) in enumerate(zip(site.results, tied_operands(site))):
+        if tie >= 0:
+            results.append(bindings[tie])
+        else:
+            t = r.type
+            out = np.zeros(tuple(t.shape), numpy_dtype(t.element_type))
+            bindings.append(out)
+            results.append(out)
+    return bindings, results
+
+
+def max_error(a, b) -> tuple[float, float]:
+    """(max |a - b| over elements that differ, max finite |b|); agreeing infinities count as equal."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64).reshape(a.shape)
+    if not a.size:
+        return 0.0, 0.0
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    with np.errstate(invalid="ignore"):  # inf - inf where both agree is masked out
+        diff = np.where(same, 0.0, np.abs(a - b))
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    finite = np.abs(b[np.isfinite(b)])
+    return float(diff.max()), float(finite.max()) if finite.size else 0.0
+
+
+def _max_error(ours: list[np.ndarray], ref: list[np.ndarray]) -> tuple[float, float]:
+    err, scale = 0.0, 0.0
+    for a, b in zip(ours, ref):
+        e, s = max_error(a, b)
+        err, scale = max(err, e), max(scale, s)
+    return err, scale

@@ -1,0 +1,198 @@
+"""Every dispatch of a `flow` module as its own function, compiled by IREE for the CPU.
+
+`dispatch_module_text` keeps the module's executables and device global and
+replaces the host program by one public function per dispatch site
+(`@dispatch_<k>`): import the operands, the site's own `flow.dispatch`,
+export the results. `iree-compile --compile-from=flow` builds it once per
+flow snapshot (cached in the workspace under npu/check/); a child process
+(`dispatch_server`) then runs any dispatch on given arrays: fallback
+dispatches are computed this way, and every NPU dispatch is compared with
+IREE's result on the same inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from iree.compiler import ir
+
+from ...compile_options import target_flags
+from ...errors import StudioError
+from ...toolchain import compiler_version, iree_compile
+from .host import segments, tied_operands
+
+CACHE_DIR = "npu/check"
+
+
+class DispatchBuildFailed(StudioError):
+    pass
+
+
+def _literal(k: int, v: ir.Value) -> str:
+    """The constant a scalar argument or workload value has on the host."""
+    owner = v.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant":
+        return str(owner.operation.attributes["value"]).split(" : ")[0]
+    raise DispatchBuildFailed(None, f"dispatch #{k} takes a scalar computed at run time")
+
+
+def _wrapper(k: int, site: ir.Operation) -> str:
+    seg = segments(site)
+    workload, arguments = seg[0], seg[1]
+    if any(seg[2:4]):
+        raise DispatchBuildFailed(None, f"dispatch #{k} has dynamic shapes")
+    entry = str(ir.ArrayAttr(site.attributes["entry_points"])[0])
+    lines, params, arg_names = [], [], []
+    for i, v in enumerate(arguments):
+        t = str(v.type)
+        if isinstance(v.type, ir.RankedTensorType):
+            params.append(f"%in{i}: !hal.buffer_view")
+            lines.append(f'    %t{i} = hal.tensor.import %in{i} "in{i}" : !hal.buffer_view -> {t}')
+            arg_names.append(f"%t{i}")
+        else:
+            lines.append(f"    %t{i} = arith.constant {_literal(k, v)} : {t}")
+            arg_names.append(f"%t{i}")
+    work = []
+    for i, v in enumerate(workload):
+        lines.append(f"    %w{i} = arith.constant {_literal(k, v)} : {v.type}")
+        work.append(f"%w{i}")
+    tied = tied_operands(site)
+    res_types = []
+    for j, r in enumerate(site.results):
+        res_types.append(f"%t{tied[j]}" if j < len(tied) and tied[j] >= 0 else str(r.type))
+    n = len(site.results)
+    res = f"%r:{n}" if n > 1 else "%r"
+    wl = f"[{', '.join(work)}]" if work else ""
+    in_types = ", ".join(str(v.type) for v in arguments)
+    out_types = ", ".join(res_types)
+    lines.append(f"    {res} = flow.dispatch {entry}{wl}({', '.join(arg_names)}) : ({in_types}) -> "
+                 f"{'(' + out_types + ')' if n > 1 else out_types}")
+    rets, ret_types = [], []
+    for j, r in enumerate(site.results):
+        ref = f"%r#{j}" if n > 1 else "%r"
+        lines.append(f'    %e{j} = hal.tensor.export {ref} "out{j}" : {r.type} -> !hal.buffer_view')
+        rets.append(f"%e{j}")
+        ret_types.append("!hal.buffer_view")
+    head = (f"  util.func public @dispatch_{k}({', '.join(params)}) -> ({', '.join(ret_types)}) "
+            "attributes {iree.abi.stub} {")
+    return "\n".join([head, *lines, f"    util.return {', '.join(rets)} : {', '.join(ret_types)}", "  }"])
+
+
+def dispatch_module_text(flow_text: str) -> str:
+    """The flow module with one `@dispatch_<k>` function per site instead of its host program."""
+    from ..flow_graph import FlowGraph
+
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    module = ir.Module.parse(flow_text, ctx)
+    graph = FlowGraph(module.operation)
+    wrappers = [_wrapper(s.index, s.op) for s in graph.sites]
+    for op in list(module.body.operations):
+        op = op.operation
+        keep = op.name == "flow.executable" or (
+            op.name == "util.global" and "hal.device" in str(ir.TypeAttr(op.attributes["type"]).value))
+        if not keep:
+            op.erase()
+    text = module.operation.get_asm(enable_debug_info=False)
+    end = text.rstrip().rfind("}")
+    return text[:end] + "\n".join(wrappers) + "\n}\n"
+
+
+def cache_key(flow_text: str, target: str) -> str:
+    h = hashlib.sha256(flow_text.encode())
+    h.update(target.encode())
+    h.update(compiler_version().encode())
+    return h.hexdigest()[:16]
+
+
+def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900) -> Path:
+    """The compiled dispatch module for this flow snapshot (compiled once, then cached)."""
+    flow_text = Path(flow_path).read_text(encoding="utf-8")
+    key = cache_key(flow_text, target)
+    vmfb = Path(cache_dir) / f"dispatches-{key}.vmfb"
+    if vmfb.is_file():
+        return vmfb
+    vmfb.parent.mkdir(parents=True, exist_ok=True)
+    src = vmfb.with_suffix(".mlir")
+    src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
+    tmp = vmfb.with_name(f"{vmfb.name}.{os.getpid()}.tmp")  # two checks at once never share a file
+    cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow", "-o", str(tmp)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        tmp.unlink(missing_ok=True)
+        raise DispatchBuildFailed(src, f"iree-compile did not finish in {timeout:.0f} s") from None
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
+        raise DispatchBuildFailed(src, lines[0] if lines else f"iree-compile exited with {proc.returncode}")
+    tmp.replace(vmfb)
+    for old in vmfb.parent.glob("dispatches-*.vmfb"):
+        if old != vmfb:
+            old.unlink(missing_ok=True)
+            old.with_suffix(".mlir").unlink(missing_ok=True)
+    return vmfb
+
+
+class DispatchRunner:
+    """A child process running dispatches of a compiled dispatch module (context manager)."""
+
+    def __init__(self, vmfb: Path, timeout: float = 600):
+        self.vmfb = Path(vmfb)
+        self.timeout = timeout
+        self._tmp = tempfile.TemporaryDirectory(prefix="npu-studio-check-")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "npu_studio.core.npu.numerics.dispatch_server", str(self.vmfb)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._calls = 0
+
+    def run(self, index: int, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """Outputs of dispatch `index` on the tensor arguments `arrays`."""
+        d = Path(self._tmp.name) / str(self._calls)
+        d.mkdir()
+        self._calls += 1
+        paths = []
+        for i, a in enumerate(arrays):
+            p = d / f"in{i}.npy"
+            np.save(p, np.ascontiguousarray(a))
+            paths.append(str(p))
+        self._proc.stdin.write(json.dumps({"function": f"dispatch_{index}", "dir": str(d), "inputs": paths}) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            err = [ln for ln in self._proc.stderr.read().splitlines() if ln.strip()]
+            raise StudioError(self.vmfb, f"dispatch #{index} failed in IREE: {err[-1] if err else 'no output'}")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise StudioError(self.vmfb, f"dispatch #{index} failed in IREE: {reply['error']}")
+        outs = [np.load(d / f"out{j}.npy") for j in range(reply["outputs"])]
+        for p in d.iterdir():
+            p.unlink()
+        d.rmdir()
+        return outs
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        for s in (self._proc.stdout, self._proc.stderr):
+            s.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> "DispatchRunner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

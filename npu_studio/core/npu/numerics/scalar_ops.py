@@ -1,0 +1,176 @@
+"""What `arith` and `math` ops compute, on numpy arrays.
+
+Each op is evaluated elementwise on (broadcast) arrays, so one table serves
+the bodies of `linalg.generic` and named ops alike. Signless MLIR
+integers are held as signed numpy integers; ops that read them unsigned
+(divui, cmpi ult, ...) view them as unsigned first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from iree.compiler import ir
+
+
+class NotInterpretable(Exception):
+    """An op the interpreter has no semantics for (the dispatch goes to IREE's CPU build)."""
+
+
+_INT_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_FLOAT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def numpy_dtype(t: ir.Type | str) -> np.dtype:
+    """numpy dtype of an MLIR element type (index is int64; bf16 needs ml_dtypes)."""
+    name = str(t)
+    if name in _FLOAT_DTYPES:
+        return np.dtype(_FLOAT_DTYPES[name])
+    if name == "bf16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - ml_dtypes comes with the IREE runtime
+            raise NotInterpretable("bf16 needs ml_dtypes") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    if name == "index":
+        return np.dtype(np.int64)
+    if name.startswith("i") and name[1:].isdigit() and int(name[1:]) in _INT_DTYPES:
+        return np.dtype(_INT_DTYPES[int(name[1:])])
+    raise NotInterpretable(f"element type {name}")
+
+
+def _unsigned(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return x
+    return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.ndim else x.astype(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _signed_like(u: np.ndarray, like: np.dtype) -> np.ndarray:
+    return np.asarray(u).astype(like)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.asarray(x).dtype)
+
+
+_CMPF = {
+    0: lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
+    1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
+    4: lambda a, b: a < b, 5: lambda a, b: a <= b,
+    6: lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b),
+    7: lambda a, b: ~np.isnan(a) & ~np.isnan(b),
+    8: lambda a, b: (a == b) | np.isnan(a) | np.isnan(b),
+    9: lambda a, b: ~(a <= b), 10: lambda a, b: ~(a < b), 11: lambda a, b: ~(a >= b),
+    12: lambda a, b: ~(a > b), 13: lambda a, b: a != b,
+    14: lambda a, b: np.isnan(a) | np.isnan(b),
+    15: lambda a, b: np.ones(np.broadcast(a, b).shape, bool),
+}
+_CMPI = {
+    0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
+    4: lambda a, b: a > b, 5: lambda a, b: a >= b,
+    6: lambda a, b: _unsigned(a) < _unsigned(b), 7: lambda a, b: _unsigned(a) <= _unsigned(b),
+    8: lambda a, b: _unsigned(a) > _unsigned(b), 9: lambda a, b: _unsigned(a) >= _unsigned(b),
+}
+
+# Ops whose result is f(operands) with no attributes to read.
+_PLAIN = {
+    "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
+    "arith.divf": np.divide, "arith.remf": np.fmod, "arith.negf": np.negative,
+    "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+    "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin,
+    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
+    "arith.shli": np.left_shift, "arith.shrsi": np.right_shift,
+    "arith.divsi": lambda a, b: (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(np.result_type(a, b)),
+    "arith.remsi": np.fmod,
+    "arith.floordivsi": np.floor_divide,
+    "arith.ceildivsi": lambda a, b: -np.floor_divide(-a, b),
+    "arith.select": lambda c, a, b: np.where(c, a, b),
+    "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1,
+    "math.log": np.log, "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p,
+    "math.tanh": np.tanh, "math.sinh": np.sinh, "math.cosh": np.cosh,
+    "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan,
+    "math.asin": np.arcsin, "math.acos": np.arccos, "math.atan": np.arctan, "math.atan2": np.arctan2,
+    "math.sqrt": np.sqrt, "math.rsqrt": lambda x: (1 / np.sqrt(x)).astype(np.asarray(x).dtype),
+    "math.cbrt": np.cbrt, "math.absf": np.abs, "math.absi": np.abs,
+    "math.floor": np.floor, "math.ceil": np.ceil, "math.trunc": np.trunc,
+    "math.round": lambda x: np.trunc(x + np.copysign(np.asarray(0.5, np.asarray(x).dtype), x)),
+    "math.roundeven": np.rint, "math.powf": np.power, "math.copysign": np.copysign,
+    "math.fma": lambda a, b, c: a * b + c, "math.erf": _erf,
+    "math.isnan": np.isnan, "math.isinf": np.isinf, "math.isfinite": np.isfinite,
+}
+
+_UNSIGNED = {
+    "arith.divui": np.floor_divide, "arith.remui": np.remainder,
+    "arith.maxui": np.maximum, "arith.minui": np.minimum, "arith.shrui": np.right_shift,
+}
+
+_CASTS = {"arith.extf", "arith.truncf", "arith.extsi", "arith.trunci", "arith.sitofp",
+          "arith.fptosi", "arith.index_cast", "arith.fptoui"}
+
+
+def constant_value(op: ir.Operation):
+    """The value of an `arith.constant` (a numpy scalar or array)."""
+    attr = op.attributes["value"]
+    t = op.results[0].type
+    if isinstance(t, ir.ShapedType):
+        dtype = numpy_dtype(t.element_type)
+        if isinstance(attr, ir.DenseElementsAttr):
+            dense = ir.DenseElementsAttr(attr)
+            if dense.is_splat:
+                return np.full(tuple(t.shape), _scalar(dense.get_splat_value(), t.element_type), dtype)
+            if dtype == np.bool_:
+                return np.array(dense, dtype=np.bool_).reshape(t.shape)
+            return np.array(dense, copy=True).astype(dtype, copy=False).reshape(t.shape)
+        raise NotInterpretable(f"constant {str(attr)[:60]}")
+    return _scalar(attr, t)
+
+
+def _scalar(attr: ir.Attribute, t: ir.Type):
+    dtype = numpy_dtype(t)
+    if isinstance(attr, ir.FloatAttr):
+        return dtype.type(ir.FloatAttr(attr).value)
+    if isinstance(attr, ir.IntegerAttr):
+        v = ir.IntegerAttr(attr).value
+        if dtype == np.bool_:
+            return np.bool_(v & 1)
+        return np.array(v).astype(dtype)[()]
+    raise NotInterpretable(f"scalar constant {attr}")
+
+
+def evaluate(op: ir.Operation, args: list):
+    """Result of a scalar-semantics op on arrays `args` (one value)."""
+    name = op.name
+    rtype = op.results[0].type
+    if name in _PLAIN:
+        out = _PLAIN[name](*args)
+    elif name in _UNSIGNED:
+        out = _signed_like(_UNSIGNED[name](*[_unsigned(a) for a in args]), np.asarray(args[0]).dtype)
+    elif name == "arith.cmpf":
+        out = _CMPF[ir.IntegerAttr(op.attributes["predicate"]).value](*args)
+    elif name == "arith.cmpi":
+        out = _CMPI[ir.IntegerAttr(op.attributes["predicate"]).value](*args)
+    elif name in _CASTS:
+        return np.asarray(args[0]).astype(numpy_dtype(rtype))
+    elif name in ("arith.extui", "arith.uitofp", "arith.index_castui"):
+        return _unsigned(args[0]).astype(numpy_dtype(rtype))
+    elif name == "arith.bitcast":
+        return np.asarray(args[0]).view(numpy_dtype(rtype))
+    elif name == "math.fpowi":
+        out = np.power(args[0], np.asarray(args[1]).astype(np.asarray(args[0]).dtype))
+    elif name == "arith.constant":
+        return constant_value(op)
+    else:
+        raise NotInterpretable(f"op {name}")
+    # numpy may widen (e.g. f16 * python float); keep MLIR's result type
+    return np.asarray(out).astype(numpy_dtype(rtype), copy=False)
+
+
+def known(name: str) -> bool:
+    return (name in _PLAIN or name in _UNSIGNED or name in _CASTS or name in
+            ("arith.cmpf", "arith.cmpi", "arith.extui", "arith.uitofp", "arith.index_castui",
+             "arith.bitcast", "math.fpowi", "arith.constant"))

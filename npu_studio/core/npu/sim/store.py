@@ -1,0 +1,85 @@
+"""Programs and results on disk: loading model.npu.json with one-line
+errors, and the workspace's last result next to it.
+
+    npu/model.npu.json   the NpuProgram (docs/npu-ir.schema.json)
+    npu/model.sim.json   the last simulation of it (docs/npu-sim-result.schema.json)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ...workspace import Workspace
+from ..npu_ir import VERSION, NpuProgram
+from ..workspace_io import npu_dir
+from .results import SimResult
+from .timing import SimError
+
+RESULT_NAME = "model.sim.json"
+SCHEMA = Path(__file__).resolve().parents[4] / "docs" / "npu-ir.schema.json"
+
+
+def result_path(ws: Workspace) -> Path:
+    return npu_dir(ws) / RESULT_NAME
+
+
+def save_result(ws: Workspace, result: SimResult) -> Path:
+    """Write the workspace's last result (staged, then renamed into place)."""
+    path = result_path(ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(result.to_json(), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_last_result(ws: Workspace) -> SimResult | None:
+    path = result_path(ws)
+    return SimResult.load_json(path) if path.exists() else None
+
+
+def _schema_error(data: dict) -> str | None:
+    """First schema violation (jsonschema when installed; the file's own
+    structure is checked by NpuProgram.from_dict either way)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    if not SCHEMA.exists():
+        return None
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if err is None:
+        return None
+    where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+    return f"does not match docs/npu-ir.schema.json at {where}: {err.message}"
+
+
+def load_program(path: str | Path) -> NpuProgram:
+    """Read a model.npu.json; SimError names the file and the reason."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SimError(path, f"cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise SimError(path, f"not JSON: {e.msg}", line=e.lineno, col=e.colno) from None
+    if not isinstance(data, dict) or data.get("format") != "npu-studio.npu-ir":
+        raise SimError(path, "not an NPU IR file (format != npu-studio.npu-ir)")
+    if data.get("version") != VERSION:
+        raise SimError(path, f"NPU IR version {data.get('version')!r} not supported (want {VERSION})")
+    problem = _schema_error(data)
+    if problem:
+        raise SimError(path, problem)
+    try:
+        program = NpuProgram.from_dict(data)
+    except (KeyError, TypeError, ValueError) as e:
+        raise SimError(path, f"does not match the NPU IR format: {type(e).__name__}: {e}") from None
+    return _with_source(program, str(path))
+
+
+def _with_source(program: NpuProgram, source: str) -> NpuProgram:
+    object.__setattr__(program, "source", source)  # frozen; source is not part of equality
+    return program

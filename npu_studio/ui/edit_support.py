@@ -1,0 +1,160 @@
+"""What the IR editor needs beyond a text view: error marks, autosave of drafts, undo/redo, replace.
+
+Each piece attaches to an IrView and knows nothing about the window; the window wires them
+(see install_edit_support).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+AUTOSAVE_MS = 800  # drafts are at most this far behind the typing (plus one atomic write)
+
+
+class ErrorMarks(QtCore.QObject):
+    """A wavy underline from the error's column to the end of its token, and the message under that line."""
+
+    def __init__(self, view: QtWidgets.QPlainTextEdit):
+        super().__init__(view)
+        self._view = view
+        self.position: tuple[int, int] | None = None  # (line, col), 1-based
+        self.message = ""
+        self.label = QtWidgets.QLabel(view.viewport())
+        self.label.setAccessibleName("Error message")
+        self.label.setStyleSheet("background:#fde7e9;color:#8a0010;border:1px solid #e8a0a8;padding:1px 4px")
+        self.label.hide()
+        view.verticalScrollBar().valueChanged.connect(self._place)
+        view.horizontalScrollBar().valueChanged.connect(self._place)
+        view.document().contentsChange.connect(self._on_edit)
+
+    def show_error(self, line: int, col: int, message: str) -> None:
+        self.position, self.message = (line, col), message
+        view = self._view
+        view.goto(line, col) if hasattr(view, "goto") else None
+        block = view.document().findBlockByNumber(line - 1)
+        start = block.position() + min(max(col - 1, 0), max(block.length() - 1, 0))
+        rest = block.text()[col - 1:] if col >= 1 else block.text()
+        token = re.match(r"[%@#^]?[\w.$\-]+|\S", rest)
+        cursor = QtGui.QTextCursor(view.document())
+        cursor.setPosition(start)
+        cursor.setPosition(start + (len(token.group()) if token else 1), QtGui.QTextCursor.MoveMode.KeepAnchor)
+        sel = QtWidgets.QTextEdit.ExtraSelection()
+        sel.cursor = cursor
+        sel.format.setUnderlineStyle(QtGui.QTextCharFormat.UnderlineStyle.WaveUnderline)
+        sel.format.setUnderlineColor(QtGui.QColor("#d00000"))
+        sel.format.setToolTip(message)
+        view.set_marks([sel])
+        self.label.setText(f"{line}:{col}: {message}")
+        self.label.adjustSize()
+        self.label.show()
+        self._place()
+
+    def clear(self) -> None:
+        self.position, self.message = None, ""
+        self.label.hide()
+        self._view.set_marks([])
+
+    def is_shown(self) -> bool:
+        return self.position is not None
+
+    def _place(self, *_args) -> None:
+        if self.position is None:
+            return
+        line, col = self.position
+        block = self._view.document().findBlockByNumber(line - 1)
+        cursor = QtGui.QTextCursor(block)
+        cursor.setPosition(block.position() + min(max(col - 1, 0), max(block.length() - 1, 0)))
+        rect = self._view.cursorRect(cursor)
+        self.label.move(max(0, rect.left()), rect.bottom() + 2)
+
+    def _on_edit(self, _pos: int, removed: int, added: int) -> None:
+        # The label follows its line while the user fixes the text; the underline moves with its cursor.
+        if removed or added:
+            self._place()
+
+
+class DraftAutosaver(QtCore.QObject):
+    """Calls save(text) a short while after the last keystroke (debounced), and on flush()."""
+
+    def __init__(self, view: QtWidgets.QPlainTextEdit, save: Callable[[str], None], delay_ms: int = AUTOSAVE_MS):
+        super().__init__(view)
+        self._view = view
+        self._save = save
+        self._timer = QtCore.QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(delay_ms)
+        self._timer.timeout.connect(self.flush)
+        self.enabled = True
+        view.document().contentsChange.connect(self._on_change)
+
+    def _on_change(self, _pos: int, removed: int, added: int) -> None:
+        if self.enabled and (removed or added) and not self._view.isReadOnly():
+            self._timer.start()
+
+    def pending(self) -> bool:
+        return self._timer.isActive()
+
+    def cancel(self) -> None:
+        self._timer.stop()
+
+    def flush(self) -> None:
+        self._timer.stop()
+        if self.enabled and not self._view.isReadOnly():
+            self._save(self._view.text() if hasattr(self._view, "text") else self._view.toPlainText())
+
+
+class ReplaceBar(QtWidgets.QWidget):
+    """Replace the selected match (then find the next) or every match, each as one undo step."""
+
+    def __init__(self, view: QtWidgets.QPlainTextEdit, find_text: Callable[[], str],
+                 find_next: Callable[[], None], parent=None):
+        super().__init__(parent)
+        self._view, self._find_text, self._find_next = view, find_text, find_next
+        self.setAccessibleName("Replace bar")
+        self.field = QtWidgets.QLineEdit()
+        self.field.setPlaceholderText("Replace with")
+        self.field.setAccessibleName("Replace text")
+        one = QtWidgets.QPushButton("Replace")
+        one.clicked.connect(self.replace_one)
+        every = QtWidgets.QPushButton("Replace all")
+        every.clicked.connect(self.replace_all)
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 2)
+        layout.addWidget(self.field, 1)
+        layout.addWidget(one)
+        layout.addWidget(every)
+
+    def replace_one(self) -> None:
+        needle = self._find_text()
+        cursor = self._view.textCursor()
+        if needle and cursor.hasSelection() and cursor.selectedText() == needle and not self._view.isReadOnly():
+            cursor.insertText(self.field.text())
+        self._find_next()
+
+    def replace_all(self) -> int:
+        needle = self._find_text()
+        if not needle or self._view.isReadOnly():
+            return 0
+        text = self._view.toPlainText()
+        count = text.count(needle)
+        if count:
+            cursor = QtGui.QTextCursor(self._view.document())
+            cursor.beginEditBlock()
+            cursor.select(QtGui.QTextCursor.SelectionType.Document)
+            cursor.insertText(text.replace(needle, self.field.text()))
+            cursor.endEditBlock()
+        return count
+
+
+def edit_menu_actions(window: QtWidgets.QMainWindow, view: QtWidgets.QPlainTextEdit) -> list[QtGui.QAction]:
+    """Undo and Redo for the editor, enabled as the document says."""
+    undo = QtGui.QAction("&Undo", window, shortcut=QtGui.QKeySequence.StandardKey.Undo, triggered=view.undo)
+    redo = QtGui.QAction("&Redo", window, shortcut=QtGui.QKeySequence.StandardKey.Redo, triggered=view.redo)
+    undo.setEnabled(False)
+    redo.setEnabled(False)
+    view.undoAvailable.connect(undo.setEnabled)
+    view.redoAvailable.connect(redo.setEnabled)
+    return [undo, redo]

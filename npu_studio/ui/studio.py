@@ -1,0 +1,287 @@
+"""The app's intents on one session, run as background jobs.
+
+`Studio` turns what the user asks for (open a model or workspace, compile, resume from an
+edit, cancel, re-run the NPU pipeline, pick or edit a target) into jobs on the `JobManager`
+and hands their results to the `Session`, which decides what they mean (phase states,
+what to reindex, which target). Views listen to the session; the window listens to the
+Studio's signals for messages (log, status, errors, progress).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from ..core.errors import Cancelled, StudioError
+from ..core.ir_index import index_file, link_phase_indexes
+from ..core.mlir_text import SnapshotParseError
+from ..core.npu import workspace_io
+from ..core.npu.coverage import coverage
+from ..core.npu.passes import NpuError
+from ..core.npu.target import TargetError
+from ..core.onnx_ops import node_op_types
+from ..core.phases import SNAPSHOT_PHASES
+from ..core.session import NpuResult, Session
+from ..core.units import format_bytes
+from ..core.workspace import Workspace
+from .jobs import CancelToken, JobManager
+
+
+def _kib(n: int) -> str:
+    return format_bytes(n)
+
+
+class Studio(QtCore.QObject):
+    sig_compile_finished = QtCore.Signal(bool)  # True on success; sent once the job's thread ended
+    sig_index_finished = QtCore.Signal()  # the dispatch indexes are current
+    sig_npu_finished = QtCore.Signal(bool)  # True: a new NPU result; False: the run failed
+    sig_progress = QtCore.Signal(int, int)  # phases finished, phases expected (0, 0: hide)
+    sig_status = QtCore.Signal(str)  # one line for the status bar
+    sig_log = QtCore.Signal(str, bool)  # text, whether it is an error
+    sig_error = QtCore.Signal(str)  # one line for the error banner
+    sig_clear_error = QtCore.Signal()
+    sig_busy = QtCore.Signal(bool)  # a compile runs
+
+    def __init__(self, session: Session, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.jobs = JobManager(session, self)
+        self.jobs.sig_running_changed.connect(lambda kind, on: self.sig_busy.emit(on) if kind == "compile" else None)
+        self.op_types: dict[str, str] = {}  # ONNX op type by node name, for `Conv n3` labels
+        self._npu_lock = threading.Lock()  # one NPU run at a time writes a workspace's npu/ files
+        self._compile_ok = False
+        self._done = 0
+
+    def is_busy(self) -> bool:
+        return self.jobs.is_running("compile")
+
+    def error(self, message: str) -> None:
+        self.sig_error.emit(message)
+        self.sig_log.emit(message, True)
+
+    # -- opening -------------------------------------------------------------------------
+
+    def open_workspace(self, path: Path) -> bool:
+        try:
+            ws = Workspace.open(path)
+        except StudioError as exc:
+            self.error(str(exc))
+            return False
+        self.session.open_workspace(ws)
+        self.op_types = node_op_types(ws.source_path)
+        self.sig_log.emit(f"Opened workspace {ws.root}", False)
+        self.start_indexing()
+        self.run_npu()
+        return True
+
+    def open_model(self, path: Path, workspace_dir: Path | None, backend: str) -> None:
+        """Import `path` into a fresh workspace and compile it; the old model's views clear now."""
+        self.session.clear(opening=path)
+        self.op_types = node_op_types(path)
+
+        def work(report, token: CancelToken):
+            report("import", None)
+            ws = Workspace.create(path, workspace_dir, target=backend)
+            report("imported", str(ws.root))
+            if token.cancelled:  # Cancel pressed while importing
+                raise Cancelled()
+            return self._compile(ws, ws.compile_job, report, token)
+
+        self._start_compile(work, f"Importing {path.name}", None)
+
+    def recompile(self, backend: str) -> None:
+        root = self.session.workspace.root
+
+        def work(report, token):
+            ws = Workspace.open(root)  # the worker's own copy: the GUI's is never changed under it
+            return self._compile(ws, lambda **kw: ws.compile_job(target=backend, **kw), report, token)
+
+        self._start_compile(work, "Compiling", "start")
+
+    def resume(self, phase: str, text: str) -> bool:
+        """Record `text` as the phase's snapshot (here, so a failed compile keeps it) and compile on."""
+        try:
+            self.session.record_edit(phase, text)
+        except (OSError, StudioError) as exc:
+            self.error(str(exc))
+            return False
+        root = self.session.workspace.root
+
+        def work(report, token):
+            ws = Workspace.open(root)
+            return self._compile(ws, lambda **kw: ws.resume_job(phase, **kw), report, token)
+
+        self._start_compile(work, f"Resuming from {phase}", phase)
+        return True
+
+    def cancel(self) -> None:
+        self.jobs.cancel("compile")
+
+    # -- compiling -----------------------------------------------------------------------
+
+    @staticmethod
+    def _compile(ws: Workspace, make_job, report, token: CancelToken) -> Workspace:
+        """Worker side: run the compile job on the worker's workspace and record the result."""
+        job = make_job(on_progress=lambda done, running: report("phase", done, running))
+        token.attach(job.cancel)
+        try:
+            ws.finish(job.run())
+        except Cancelled as exc:
+            ws.keep_finished(exc.finished)
+            exc.workspace = ws
+            raise
+        return ws
+
+    def _start_compile(self, work, message: str, from_phase: str | None) -> None:
+        self._compile_ok = False
+        self._done = 0
+        self.sig_status.emit(message)
+        self.sig_progress.emit(0, len(SNAPSHOT_PHASES))
+        gen = self.jobs.start("compile", work, on_done=self._compile_done, on_failed=self._compile_failed,
+                              on_progress=self._compile_progress, on_finished=self._compile_finished)
+        self._compile_gen = gen
+        if from_phase is not None:
+            self.session.compile_started(from_phase, gen)
+
+    def _compile_progress(self, kind, *value) -> None:
+        gen = self._compile_gen
+        if kind == "imported":
+            self.session.open_workspace(Workspace.open(Path(value[0])), keep_job="compile")
+            self.session.compile_started("start", gen)
+        elif kind == "phase":
+            done, running = value
+            self.session.compile_progress(done, running, gen)
+            if done:
+                self._done += 1
+            if running:
+                self.sig_status.emit(f"Compiling: {running}")
+            self.sig_progress.emit(self._done, len(SNAPSHOT_PHASES))
+
+    def _compile_done(self, ws: Workspace, gen: int) -> None:
+        if not self.session.compile_finished(ws, gen):
+            return
+        seconds = ws.manifest.total_seconds
+        self.sig_log.emit(f"Compiled {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
+        self.sig_status.emit(f"Compiled in {seconds:.2f} s — {ws.root}")
+        self.start_indexing()
+        self.run_npu()
+        self._compile_ok = True
+
+    def _compile_failed(self, exc: Exception, tb: str, gen: int) -> None:
+        cancelled = isinstance(exc, Cancelled)
+        if cancelled:
+            self.sig_status.emit("Cancelled")
+            self.sig_log.emit("Compile cancelled", False)
+        else:
+            self.error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
+            log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
+            if log:
+                self.sig_log.emit(log, True)
+            self.sig_status.emit("Failed")
+        if self.session.compile_failed(gen, cancelled=cancelled, ws=getattr(exc, "workspace", None)) and cancelled:
+            self.start_indexing()  # the phases that had finished
+
+    def _compile_finished(self, gen: int) -> None:
+        # Only now is the window ready for the next compile: tell listeners here, not earlier.
+        self.sig_progress.emit(0, 0)
+        self.sig_compile_finished.emit(self._compile_ok)
+
+    # -- indexing ------------------------------------------------------------------------
+
+    def start_indexing(self) -> None:
+        """Index the snapshots a compile or an edit replaced and link them with the kept ones."""
+        paths = self.session.phases_to_index()
+        if not paths:
+            return
+        kept = self.session.kept_indexes()
+        kept_errors = {p: e for p, e in self.session.index_errors.items() if p not in paths}
+
+        def work(report, token):
+            indexes, errors = dict(kept), dict(kept_errors)
+            for phase, path in paths.items():
+                if token.cancelled:
+                    raise Cancelled("indexing")
+                try:
+                    indexes[phase] = index_file(path, phase)
+                except SnapshotParseError as exc:  # a bad edit: the other phases still index
+                    errors[phase] = str(exc)
+            link_phase_indexes(indexes)
+            return indexes, errors
+
+        self.jobs.start("index", work, on_done=self._index_done, on_failed=self._index_failed)
+
+    def _index_done(self, result, gen: int) -> None:
+        indexes, errors = result
+        if self.session.set_indexes(indexes, errors, gen):
+            for message in errors.values():
+                self.sig_log.emit(message, True)
+            self.sig_index_finished.emit()
+
+    def _index_failed(self, exc: Exception, tb: str, gen: int) -> None:
+        if not isinstance(exc, Cancelled):
+            self.sig_log.emit(f"dispatch index failed: {exc}", True)
+
+    # -- NPU -----------------------------------------------------------------------------
+
+    def run_npu(self) -> None:
+        """Run the NPU pipeline on the model's flow snapshot with the session's target."""
+        if not self.session.can_run_npu():
+            return
+        root, target = self.session.workspace.root, self.session.target
+        lock = self._npu_lock
+
+        def work(report, token):
+            with lock:
+                if token.cancelled:  # a newer run was asked for while this one waited
+                    raise Cancelled("NPU pipeline")
+                t0 = time.perf_counter()
+                ws = Workspace.open(root)
+                program = workspace_io.run_for_workspace(ws, target)
+                text = workspace_io.mlir_path(ws).read_text(encoding="utf-8")
+                ranges = workspace_io.dispatch_line_ranges(text)
+                return NpuResult(program, text, time.perf_counter() - t0, target, ranges)
+
+        gen = self.jobs.start("npu", work, on_done=self._npu_done, on_failed=self._npu_failed,
+                              on_finished=self.session.npu_stopped)
+        self.session.npu_started(gen)
+
+    def _npu_done(self, result: NpuResult, gen: int) -> None:
+        if not self.session.npu_finished(result, gen):
+            return
+        p = result.program
+        cov = coverage(p).lines()
+        self.sig_log.emit(
+            f"NPU ({p.target.name}): {cov[0]}; "
+            f"{len(p.tasks)} tasks, SRAM peak {_kib(p.sram_peak)} in {result.seconds:.2f} s", False)
+        for line in cov[1:]:  # the fallbacks, grouped by rule
+            self.sig_log.emit(line.strip(), False)
+        self.sig_npu_finished.emit(True)
+
+    def _npu_failed(self, exc: Exception, tb: str, gen: int) -> None:
+        if isinstance(exc, Cancelled) or not self.session.npu_failed(gen):
+            return
+        if isinstance(exc, (TargetError, NpuError, OSError)):
+            self.error(str(exc))
+        else:
+            self.error(f"NPU pipeline: internal error: {exc}")
+            self.sig_log.emit(tb, True)
+        self.sig_npu_finished.emit(False)
+
+    def set_target(self, path: Path) -> None:
+        self.session.set_target(path)
+        self.run_npu()
+
+    def apply_target_edit(self, text: str, source: Path) -> Path | None:
+        """Save an edited target (a bundled one becomes a named user target) and re-run with it."""
+        try:
+            dest = self.session.save_target_edit(text, source)
+        except (TargetError, OSError) as exc:
+            self.error(str(exc))
+            return None
+        self.sig_clear_error.emit()
+        self.sig_log.emit(f"Saved NPU target {dest}", False)
+        self.run_npu()
+        return dest

@@ -1,0 +1,75 @@
+"""Honest phase state: edited means different from the compiler's output; unchanged resumes compile nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npu_studio.cli_commands.run import run_workspace
+from npu_studio.core import edit_state
+from npu_studio.core.phase_diff import workspace_diff
+from npu_studio.core.phases import SNAPSHOT_PHASES
+from npu_studio.core.workspace import Workspace
+
+BIAS_ADD = "%6 = arith.addf %in, %in_1 : f32"
+
+
+def test_resuming_an_unchanged_phase_compiles_nothing(fresh_example, monkeypatch):
+    ws = fresh_example
+    text = ws.snapshot_path("flow").read_text()
+    mtimes = {p: ws.snapshot_path(p).stat().st_mtime_ns for p in SNAPSHOT_PHASES}
+    plan = edit_state.resume_plan(ws, "flow", text)
+    assert not plan.needed and "nothing recompiled" in plan.reason
+    monkeypatch.setattr(Workspace, "resume_job", lambda *a, **k: (_ for _ in ()).throw(AssertionError("compiled")))
+    assert edit_state.resume(ws, "flow", text) is None
+    assert {p: ws.snapshot_path(p).stat().st_mtime_ns for p in SNAPSHOT_PHASES} == mtimes
+    assert ws.manifest.edits == [] and not (ws.root / "originals").exists()
+    assert edit_state.phase_states(ws) == {p: "done" for p in SNAPSHOT_PHASES}
+
+
+def test_an_edit_typed_back_to_the_original_is_no_edit(fresh_example):
+    ws = fresh_example
+    original = ws.snapshot_path("flow").read_text()
+    edit_state.record_edit(ws, "flow", original.replace(BIAS_ADD, BIAS_ADD.replace("addf", "subf")))
+    assert edit_state.phase_states(ws)["flow"] == "edited"
+    assert edit_state.phase_states(ws)["stream"] == "stale"
+    d = workspace_diff(ws, "flow", original=True)
+    assert d.counts() == (1, 1)
+    edit_state.record_edit(ws, "flow", original)
+    assert ws.snapshot_path("flow").read_text() == original
+    assert edit_state.phase_states(ws)["flow"] == "done"
+
+
+def test_autosaved_draft_of_unchanged_text_is_dropped(fresh_example):
+    ws = fresh_example
+    text = ws.snapshot_path("flow").read_text()
+    assert edit_state.autosave_draft(ws, "flow", text + "\n// note\n")
+    assert ws.drafts()["flow"].endswith("// note\n")
+    assert edit_state.phase_states(ws)["flow"] == "edited"
+    assert not edit_state.autosave_draft(ws, "flow", text)
+    assert ws.drafts() == {}
+
+
+def test_bias_subtract_resume_shifts_output_by_minus_two_bias_and_revert_restores(fresh_example):
+    import onnx
+    from onnx import numpy_helper
+
+    from ..conftest import EXAMPLE
+
+    ws = fresh_example
+    bias = numpy_helper.to_array(next(t for t in onnx.load(EXAMPLE).graph.initializer if t.name == "bias"))
+    _, inputs, (before,) = run_workspace(ws, None, seed=2)
+    original = ws.snapshot_path("flow").read_text()
+    assert original.count(BIAS_ADD) == 1
+    result = edit_state.resume(ws, "flow", original.replace(BIAS_ADD, BIAS_ADD.replace("addf", "subf")))
+    assert result is not None and [t.phase for t in result.phases] == list(SNAPSHOT_PHASES[6:])
+    _, _, (after,) = run_workspace(ws, inputs)
+    expected = np.broadcast_to((-2 * bias).reshape(1, 8, 1, 1), before.shape)
+    np.testing.assert_allclose(after - before, expected, atol=1e-5)
+    states = edit_state.phase_states(ws)
+    assert states["flow"] == "edited" and all(states[p] == "done" for p in SNAPSHOT_PHASES[6:])
+    # The same phase in the two builds: stream before and after the resume.
+    assert workspace_diff(ws, "stream", previous_build=True).changed
+    assert edit_state.revert(ws, "flow")
+    assert ws.snapshot_path("flow").read_text() == original
+    states = edit_state.phase_states(ws)
+    assert states["flow"] == "done" and all(states[p] == "stale" for p in SNAPSHOT_PHASES[6:])

@@ -1,0 +1,68 @@
+"""The diff view and the pass view as widgets over core objects (no window)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from npu_studio.core.ir_diff import diff_texts
+from npu_studio.core.phase_diff import workspace_diff
+from npu_studio.ui.diff_view import DiffView
+
+
+def test_side_by_side_rows_align_scroll_together_and_the_patch_applies(qtbot, example_workspace, tmp_path):
+    ws = example_workspace
+    view = DiffView()
+    qtbot.addWidget(view)
+    view.resize(1000, 300)
+    view.show()
+    diff = workspace_diff(ws, "dispatch-creation", "flow")
+    view.set_diff(diff)
+    left, right = view.left, view.right
+    assert left.blockCount() == right.blockCount() == len(diff.rows())
+    # The first added row: padding on the left, the new executable on the right, both tinted.
+    row = next(n for n, (i, j, tag) in enumerate(diff.rows()) if tag == "insert")
+    assert left.row_tags[row] == "pad" and right.row_tags[row] == "insert"
+    assert "flow.executable private @SingleConv$async_dispatch_0" in right.document().findBlockByNumber(row).text()
+    assert "loc(" not in left.toPlainText() + right.toPlainText()
+    left.verticalScrollBar().setValue(20)
+    assert right.verticalScrollBar().value() == 20
+    right.verticalScrollBar().setValue(5)
+    assert left.verticalScrollBar().value() == 5
+    assert "+  flow.executable private @SingleConv$async_dispatch_0 {" in view.unified_view.toPlainText()
+    removed, added = diff.counts()
+    assert view.summary.text() == f"{removed} lines removed, {added} added"
+
+    patch = tmp_path / "flow.patch"
+    view.save_patch(patch)
+    copy = tmp_path / "05.mlir"
+    copy.write_text(ws.snapshot_path("dispatch-creation").read_text())
+    subprocess.run(["patch", "-s", str(copy), str(patch)], check=True)
+    assert not diff_texts(copy.read_text(), ws.snapshot_path("flow").read_text()).changed
+
+
+def test_pass_view_hides_unchanged_shows_a_diff_and_finds_the_first_flow_dispatch(qtbot, example_workspace,
+                                                                                  tmp_path):
+    import shutil
+
+    from npu_studio.core.pass_trace import PassTraceJob
+    from npu_studio.core.workspace import Workspace
+    from npu_studio.ui.pass_view import PassView
+
+    shutil.copytree(example_workspace.root, tmp_path / "ws")
+    trace = PassTraceJob(Workspace.open(tmp_path / "ws"), "flow").run()
+    view = PassView()
+    qtbot.addWidget(view)
+    view.set_trace(trace)
+    assert len(view.visible_passes()) == len(trace.passes) == view.table.rowCount()
+    view.hide_unchanged.setChecked(True)
+    assert view.visible_passes() == [p.index for p in trace.passes if p.changed]
+    found = view.find("flow.dispatch", mode=1)
+    assert found is not None and found.name == "OutlineDispatchRegionsPass"
+    assert view.selected_pass() == found
+    assert "+  flow.executable private @SingleConv$async_dispatch_0 {" in view.diff_view.unified_view.toPlainText()
+    assert view.find("#0", mode=2).index == found.index  # the first pass that changed dispatch 0
+    view.show_ir.setChecked(True)
+    assert "flow.dispatch @SingleConv$async_dispatch_0" in view.ir_text.toPlainText()
