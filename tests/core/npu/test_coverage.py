@@ -17,6 +17,7 @@ from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
 from npu_studio.core.npu.npu_ir import NpuProgram
 from npu_studio.core.npu.passes import run_npu_pipeline
 from npu_studio.core.npu.rules import RULES
+from npu_studio.core.npu.supported_ops import DOC as SUPPORTED_OPS_DOC
 from npu_studio.core.npu.supported_ops import main as supported_ops_main
 from npu_studio.core.npu.target import RESOURCES, TargetError, parse_target
 
@@ -181,7 +182,7 @@ def test_coverage_report_groups_fallbacks_by_rule(fire_flow):
 
 def test_supported_ops_document_is_current():
     assert supported_ops_main(["--check"]) == 0
-    text = (RESOURCES.parents[1] / "docs" / "npu-supported-ops.md").read_text()
+    text = SUPPORTED_OPS_DOC.read_text()
     assert all(f"`{r.id}`" in text and r.text in text for r in RULES)
 
 
