@@ -42,7 +42,7 @@ uninstall-desktop:
 # then its own launcher runs the self-test.
 bundle: $(STAMP)
 	$(PY) -m pip install --quiet 'pyinstaller>=6.10,<7'
-	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist \
+	$(PY) -m PyInstaller --noconfirm --log-level WARN --distpath dist \
 		--workpath build/pyinstaller packaging/pyinstaller/npu-studio.spec
 	dist/npu-studio/npu-studio --self-test
 

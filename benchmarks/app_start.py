@@ -29,7 +29,8 @@ BUNDLE = ROOT / "dist" / "npu-studio"
 MARKER = "self-test: window shown"
 
 
-def time_to_window(cmd: list[str], home: Path) -> float:
+def time_to_window(cmd: list[str], home: Path) -> tuple[float, float]:
+    """(wall seconds from launch to the shown window, the process's CPU seconds by then)"""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / "config"))
     env.pop("PYTHONPATH", None)
     t0 = time.perf_counter()
@@ -38,11 +39,31 @@ def time_to_window(cmd: list[str], home: Path) -> float:
     try:
         for line in proc.stdout:
             if line.startswith(MARKER):
-                return time.perf_counter() - t0
+                return time.perf_counter() - t0, float(line.split("CPU ")[1].split(" s")[0])
         raise RuntimeError(f"{cmd[0]} exited ({proc.wait()}) before showing its window")
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the window and any iree-compile it started
         proc.wait()
+
+
+HEAVY = ("pyqtgraph", "iree.compiler", "numpy", "onnx", "PySide6.QtCore", "PySide6.QtGui", "PySide6.QtWidgets")
+BUILD_SECONDS = ROOT / "build" / "bundle-build-seconds.txt"  # written by the last --build run
+
+
+def import_shares() -> tuple[float, dict[str, float]]:
+    """Seconds to import the window's module, and the share of it each heavy package takes
+    (the first import of each, wherever it comes from; from `python -X importtime`)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import npu_studio.ui.main_window"],
+                         capture_output=True, text=True, env=env, check=True).stderr
+    cumulative = {}
+    for line in err.splitlines():
+        if line.startswith("import time:") and "|" in line and "cumulative" not in line:
+            _, cum, name = line.split("|")
+            cumulative.setdefault(name.strip(), int(cum) / 1e6)
+    total = cumulative["npu_studio.ui.main_window"]
+    return total, {name: cumulative[name] / total for name in HEAVY if name in cumulative}
 
 
 def folder_bytes(folder: Path) -> tuple[int, int]:
@@ -67,11 +88,16 @@ def main() -> int:
     parser.add_argument("--build", action="store_true", help="run `make bundle` first and time it")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    build_s = None
+    build_s, cache = None, ""
     if args.build:
+        cache = "incremental: PyInstaller's cache in build/ was there" if (ROOT / "build" / "pyinstaller").exists() \
+            else "clean: no PyInstaller cache"
         t0 = time.perf_counter()
         subprocess.run(["make", "-C", str(ROOT), "bundle"], check=True)
         build_s = time.perf_counter() - t0
+        BUILD_SECONDS.write_text(f"{build_s:.0f} {cache}\n")
+    elif BUILD_SECONDS.exists():
+        build_s, cache = BUILD_SECONDS.read_text().strip().split(" ", 1)
     launcher = BUNDLE / "npu-studio"
     if not launcher.exists():
         print(f"{launcher}: no bundle; run `make bundle` (or this script with --build)", file=sys.stderr)
@@ -79,29 +105,41 @@ def main() -> int:
     venv_cmd = [sys.executable, "-m", "npu_studio"]
     bundle_cmd = [str(launcher)]
     times: dict[str, list[float]] = {"venv": [], "bundle": []}
+    cpu: dict[str, list[float]] = {"venv": [], "bundle": []}
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.runs):
-            times["venv"].append(time_to_window(venv_cmd, Path(tmp)))
-            times["bundle"].append(time_to_window(bundle_cmd, Path(tmp)))
+            for name, cmd in (("venv", venv_cmd), ("bundle", bundle_cmd)):
+                wall, used = time_to_window(cmd, Path(tmp))
+                times[name].append(wall)
+                cpu[name].append(used)
+    load = max(load, os.getloadavg()[0])
     size, files = folder_bytes(BUNDLE)
     venv_med, bundle_med = statistics.median(times["venv"]), statistics.median(times["bundle"])
+    venv_cpu, bundle_cpu = statistics.median(cpu["venv"]), statistics.median(cpu["bundle"])
     lines = [
         "## Desktop launch: bundle and cold start (issue 15)",
         "",
         f"`benchmarks/app_start.py{' --build' if build_s else ''}`: launch to the first shown window, "
-        f"offscreen, {args.runs} alternating starts each, medians (compile not counted).",
+        f"offscreen, {args.runs} alternating starts each, medians (compile not counted); "
+        f"CPU is the started process's own by then. Load average during the run: {load:.1f} on 2 cores.",
         "",
-        "| | seconds to a window |",
-        "|---|---|",
-        f"| `make run` (`.venv/bin/python -m npu_studio`) | {venv_med:.2f} |",
-        f"| bundle `dist/npu-studio/npu-studio` | {bundle_med:.2f} |",
-        f"| **ratio** bundle / make run | **{bundle_med / venv_med:.2f}** |",
+        "| | wall s to a window | CPU s to a window |",
+        "|---|---|---|",
+        f"| `make run` (`.venv/bin/python -m npu_studio`) | {venv_med:.2f} | {venv_cpu:.2f} |",
+        f"| bundle `dist/npu-studio/npu-studio` | {bundle_med:.2f} | {bundle_cpu:.2f} |",
+        f"| **ratio** bundle / make run | **{bundle_med / venv_med:.2f}** | **{bundle_cpu / venv_cpu:.2f}** |",
         "",
         f"- bundle (PyInstaller one-folder, `make bundle`): {size / 2**20:.0f} MiB in {files} files; largest: "
         + ", ".join(f"{name} {b / 2**20:.0f} MiB" for b, name in biggest(BUNDLE)),
     ]
     if build_s is not None:
-        lines.append(f"- `make bundle` wall time: {build_s:.0f} s (PyInstaller, then the bundle's --self-test)")
+        lines.append(f"- `make bundle` wall time: {float(build_s):.0f} s ({cache}; PyInstaller, then the bundle's "
+                     f"--self-test; measured by `app_start.py --build`)")
+    total, shares = import_shares()
+    lines.append(f"- where the start goes: importing the window's modules takes {total:.2f} s here, of which "
+                 + ", ".join(f"{name} {share:.0%}" for name, share in sorted(shares.items(), key=lambda kv: -kv[1]))
+                 + " (first imports, `python -X importtime`)")
     lines.append(f"- all starts (s): make run {', '.join(f'{t:.2f}' for t in times['venv'])}; "
                  f"bundle {', '.join(f'{t:.2f}' for t in times['bundle'])}")
     body = "\n".join(lines)

@@ -14,14 +14,17 @@ import argparse
 import importlib
 import os
 import runpy
+import signal
 import sys
+import threading
 from pathlib import Path
 
-from .core.errors import StudioError
+from .core.errors import StudioError, format_error
 from .core.interpreter import RUN_MODULE_FLAG
 
 # Each module has add_parser(subparsers) and run(args) -> exit code; its help= line is the --help entry.
-COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes")
+COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
+            "substitute")
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
@@ -59,8 +62,13 @@ def add_app_options(parser) -> None:
 
 def fail(message: str) -> None:
     """Bad input: one line, exit code 2 (argparse would add its usage lines)."""
-    print(f"npu-studio: error: {message}", file=sys.stderr)
+    say(f"npu-studio: error: {message}")
     raise SystemExit(2)
+
+
+def say(line: str) -> None:
+    """One line on stderr; file names with undecodable bytes are shown escaped, never crash the print."""
+    print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr, flush=True)
 
 
 def parse_app_args(argv: list[str]) -> argparse.Namespace:
@@ -135,14 +143,36 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # e.g. `npu-studio --version` was not it and no command followed
         build_parser().print_help()
         return 2
+    return run_command(args)
+
+
+def run_command(args) -> int:
+    """Run one command; every StudioError becomes one line on stderr and exit code 2.
+
+    Ctrl+C (and SIGTERM) cancel whatever runs (child processes are killed,
+    the workspace keeps its previous state), print one line and exit 130
+    (143 for SIGTERM).
+    """
+    from .core.processes import Terminated, terminate_as_interrupt
+
+    restore = None
+    if threading.current_thread() is threading.main_thread():
+        restore = signal.getsignal(signal.SIGTERM)
+        terminate_as_interrupt()
     try:
         return args.func(args)
     except StudioError as exc:
-        print(f"npu-studio: error: {exc}", file=sys.stderr)
+        say(format_error(exc))
         return 2
+    except Terminated:
+        say("npu-studio: terminated")
+        return 143
     except KeyboardInterrupt:
-        print("npu-studio: interrupted", file=sys.stderr)
+        say("npu-studio: interrupted")
         return 130
+    finally:
+        if restore is not None:
+            signal.signal(signal.SIGTERM, restore)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Screenshot of the real window under Xvfb: the example compiled, flow phase, dispatch #0 selected.
+"""Screenshot of the real window under Xvfb: resnet50 from the light zoo compiled, flow phase,
+the NPU schedule dock with the costliest dispatch selected (its tasks highlighted).
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python docs/screenshots/take_screenshot.py
 
@@ -22,8 +23,11 @@ def main() -> int:
         return 2
     from PySide6 import QtCore, QtWidgets
 
-    from npu_studio.resources import EXAMPLE_MODEL
+    import onnx
+
     from npu_studio.ui.main_window import MainWindow
+
+    model = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
 
     app = QtWidgets.QApplication([sys.argv[0]])
     tmp = Path(tempfile.mkdtemp(prefix="npu-studio-shot-"))
@@ -34,9 +38,15 @@ def main() -> int:
     window.show()
     result = {}
 
-    def on_index():
+    def wait_for_schedule():
+        run = window.schedule_controller.run
+        if run is None or not window.indexes.get("flow"):
+            QtCore.QTimer.singleShot(500, wait_for_schedule)
+            return
         window.show_phase("flow")
-        window.select_dispatch(0)
+        window.schedule.raise_()
+        costliest = max(run.model.rows, key=lambda r: r.cycles).dispatch
+        window.select_dispatch(costliest)
         QtCore.QTimer.singleShot(1500, shoot)  # let every pending paint land
 
     def shoot():
@@ -48,9 +58,9 @@ def main() -> int:
         print(f"wrote {out} ({pixmap.width()}x{pixmap.height()})")
         app.quit()
 
-    window.sig_index_finished.connect(on_index)
-    window.sig_compile_finished.connect(lambda ok: None if ok else app.exit(1))
-    window.open_path(EXAMPLE_MODEL, tmp / "ws")
+    window.sig_compile_finished.connect(lambda ok: QtCore.QTimer.singleShot(500, wait_for_schedule)
+                                        if ok else app.exit(1))
+    window.open_path(model, tmp / "ws")
     QtCore.QTimer.singleShot(300_000, lambda: app.exit(3))
     code = app.exec()
     return 0 if code == 0 and result.get("ok") else (code or 1)

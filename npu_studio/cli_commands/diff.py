@@ -8,6 +8,7 @@ from pathlib import Path
 from ..core.ir_diff import DiffOptions
 from ..core.phase_diff import workspace_diff
 from ..core.phases import PHASES
+from ..core.textio import check_output_file, write_text_atomic
 from ..core.workspace import Workspace
 
 
@@ -40,13 +41,15 @@ def run(args) -> int:
 
     if args.phase_b is not None and (args.original or args.previous_build):
         raise StudioError(None, "--original and --previous-build take one phase")
+    if args.output is not None:
+        check_output_file(args.output)  # a folder or a missing folder: one line, before any work
     ws = Workspace.open(args.workspace)
     diff = workspace_diff(ws, args.phase_a, args.phase_b, original=args.original,
                           previous_build=args.previous_build, dispatch=args.dispatch,
                           options=DiffOptions(locations=args.locations, constants=args.constants))
     text = diff.patch_text(args.context) if args.patch else diff.unified(args.context)
     if args.output is not None:
-        args.output.write_text(text)
+        write_text_atomic(args.output, text)
         removed, added = diff.counts()
         print(f"{args.output}: -{removed} +{added} lines", file=sys.stderr)
     else:

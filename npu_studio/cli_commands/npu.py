@@ -10,7 +10,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..core.errors import StudioError
+from ..core.errors import StudioError, os_error
+from ..core.textio import check_output_file
 from ..core.units import format_bytes
 from ..core.workspace import open_or_compile
 
@@ -83,23 +84,21 @@ def report(program) -> str:
 
 def run(args) -> int:
     from ..core.npu.npu_dialect import to_mlir
-    from ..core.npu.passes import NpuError, run_npu_pipeline
+    from ..core.npu.passes import run_npu_pipeline
     from ..core.npu.target import load_target
 
+    for out in (args.json, args.mlir):
+        if out is not None:
+            check_output_file(out)  # before any work
     target = load_target(args.npu_target)  # TargetError names file:line: key
     path = flow_snapshot(args.source)  # import and compile errors name the model
-    try:
-        program = run_npu_pipeline(path, target, strict=args.strict)
-    except NpuError as e:  # strict mode lists every reason: one line each, joined
-        print(f"npu-studio: error: {str(e).replace(chr(10), '; ')}", file=sys.stderr)
-        return 2
+    program = run_npu_pipeline(path, target, strict=args.strict)  # NpuError names the snapshot
     sys.stdout.write(report(program))
-    try:
-        if args.json:
-            program.save_json(args.json)
-        if args.mlir:
-            Path(args.mlir).write_text(to_mlir(program), encoding="utf-8")
-    except OSError as e:
-        print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
+    for out, write in ((args.json, program.save_json),
+                       (args.mlir, lambda p: Path(p).write_text(to_mlir(program), encoding="utf-8"))):
+        if out is not None:
+            try:
+                write(out)
+            except OSError as exc:
+                raise os_error(out, exc, "cannot write") from None
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..core import edit_state
 from ..core.errors import StudioError
 from ..core.phases import SNAPSHOT_PHASES
+from ..core.textio import read_text
 from ..core.workspace import Workspace
 from .common import progress_printer
 from .compile import phase_rows, print_phase_table
@@ -45,9 +46,12 @@ def run(args) -> int:
         raise StudioError(snapshot, "the workspace does not know this file's phase; pass --from PHASE")
     if recorded is not None and args.phase is not None and recorded != args.phase:
         raise StudioError(snapshot, f"the workspace recorded this file as phase {recorded}, not {args.phase}")
-    result = edit_state.resume(ws, phase, snapshot.read_text(), on_progress=progress_printer(sys.stderr.isatty()))
+    text = read_text(snapshot)  # BadFile names the file and the byte offset of a non-UTF-8 byte
+    # A failure keeps the previous build and the snapshot as they were; errors name SNAPSHOT.
+    result = edit_state.resume(ws, phase, text, on_progress=progress_printer(sys.stderr.isatty()),
+                               display_path=snapshot)
     if result is None:
-        print(edit_state.resume_plan(ws, phase, snapshot.read_text()).reason, file=sys.stderr)
+        print(edit_state.resume_plan(ws, phase, text).reason, file=sys.stderr)
     else:
         print(f"Resumed from {phase}", file=sys.stderr)
     print_phase_table(ws, phase_rows(ws))

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import StudioError
-from ..core.runner import pick_function, random_inputs, run_vmfb
+from ..core.errors import StudioError, os_error
+from ..core.runner import load_inputs, pick_function, random_inputs, run_vmfb
+from ..core.textio import check_output_dir
 from ..core.workspace import Workspace
 
 
@@ -23,30 +24,38 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run_workspace(ws: Workspace, inputs: list[np.ndarray] | None, function: str | None = None, seed: int = 0):
+def run_workspace(ws: Workspace, inputs: list[np.ndarray] | list[Path] | None, function: str | None = None,
+                  seed: int = 0):
+    """Run the workspace's build on arrays, on `.npy` paths (checked against the signature) or on random inputs."""
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
     sig = pick_function(ws.snapshot_path("input"), function)
     if inputs is None:
-        inputs = random_inputs(sig, seed)
+        inputs = random_inputs(sig, seed, ws.user_model_path)
+    elif inputs and all(isinstance(p, Path) for p in inputs):
+        inputs = load_inputs(sig, inputs, ws.root)
     elif len(inputs) != len(sig.inputs):
         raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
     return sig, inputs, run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
 
 
+def summary(out: np.ndarray) -> str:
+    shape = "x".join(map(str, out.shape)) or "scalar"
+    if out.size == 0:
+        return f"{out.dtype} {shape} (empty)"
+    return f"{out.dtype} {shape} min={out.min():.6g} max={out.max():.6g} mean={out.mean():.6g}"
+
+
 def run(args) -> int:
     ws = Workspace.open(args.workspace)
-    inputs = None
-    if args.input:
-        try:
-            inputs = [np.load(p) for p in args.input]
-        except (OSError, ValueError) as exc:
-            raise StudioError(None, f"cannot read input: {exc}") from None
-    sig, inputs, outputs = run_workspace(ws, inputs, args.function, args.seed)
+    if args.output_dir:
+        check_output_dir(args.output_dir)  # before the run, not after it
+    sig, inputs, outputs = run_workspace(ws, list(args.input) or None, args.function, args.seed)
     for i, out in enumerate(outputs):
-        print(f"output{i}: {out.dtype} {'x'.join(map(str, out.shape))} "
-              f"min={out.min():.6g} max={out.max():.6g} mean={out.mean():.6g}")
+        print(f"output{i}: {summary(out)}")
         if args.output_dir:
-            args.output_dir.mkdir(parents=True, exist_ok=True)
-            np.save(args.output_dir / f"output{i}.npy", out)
+            try:
+                np.save(args.output_dir / f"output{i}.npy", out)
+            except OSError as exc:
+                raise os_error(args.output_dir / f"output{i}.npy", exc, "cannot write") from None
     return 0

@@ -1,4 +1,4 @@
-"""npu-studio simulate MODEL_OR_WORKSPACE [--target FILE] [--json OUT] [--csv OUT] [--trace OUT]
+"""npu-studio simulate MODEL_OR_WORKSPACE [--target FILE] [--json OUT] [--csv OUT] [--trace OUT] [--check] [--input x.npy ...]
 
 Simulates the NPU program's timing and prints a summary. The source is a
 model.npu.json, a workspace (its npu/model.npu.json, or the NPU pipeline
@@ -32,6 +32,11 @@ def add_parser(sub) -> None:
                    help="write the per-dispatch table as CSV")
     p.add_argument("--trace", type=Path, default=None, metavar="OUT",
                    help="write the schedule as Chrome trace-event JSON (open it in Perfetto)")
+    p.add_argument("--check", action="store_true",
+                   help="also compute the numbers (functional simulation) and compare them with the "
+                   "IREE CPU build and onnxruntime (docs/npu-sim-check.md)")
+    p.add_argument("--input", action="append", type=Path, default=[], metavar="X.npy",
+                   help="input of --check, once per model input (default: seeded random inputs)")
     p.set_defaults(func=run)
 
 
@@ -66,8 +71,17 @@ def run(args) -> int:
     from ..core.npu.sim.export import summary, write_csv
     from ..core.npu.sim.store import save_result
     from ..core.npu.sim.trace import write_trace
+    from ..core.errors import os_error
+    from ..core.textio import check_output_file
 
+    if args.input and not args.check:
+        raise StudioError(args.input[0], "--input is the input of --check; add --check")
+    for out in (args.json, args.csv, args.trace):
+        if out:
+            check_output_file(out)  # a folder or a missing folder: one line, before any work
     program, target, ws = load_source(args.source, args.npu_target)
+    if args.check and ws is None:
+        raise StudioError(args.source, "--check needs a workspace or a model (it compares with its build)")
     result = simulate(program, target)  # SimError: SRAM too small, dependency cycle
     sys.stdout.write(summary(program, result))
     try:
@@ -80,6 +94,13 @@ def run(args) -> int:
         if args.trace:
             write_trace(program, result, args.trace)
     except OSError as e:
-        print(f"npu-studio: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
+        raise os_error(e.filename or args.source, e, "cannot write") from None
+    if args.check:
+        from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
+        from ..core.npu.numerics.iree_dispatches import CACHE_DIR
+
+        report = check(ws, program, load_inputs(args.input) if args.input else None)
+        print("\n".join(report.summary_lines()))
+        report.save_json(ws.root / CACHE_DIR / REPORT_NAME)
+        return 0 if report.ok else 1
     return 0

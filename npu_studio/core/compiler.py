@@ -9,8 +9,9 @@ over a plain dumping compile, unlike chaining one process per phase, which
 would re-parse and re-print the whole module (weights included) at every
 phase boundary. See docs/PERFORMANCE.md for the measured overhead.
 
-Outputs are written into a staging folder and moved into place only when the
-compiler succeeded, so a cancelled or failed compile never leaves files that
+A job writes into the folder it is given: the workspace hands it a staging
+folder and publishes the outputs only when the compile succeeded
+(workspace_job.py), so a cancelled or failed compile never leaves files that
 could be taken for a good build.
 """
 
@@ -18,8 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -27,10 +26,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import toolchain
+from . import processes, toolchain
 from .compile_options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
 from .errors import Cancelled, CompileFailed
-from .phases import PHASES, SNAPSHOT_PHASES, phases_after
+from .phases import PHASES, SNAPSHOT_PHASES
+
+# Every hal.executable as IREE dumps it during the same compile (core/executables.py
+# reads them): its source, its configured form and a standalone benchmark module.
+EXECUTABLES_DIR = "executables"
+EXECUTABLE_DUMPS = {
+    "sources": "--iree-hal-dump-executable-sources-to",
+    "configurations": "--iree-hal-dump-executable-configurations-to",
+    "benchmarks": "--iree-hal-dump-executable-benchmarks-to",
+}
 
 _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
@@ -49,7 +57,7 @@ class PhaseTiming:
 @dataclass
 class CompileResult:
     phases: list[PhaseTiming]
-    vmfb: Path
+    vmfb: Path | None
     command: list[str]
     stderr: str
     total_seconds: float
@@ -65,6 +73,7 @@ def build_command(
     options: CompileOptions = CompileOptions(),
     *,
     reproducer: Path | None = None,
+    executables_dir: Path | None = None,
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
     cmd = [str(toolchain.iree_compile()), str(input_path), *options.flags()]
@@ -74,6 +83,8 @@ def build_command(
     ]
     if reproducer is not None:
         cmd.append(f"--mlir-pass-pipeline-crash-reproducer={reproducer}")
+    if executables_dir is not None:
+        cmd += [f"{flag}={executables_dir / kind}" for kind, flag in EXECUTABLE_DUMPS.items()]
     cmd += [*options.extra_flags, "-o", str(vmfb)]
     return cmd
 
@@ -99,7 +110,10 @@ def summarize_stderr(stderr: str, input_path: Path) -> tuple[str, int | None, in
 
 
 class CompileJob:
-    """One iree-compile run. `run()` blocks; `cancel()` may be called from any thread."""
+    """One iree-compile run writing into `out_dir`. `run()` blocks; `cancel()` may be called from any thread.
+
+    A failed compile's crash reproducer is moved to `keep_dir` (default `out_dir`).
+    """
 
     def __init__(
         self,
@@ -110,11 +124,13 @@ class CompileJob:
         on_progress: ProgressCallback | None = None,
         poll_seconds: float = 0.05,
         display_path: Path | None = None,
+        keep_dir: Path | None = None,
     ):
         self.input_path = Path(input_path)
         # The file errors are reported against: the user's model rather than our copy of it.
         self.display_path = Path(display_path) if display_path else self.input_path
         self.out_dir = Path(out_dir)
+        self.keep_dir = Path(keep_dir) if keep_dir is not None else self.out_dir
         self.options = options
         self.on_progress = on_progress
         self.poll_seconds = poll_seconds
@@ -124,29 +140,22 @@ class CompileJob:
 
     @property
     def expected_phases(self) -> tuple[str, ...]:
-        return phases_after(self.options.from_phase)
+        return self.options.phases()
 
     def cancel(self) -> None:
         self._cancel.set()
         with self._lock:
             if self._proc is not None:
-                _kill_group(self._proc)
+                processes.kill_group(self._proc)
 
     def run(self) -> CompileResult:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(
-            _mkdtemp(self.out_dir, prefix=".staging-")
-        )
-        try:
-            return self._run_in(staging)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-
-    def _run_in(self, staging: Path) -> CompileResult:
-        dump_dir = staging / "phases"
+        staging = self.out_dir
+        staging.mkdir(parents=True, exist_ok=True)
+        dump_dir = staging / "dumps"
         vmfb = staging / "module.vmfb"
         reproducer = staging / "crash-reproducer.mlir"
-        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer)
+        cmd = build_command(self.input_path, dump_dir, vmfb, self.options, reproducer=reproducer,
+                            executables_dir=staging / EXECUTABLES_DIR)
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()
@@ -156,21 +165,22 @@ class CompileJob:
             with self._lock:
                 if self._cancel.is_set():
                     raise Cancelled()
-                # A new session lets cancel() kill the compiler and anything it spawned.
-                self._proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=err,
-                    start_new_session=True,
+                # Its own process group, killed with us: cancel(), Ctrl+C or our death stop it.
+                self._proc = processes.start_child(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
                 )
             proc = self._proc
-            while proc.poll() is None:
-                if self._cancel.wait(self.poll_seconds):
-                    _kill_group(proc)
-                    proc.wait()
-                    raise self._cancelled(dump_dir, expected, seen, start)
-                self._report_new_dumps(dump_dir, expected, seen, final=False)
+            try:
+                while proc.poll() is None:
+                    if self._cancel.wait(self.poll_seconds):
+                        processes.stop(proc)
+                        raise self._cancelled(dump_dir, expected, seen, start)
+                    self._report_new_dumps(dump_dir, expected, seen, final=False)
+            except BaseException:  # cancel, Ctrl+C, SIGTERM, a failing progress callback
+                processes.stop(proc)
+                with self._lock:
+                    self._proc = None
+                raise
             end = time.time()
         with self._lock:
             self._proc = None
@@ -192,7 +202,7 @@ class CompileJob:
         self._report_new_dumps(dump_dir, expected, seen, final=True)
         dumps = _dumps_by_phase(dump_dir)
         missing = [p for p in expected if p not in dumps]
-        if missing or not vmfb.is_file():
+        if missing or (self.options.builds_module and not vmfb.is_file()):
             raise CompileFailed(
                 self.display_path,
                 f"iree-compile exited 0 but wrote no snapshot for {', '.join(missing) or 'the vmfb'}",
@@ -220,18 +230,17 @@ class CompileJob:
         return published
 
     def _publish(self, staging, timings, cmd, stderr, total) -> CompileResult:
-        """Move the staged outputs into out_dir; only complete results get here."""
+        """Name the snapshots by phase in out_dir (phases/NN.<phase>.mlir); only complete results get here."""
         published = self._publish_phases(timings)
-        vmfb = self.out_dir / "module.vmfb"
-        os.replace(staging / "module.vmfb", vmfb)
-        (self.out_dir / "stderr.log").write_text(stderr)
+        vmfb = self.out_dir / "module.vmfb" if self.options.builds_module else None  # --compile-to: no module
         return CompileResult(published, vmfb, cmd, stderr, total, self.options.from_phase, options=self.options)
 
     def _keep_reproducer(self, reproducer: Path) -> Path | None:
         if not reproducer.is_file():
             return None
-        kept = self.out_dir / "crash-reproducer.mlir"
-        os.replace(reproducer, kept)
+        kept = self.keep_dir / "crash-reproducer.mlir"
+        if kept != reproducer:
+            os.replace(reproducer, kept)
         return kept
 
     def _report(self, done: str | None, running: str | None) -> None:
@@ -277,18 +286,3 @@ def _timings(dumps: dict[str, Path], expected, start: float) -> list[PhaseTiming
         timings.append(PhaseTiming(phase, dumps[phase], max(0.0, finished - previous), st.st_size))
         previous = max(previous, finished)
     return timings
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _mkdtemp(parent: Path, prefix: str) -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix=prefix, dir=parent)

@@ -1,4 +1,10 @@
-"""Errors the core reports to users: one line that names the file and the reason."""
+"""Errors the core reports to users: one line that names the file and the reason.
+
+Every failure caused by the user's input is a `StudioError`: it carries the
+file (a `Path`, or None when no file is involved), an optional line and
+column, and a one-line reason. `format_error` is the only formatter; the CLI
+handler and the app's banner both use it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ class StudioError(Exception):
 
     def __init__(self, path: str | Path | None, reason: str, *, line: int | None = None, col: int | None = None):
         self.path = Path(path) if path is not None else None
-        self.reason = " ".join(reason.split())  # always one line
+        self.reason = " ".join(str(reason).split())  # always one line
         self.line, self.col = line, col
         where = str(self.path) if self.path else ""
         if where and line is not None:
@@ -38,3 +44,26 @@ class Cancelled(StudioError):
     def __init__(self, what: str = "compile"):
         super().__init__(None, f"{what} cancelled")
         self.finished: list = []  # a compile's phases that had finished, kept (compiler.PhaseTiming)
+
+
+class BadFile(StudioError):
+    """A file the user gave (or one in a workspace) cannot be read or has the wrong content."""
+
+
+class WorkspaceError(StudioError):
+    """A workspace folder cannot be used as it is."""
+
+
+class WorkspaceBusy(WorkspaceError):
+    """Another process is writing to the workspace."""
+
+
+def format_error(exc: StudioError, prog: str = "npu-studio") -> str:
+    """The one line shown for `exc`: on the CLI's stderr and in the app's banner."""
+    return f"{prog}: error: {exc}" if prog else str(exc)
+
+
+def os_error(path: str | Path, exc: OSError, doing: str = "") -> BadFile:
+    """A `BadFile` for an OSError: `path: cannot write: Is a directory`."""
+    reason = exc.strerror or type(exc).__name__
+    return BadFile(exc.filename if exc.filename else path, f"{doing}: {reason}" if doing else reason)

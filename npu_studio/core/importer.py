@@ -38,14 +38,21 @@ def import_model(source: Path, out_path: Path, params: "ParamOptions | None" = N
     from .errors import ImportFailed
 
     source = Path(source)
+    if source.is_dir():
+        raise ImportFailed(source, "is a folder, not a model file")
     if not source.is_file():
         raise ImportFailed(source, "no such file")
     if source.stat().st_size == 0:
         raise ImportFailed(source, "file is empty")
     suffix = source.suffix.lower()
     if suffix in MLIR_SUFFIXES:
+        from .textio import decode, read_bytes
+
+        data = read_bytes(source)
+        if suffix == ".mlir":
+            decode(data, source)  # BadFile with the line and byte offset of the first bad byte
         out_path = out_path.with_suffix(suffix)
-        out_path.write_bytes(source.read_bytes())
+        out_path.write_bytes(data)
         return ImportResult(out_path, None, None, 0)
     if suffix != ".onnx":
         raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")

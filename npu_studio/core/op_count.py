@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from .textio import read_text
+
 
 def ops_by_dialect(path: Path) -> Counter:
     """Operations per dialect prefix (`linalg`, `flow`, ...) in the file at `path`."""
@@ -18,7 +20,7 @@ def ops_by_dialect(path: Path) -> Counter:
 
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
-        module = ir.Module.parse(Path(path).read_text())
+        module = ir.Module.parse(read_text(path))
         module.operation.walk(visit)
     counts["builtin"] -= 1  # the top-level module itself
     return +counts

@@ -9,6 +9,7 @@ from . import edit_state
 from .errors import StudioError
 from .ir_diff import DiffOptions, TextDiff, diff_texts
 from .phases import PHASES, SNAPSHOT_PHASES
+from .textio import read_text
 from .workspace import Workspace
 
 
@@ -59,7 +60,7 @@ def dispatch_text(path: Path, phase: str, dispatch: int) -> str:
         if rec.index == dispatch:
             if rec.text_range is None:
                 raise StudioError(path, f"dispatch #{dispatch} has no executable in the {phase} snapshot")
-            return rec.text_range.slice(path.read_text())
+            return rec.text_range.slice(read_text(path))
     raise StudioError(path, f"no dispatch #{dispatch} in the {phase} snapshot "
                             f"({len(index.dispatches)} dispatches)")
 
@@ -67,7 +68,7 @@ def dispatch_text(path: Path, phase: str, dispatch: int) -> str:
 def diff_sides(a: DiffSide, b: DiffSide, *, dispatch: int | None = None, phases: tuple[str, str] | None = None,
                options: DiffOptions = DiffOptions()) -> TextDiff:
     if dispatch is None:
-        return diff_texts(a.path.read_text(), b.path.read_text(), a.label, b.label, options)
+        return diff_texts(read_text(a.path), read_text(b.path), a.label, b.label, options)
     pa, pb = phases or (a.label.split()[0], b.label.split()[0])
     return diff_texts(dispatch_text(a.path, pa, dispatch), dispatch_text(b.path, pb, dispatch),
                       f"{a.label} dispatch #{dispatch}", f"{b.label} dispatch #{dispatch}", options)

@@ -6,6 +6,7 @@ down, and numbers never come from state left over by an earlier run.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from . import processes
 from .errors import StudioError
 from .interpreter import module_command
-from .signature import FunctionSignature, public_functions
+from .signature import FunctionSignature, public_functions, read_npy_input
 
 DRIVERS = {"llvm-cpu": "local-task", "vmvx": "local-task"}
 
@@ -31,13 +33,37 @@ class RunResult:
     outputs: list[np.ndarray]
 
 
-def random_inputs(sig: FunctionSignature, seed: int = 0) -> list[np.ndarray]:
-    """Seeded inputs matching `sig`: floats in [-1, 1), ints in [-8, 8)."""
+def available_memory() -> int:
+    """Bytes the kernel says can be allocated without swapping (MemAvailable)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def check_fits_in_memory(nbytes: int, path: Path | None, what: str, *, copies: int = 1) -> None:
+    """Refuse, before allocating, a tensor of `nbytes` that (with `copies` alive at once) cannot fit in memory now."""
+    free = available_memory()
+    if nbytes * copies > free:
+        raise RunFailed(path, f"{what} needs {nbytes} bytes"
+                              + (f" ({copies} copies while it is made)" if copies > 1 else "")
+                              + f", more than the {free} bytes of memory available")
+
+
+def random_inputs(sig: FunctionSignature, seed: int = 0, source: Path | None = None) -> list[np.ndarray]:
+    """Seeded inputs matching `sig`: floats in [-1, 1), ints in [-8, 8). `source` is named in errors."""
     rng = np.random.default_rng(seed)
     arrays = []
-    for spec in sig.inputs:
+    for i, spec in enumerate(sig.inputs):
         if any(d is None for d in spec.shape):
-            raise RunFailed(None, f"input {spec} of @{sig.name} has a dynamic dim; pass --input files")
+            raise RunFailed(source, f"input {spec} of @{sig.name} has a dynamic dim; pass --input files")
+        # The random draw is float64 before the cast: up to 8 bytes an element alive at once.
+        draw = 8 // spec.numpy_dtype.itemsize + 1
+        check_fits_in_memory(spec.nbytes, source, f"input {i} ({spec}) of @{sig.name}", copies=draw)
         dtype = spec.numpy_dtype
         if np.issubdtype(dtype, np.floating):
             arrays.append(rng.uniform(-1, 1, spec.shape).astype(dtype))
@@ -83,9 +109,19 @@ def run_vmfb(
         cmd = [*module_command("npu_studio.core.run_vmfb"), str(vmfb), function, str(tmp), *in_paths]
         if parameters is not None:
             cmd.append(f"--parameters={parameters}")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        try:
+            proc = processes.run_child(cmd, timeout=timeout)  # killed with us, and on Ctrl+C
+        except subprocess.TimeoutExpired:
+            raise RunFailed(vmfb, f"the runtime did not finish within {timeout:g} s; stopped") from None
         if proc.returncode != 0:
             lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
             raise RunFailed(vmfb, lines[-1] if lines else f"runtime exited with {proc.returncode}")
         count = int(proc.stdout.strip().splitlines()[-1])
         return [np.load(tmp / f"output{i}.npy") for i in range(count)]
+
+
+def load_inputs(sig: FunctionSignature, paths: list[Path], source: Path | None = None) -> list[np.ndarray]:
+    """`.npy` files for `sig`'s inputs, each header checked against the signature before loading."""
+    if len(paths) != len(sig.inputs):
+        raise RunFailed(source, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(paths)} --input files")
+    return [read_npy_input(p, spec, f"input {i} of @{sig.name}") for i, (p, spec) in enumerate(zip(paths, sig.inputs))]

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from . import edit_state
+from .errors import StudioError
 from .ir_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
@@ -38,7 +40,7 @@ from .workspace import Workspace
 PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "edited", "stale", "failed"
 NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
-JOB_KINDS = ("compile", "index", "npu", "simulation", "check")
+JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 
 
@@ -93,7 +95,9 @@ class Selection:
 
 @dataclass
 class _CompileRun:
+    from_phase: str
     expected: tuple[str, ...]
+    resume: bool = False  # from an (edited) phase: the phases it rebuilds are stale until rebuilt
     done: list[str] = field(default_factory=list)
     running: str | None = None
 
@@ -175,7 +179,9 @@ class Session:
             return self.npu_state()
         run = self._compile
         if run is not None and phase in run.expected:
-            return RUNNING if phase == run.running else DONE if phase in run.done else PENDING
+            if phase == run.running:
+                return RUNNING
+            return DONE if phase in run.done else STALE if run.resume else PENDING
         if phase in self.drafts:
             return EDITED
         if phase in self._failed:
@@ -216,22 +222,36 @@ class Session:
         for phase, text in self.drafts.items():
             try:
                 self.workspace.save_draft(phase, text)
-            except OSError as exc:
-                errors.append(f"{self.workspace.root}: cannot keep the edit of {phase}: {exc.strerror or exc}")
+            except StudioError as exc:  # BadFile naming the draft and why it cannot be written
+                errors.append(str(exc))
         return errors
 
     def record_edit(self, phase: str, text: str) -> None:
-        """The edited text becomes the phase's snapshot: later phases go stale, the phase is reindexed."""
-        self.workspace.record_edit(phase, text)  # OSError / StudioError reach the caller
+        """The edited text becomes the phase's snapshot: later phases go stale, the phase is reindexed.
+        The phase is edited only if the text differs from the compiler's output (edit_state)."""
+        edit_state.record_edit(self.workspace, phase, text)  # OSError / StudioError reach the caller
+        self._failed.clear()  # a failure was the old text's; the phases after it are now just stale
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
+        if phase_index(phase) <= phase_index(NPU_SOURCE):  # the NPU result is built from text this replaced
+            self.begin("npu")  # a run under way reads the old text: its result is outdated
+            self._npu_running = False
+            if self.npu is not None:
+                self._npu_state = STALE
         self.events.phases.emit()
+        self.events.npu.emit()
+
+    def snapshot_replaced(self, phase: str) -> None:
+        """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states."""
+        self._drop_indexes([phase])
+        self.events.phases.emit()
+        self.events.npu.emit()
 
     # -- compiling -------------------------------------------------------------------
 
     def compile_started(self, from_phase: str, generation: int) -> None:
         if self.is_current("compile", generation):
-            self._compile = _CompileRun(phases_after(from_phase))
+            self._compile = _CompileRun(from_phase, phases_after(from_phase), resume=from_phase != "start")
             self._failed = set()
             self.events.phases.emit()
 
@@ -248,9 +268,11 @@ class Session:
         """A compile's workspace (the worker's own copy) replaces ours; False when outdated."""
         if not self.is_current("compile", generation) or self._compile is None:
             return False
-        recompiled = self._compile.expected
+        run = self._compile
         self.workspace, self._compile = ws, None
-        self._drop_indexes(recompiled)
+        self._drop_indexes(run.expected if run.from_phase == "start" else (run.from_phase, *run.expected))
+        if self.npu is not None and phase_index(run.from_phase) <= phase_index(NPU_SOURCE):
+            self._npu_state = STALE  # flow changed: the NPU result is from the old one until it re-runs
         self.events.phases.emit()
         self.events.npu.emit()
         return True

@@ -7,11 +7,15 @@ to feed them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dtypes import numpy_value_dtype
+import numpy as np
 
+from .dtypes import numpy_value_dtype
+from .errors import BadFile, StudioError
+from .textio import read_text
 
 
 @dataclass(frozen=True)
@@ -23,8 +27,15 @@ class TensorSpec:
     def numpy_dtype(self):
         dt = numpy_value_dtype(self.dtype)
         if dt is None:
-            raise ValueError(f"no numpy dtype for element type {self.dtype}")
+            raise StudioError(None, f"no numpy dtype for element type {self.dtype}")
         return dt
+
+    @property
+    def nbytes(self) -> int | None:
+        """Bytes of one tensor of this type; None with a dynamic dim."""
+        if any(d is None for d in self.shape):
+            return None
+        return math.prod(self.shape) * self.numpy_dtype.itemsize
 
     def __str__(self) -> str:
         return "x".join("?" if d is None else str(d) for d in self.shape) + f"x{self.dtype}"
@@ -57,7 +68,11 @@ def public_functions(snapshot: Path) -> list[FunctionSignature]:
 
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
-        module = ir.Module.parse(Path(snapshot).read_text())
+        try:
+            module = ir.Module.parse(read_text(snapshot))
+        except ir.MLIRError as exc:
+            first = next((d.message for d in exc.error_diagnostics), str(exc).splitlines()[0])
+            raise BadFile(snapshot, f"cannot parse: {first}") from None
         funcs = {}
         for op in module.body.operations:
             op = op.operation
@@ -108,3 +123,49 @@ def _abi_signature(name: str, func, num_args: int) -> FunctionSignature | None:
     if not outputs or sorted(inputs) != buffer_args:
         return None
     return FunctionSignature(name, tuple(inputs[i] for i in sorted(inputs)), tuple(outputs))
+
+
+def read_npy_input(path: Path, spec: TensorSpec, what: str) -> np.ndarray:
+    """Load one `.npy` input for `spec`, checking its header before anything is allocated.
+
+    Refused with a BadFile naming `path`: not a .npy file, pickled objects,
+    a dtype or shape other than the signature's (`what` names the argument),
+    a header claiming more bytes than the file holds, or more than fits in memory.
+    """
+    from .runner import check_fits_in_memory
+
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            try:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+            except (ValueError, SyntaxError, TypeError, EOFError) as exc:
+                raise BadFile(path, f"not a .npy array file: {' '.join(str(exc).split())}") from None
+            data_offset = f.tell()
+    except IsADirectoryError:
+        raise BadFile(path, "is a folder, not a .npy file") from None
+    except OSError as exc:
+        raise BadFile(path, f"cannot read: {exc.strerror}") from None
+    if dtype.hasobject:
+        raise BadFile(path, "holds Python objects (a pickle); only plain numeric arrays are accepted")
+    want = spec.numpy_dtype
+    if dtype != want:
+        raise BadFile(path, f"{what} wants {want} ({spec}), the file holds {dtype}")
+    if len(shape) != len(spec.shape) or any(d is not None and d != n for d, n in zip(spec.shape, shape)):
+        got = "x".join(map(str, shape)) or "a scalar"
+        raise BadFile(path, f"{what} wants shape {spec}, the file holds {got}")
+    nbytes = math.prod(shape) * dtype.itemsize
+    held = path.stat().st_size - data_offset
+    if nbytes > held:
+        raise BadFile(path, f"header claims {nbytes} bytes of data but the file holds only {held}")
+    check_fits_in_memory(nbytes, path, what)
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise BadFile(path, f"cannot load: {' '.join(str(exc).split())}") from None

@@ -57,3 +57,19 @@ def compile_to_phase_names() -> list[str]:
                 break
             names.append(stripped[1:].split()[0])
     return names
+
+
+def runtime_tool(name: str) -> Path:
+    """Path of a runtime tool shipped in iree-base-runtime (iree-benchmark-module, ...).
+
+    `find_tool` knows only the compiler's tools; the runtime wheel keeps its
+    binaries next to `iree._runtime_libs`, where its own launcher scripts look.
+    """
+    try:
+        from iree import _runtime_libs
+    except ImportError as exc:
+        raise ToolchainError(f"{name} not found: iree-base-runtime is not installed") from exc
+    path = Path(_runtime_libs.__path__[0]) / name
+    if not path.is_file():
+        raise ToolchainError(f"{name} not found in iree-base-runtime ({path.parent})")
+    return path

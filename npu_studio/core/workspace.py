@@ -11,37 +11,41 @@ Layout (all paths in the manifest are relative to the workspace):
     module.vmfb             the build of the current snapshots
     stderr.log              compiler diagnostics of the last compile
     crash-reproducer.mlir   only after a compiler crash
+    .lock                   held by the one process writing (workspace_lock.py)
 
-Reopening a workspace reads the manifest and compiles nothing.
+A workspace is a transaction log, not a scratch folder: imports, compiles and
+resumes write into a staging folder and publish with one journal commit
+(publish_journal.py), so a failure or an interruption at any moment leaves
+the previous good state. The user's files (edits/, drafts, npu/target.toml,
+substitutions, anything the app did not write) are never deleted or
+replaced by a recompile. Reopening a workspace reads the manifest and
+compiles nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import toolchain
-from .compile_options import DEFAULT_TARGET, CompileOptions
-from .compiler import CompileJob, CompileResult, PhaseTiming, ProgressCallback, snapshot_name
-from .errors import StudioError
+from .compile_options import CompileOptions
+from .compiler import CompileResult, PhaseTiming, ProgressCallback, snapshot_name
+from .errors import WorkspaceError
 from .importer import MLIR_SUFFIXES, import_model
+from .manifest import (DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE,  # noqa: F401
+                       Manifest, PhaseRecord)
 from .params import ARCHIVE_NAME, ParamOptions
 from .phases import SNAPSHOT_PHASES, phase_index, phases_after
+from .publish_journal import JOURNAL, STAGING_PREFIX, Publish, new_staging, recover
+from .textio import read_text, write_text_atomic
+from .workspace_lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
 
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
-
-# Phase states, as the timeline shows them.
-DONE, EDITED, STALE, PENDING = "done", "edited", "stale", "pending"
-
-
-class WorkspaceError(StudioError):
-    pass
+# What a folder without a manifest may hold and still be taken as a workspace
+# (the leftovers of a failed import); anything else is the user's and we stay out.
+_OUR_NAMES = {LOCK_NAME, JOURNAL, "source", "imported.mlir", "imported.mlirbc", ARCHIVE_NAME, "phases",
+              "module.vmfb", "stderr.log", "crash-reproducer.mlir", "edits", "npu"}
 
 
 def default_root() -> Path:
@@ -54,105 +58,127 @@ def default_root() -> Path:
 
 
 def default_workspace_for(model: Path) -> Path:
-    digest = hashlib.sha256(str(Path(model).resolve()).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(os.fsencode(Path(model).resolve())).hexdigest()[:8]
     return default_root() / f"{Path(model).stem}-{digest}"
-
-
-@dataclass
-class PhaseRecord:
-    file: str
-    seconds: float | None = None
-    size_bytes: int = 0
-    state: str = DONE
-
-
-@dataclass
-class Manifest:
-    source: str
-    imported: str
-    origin: str = ""  # absolute path of the file the user opened
-    target: str = DEFAULT_TARGET
-    compiler_version: str = ""
-    phases: dict[str, PhaseRecord] = field(default_factory=dict)
-    vmfb: str | None = None
-    command: list[str] = field(default_factory=list)
-    total_seconds: float | None = None
-    import_seconds: float | None = None
-    from_phase: str = "start"
-    edits: list[dict] = field(default_factory=list)
-    params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
-    options: dict | None = None  # the CompileOptions of the last compile (CompileOptions.to_json)
-    version: int = MANIFEST_VERSION
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
-
-    @classmethod
-    def from_json(cls, text: str) -> "Manifest":
-        data = json.loads(text)
-        if data.get("version") != MANIFEST_VERSION:
-            raise ValueError(f"unsupported manifest version {data.get('version')!r}")
-        data["phases"] = {k: PhaseRecord(**v) for k, v in data.get("phases", {}).items()}
-        return cls(**data)
 
 
 class Workspace:
     def __init__(self, root: Path, manifest: Manifest):
         self.root = Path(root)
         self.manifest = manifest
+        # A re-import waiting to be published with the next compile: (staging folder, held lock).
+        self._pending: tuple[Path, WorkspaceLock] | None = None
 
     # -- creating and opening -------------------------------------------------
 
     @classmethod
     def create(cls, model: Path, root: Path | None = None, *, target: str = DEFAULT_TARGET,
                params: ParamOptions | None = ParamOptions()) -> "Workspace":
-        """Import `model` into a fresh workspace (an existing one at `root` is replaced).
+        """Import `model` into the workspace at `root` (default: its folder under the user cache).
 
-        Weights of at least `params.threshold_bytes` go to a parameter archive
-        (None keeps every weight inline in the IR).
+        A new folder (or the leftovers of a failed import) gets the import at
+        once. Over an existing workspace the import is staged and published
+        together with the next compile, and the workspace stays locked until
+        then: a failed import or compile keeps the previous build. Weights of
+        at least `params.threshold_bytes` go to a parameter archive (None
+        keeps every weight inline in the IR).
         """
         model = Path(model)
         root = Path(root) if root is not None else default_workspace_for(model)
-        if root.exists():
-            if not (root / MANIFEST).is_file() and any(root.iterdir()):
-                raise WorkspaceError(root, "folder exists and is not an NPU Studio workspace; refusing to overwrite it")
-            shutil.rmtree(root)
-        (root / "source").mkdir(parents=True)
-        t0 = time.perf_counter()
-        result = import_model(model, root / "imported.mlir", params)
-        import_seconds = time.perf_counter() - t0
-        keep_source_copy(model, root / "source")
-        manifest = Manifest(
-            source=f"source/{model.name}",
-            origin=str(model.resolve()),
-            imported=result.mlir_path.name,
-            target=target,
-            import_seconds=import_seconds,
-            params=archive_record(root, params, result.parameters),
-        )
-        ws = cls(root, manifest)
-        ws.save()
-        return ws
+        ensure_writable_folder(root)
+        lock = WorkspaceLock(root).acquire()
+        staging = None
+        try:
+            recover(root)
+            previous = Manifest.load(root) if (root / MANIFEST).is_file() else None
+            if previous is None:
+                _refuse_foreign_folder(root)
+            staging = new_staging(root)
+            t0 = time.perf_counter()
+            result = import_model(model, staging / "imported.mlir", params)
+            import_seconds = time.perf_counter() - t0
+            keep_source_copy(model, staging / "source")
+            manifest = Manifest(
+                source=f"source/{model.name}",
+                origin=str(model.resolve()),
+                imported=result.mlir_path.name,
+                target=target,
+                import_seconds=import_seconds,
+                params=archive_record(params, result.parameters),
+            )
+            if previous is not None:  # the user's history stays with the model
+                manifest.edits, manifest.extra = previous.edits, previous.extra
+                # so do executable substitutions (their files stay); verdicts were about the old build
+                manifest.substitutions = [{**r, "verdict": None} for r in previous.substitutions]
+            ws = cls(root, manifest)
+            if previous is None:
+                publish = Publish(root, staging)
+                ws.stage_import(publish, None)
+                publish.commit(manifest.to_json())
+                lock.release()
+            else:
+                ws._pending = (staging, lock)
+            return ws
+        except BaseException:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+            lock.release()
+            raise
+
+    def stage_import(self, publish: Publish, previous: Manifest | None) -> None:
+        """Add the staged import (source copy, imported MLIR, archive) to `publish`."""
+        staging, m = publish.staging, self.manifest
+        for path in sorted((staging / "source").rglob("*")):
+            if path.is_file():
+                publish.move(path, str(path.relative_to(staging)))
+        publish.move(staging / m.imported, m.imported)
+        if m.params:
+            publish.move(staging / m.params["archive"], m.params["archive"])
+        if previous is not None:
+            for old in (previous.imported, previous.params["archive"] if previous.params else None, previous.source):
+                if old and old not in (m.imported, m.source, m.params and m.params["archive"]):
+                    publish.delete(old)
+
+    @property
+    def pending_import(self) -> Path | None:
+        """The staging folder of an import not published yet."""
+        return self._pending[0] if self._pending else None
+
+    def abandon_pending(self) -> None:
+        """Drop an unpublished import and unlock; the workspace keeps its previous state."""
+        if self._pending is not None:
+            staging, lock = self._pending
+            self._pending = None
+            shutil.rmtree(staging, ignore_errors=True)
+            lock.release()
+            if (self.root / MANIFEST).is_file():
+                self.manifest = Manifest.load(self.root)
 
     @classmethod
     def open(cls, root: Path) -> "Workspace":
         root = Path(root)
-        path = root / MANIFEST
-        if not path.is_file():
+        if root.exists() and not root.is_dir():
+            raise WorkspaceError(root, "is a file, not a workspace folder")
+        if (root / JOURNAL).is_file() or any(root.glob(STAGING_PREFIX + "*")):
+            _recover_if_free(root)
+        if not (root / MANIFEST).exists():
             raise WorkspaceError(root, "not an NPU Studio workspace (no manifest.json)")
-        try:
-            return cls(root, Manifest.from_json(path.read_text()))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise WorkspaceError(path, f"unreadable manifest: {exc}") from None
+        return cls(root, Manifest.load(root))
 
     @staticmethod
     def is_workspace(path: Path) -> bool:
         return (Path(path) / MANIFEST).is_file()
 
     def save(self) -> None:
-        tmp = self.root / (MANIFEST + ".tmp")
-        tmp.write_text(self.manifest.to_json())
-        os.replace(tmp, self.root / MANIFEST)
+        """Write the manifest (atomically, while holding the workspace)."""
+        if self._pending is not None:
+            raise WorkspaceError(self.root, "an import is waiting for its compile; compile first")
+        with WorkspaceLock(self.root):
+            self.manifest.save(self.root)
+
+    def lock(self, wait: float = 0.0) -> WorkspaceLock:
+        """The workspace's writer lock (not yet acquired)."""
+        return WorkspaceLock(self.root, wait=wait)
 
     # -- paths ----------------------------------------------------------------
 
@@ -183,7 +209,8 @@ class Workspace:
         if phase == "start":
             return self.imported_path
         phase_index(phase)
-        return self.root / "phases" / snapshot_name(phase)
+        rec = self.manifest.phases.get(phase)
+        return self.root / (rec.file if rec is not None else f"phases/{snapshot_name(phase)}")
 
     def snapshots(self) -> dict[str, Path]:
         """Existing snapshots by phase, in pipeline order."""
@@ -201,115 +228,149 @@ class Workspace:
         for phase, path in self.snapshots().items():
             if path.resolve() == snapshot:
                 return phase
+        for phase in SNAPSHOT_PHASES:  # an edit kept as a draft: errors of a failed resume name it
+            if self.draft_path(phase).resolve() == snapshot:
+                return phase
         return None
 
     # -- compiling ------------------------------------------------------------
 
     def compile_options(self, **changes) -> CompileOptions:
-        """The options of this workspace's compiles (its backend), with `changes`."""
-        return CompileOptions(target=self.manifest.target).with_(**changes)
+        """The options of this workspace's compiles (its backend and its executable substitutions), with `changes`."""
+        return CompileOptions(target=self.manifest.target,
+                              extra_flags=tuple(self.substitution_flags())).with_(**changes)
+
+    def substitution_flags(self) -> list[str]:
+        """The --iree-hal-substitute-executable-* flags of every substitution switched on."""
+        from .substitution import active_flags
+
+        return active_flags(self)
 
     def compile_job(self, *, target: str | None = None, options: CompileOptions | None = None,
-                    on_progress: ProgressCallback | None = None) -> CompileJob:
-        """A job compiling the imported module from the start; call `finish()` with its result."""
+                    on_progress: ProgressCallback | None = None):
+        """A job compiling the imported module from the start and publishing the result."""
+        from .workspace_job import WorkspaceJob
+
         options = options or self.compile_options(**({"target": target} if target else {}))
         self.manifest.target = options.target
-        return CompileJob(
-            self.imported_path, self.root, options.with_(from_phase="start"), on_progress=on_progress,
-            display_path=self.user_model_path,
-        )
+        return WorkspaceJob(self, options.with_(from_phase="start"), on_progress=on_progress)
 
-    def resume_job(
-        self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None
-    ) -> CompileJob:
-        """A job resuming from `phase`. `text` replaces that phase's snapshot first (an edit)."""
+    def resume_job(self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None,
+                   display_path: Path | None = None):
+        """A job resuming from `phase`; `text` is an edit of that phase's snapshot.
+
+        The edit is kept as a draft first; only a successful compile makes it
+        the phase's snapshot (and records it under edits/). Errors name
+        `display_path` (default: the draft) with line and column.
+        """
+        from .workspace_job import WorkspaceJob
+
         if phase not in SNAPSHOT_PHASES:
             raise WorkspaceError(self.root, f"cannot resume from phase {phase!r}")
-        snap = self.snapshot_path(phase)
-        if text is not None:
-            self.record_edit(phase, text)
-        if not snap.is_file():
-            raise WorkspaceError(snap, f"no snapshot for phase {phase}; compile first")
-        return CompileJob(snap, self.root, self.compile_options(from_phase=phase), on_progress=on_progress)
+        if self._pending is not None:
+            raise WorkspaceError(self.root, "an import is waiting for its compile; compile first")
+        if text is None and not self.snapshot_path(phase).is_file():
+            raise WorkspaceError(self.snapshot_path(phase), f"no snapshot for phase {phase}; compile first")
+        return WorkspaceJob(self, self.compile_options(from_phase=phase), text=text, on_progress=on_progress,
+                            display_path=display_path)
+
+    def finish(self, result: CompileResult) -> None:
+        """Check that `result` is this workspace's published build (jobs publish when they succeed)."""
+        if self.vmfb_path is None or result.vmfb != self.vmfb_path:
+            raise WorkspaceError(self.root, "this compile result was not published to this workspace")
+
+    def keep_finished(self, finished: list[PhaseTiming]) -> None:
+        """After a cancel: the job has already published the phases it kept (see WorkspaceJob); read them back."""
+        if finished and (self.root / MANIFEST).is_file():
+            self.manifest = Manifest.load(self.root)
+
+    def compile(self, *, target: str | None = None, on_progress: ProgressCallback | None = None) -> CompileResult:
+        return self.compile_job(target=target, on_progress=on_progress).run()
+
+    def resume(self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None,
+               display_path: Path | None = None) -> CompileResult:
+        return self.resume_job(phase, text, on_progress=on_progress, display_path=display_path).run()
 
     # -- drafts: edited text not compiled yet, kept across sessions ---------------
 
-    def _draft_path(self, phase: str) -> Path:
+    def draft_path(self, phase: str) -> Path:
         return self.root / "edits" / "drafts" / snapshot_name(phase)
 
-    def save_draft(self, phase: str, text: str) -> None:
-        path = self._draft_path(phase)
+    _draft_path = draft_path
+
+    def save_draft(self, phase: str, text: str) -> Path:
+        path = self.draft_path(phase)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_text_atomic(path, text)
+        return path
 
     def drafts(self) -> dict[str, str]:
-        return {p: self._draft_path(p).read_text() for p in SNAPSHOT_PHASES if self._draft_path(p).is_file()}
+        return {p: read_text(self.draft_path(p)) for p in SNAPSHOT_PHASES if self.draft_path(p).is_file()}
 
     def discard_draft(self, phase: str) -> None:
-        self._draft_path(phase).unlink(missing_ok=True)
+        self.draft_path(phase).unlink(missing_ok=True)
 
     def record_edit(self, phase: str, text: str) -> Path:
-        """Keep the edited text under edits/ and make it the phase's snapshot; later phases go stale."""
-        edits = self.root / "edits"
-        edits.mkdir(exist_ok=True)
-        n = sum(1 for e in self.manifest.edits if e["phase"] == phase) + 1
-        kept = edits / f"{snapshot_name(phase)[:-5]}.{n}.mlir"
-        kept.write_text(text)
-        snap = self.snapshot_path(phase)
-        snap.parent.mkdir(exist_ok=True)
-        tmp = snap.with_suffix(".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, snap)
-        rec = self.manifest.phases.setdefault(phase, PhaseRecord(file=str(snap.relative_to(self.root))))
-        rec.state, rec.size_bytes = EDITED, len(text.encode())
-        for later in phases_after(phase):
-            if later in self.manifest.phases:
-                self.manifest.phases[later].state = STALE
-        self.manifest.edits.append({"phase": phase, "file": str(kept.relative_to(self.root)), "time": time.time()})
-        self.save()
-        self.discard_draft(phase)
+        """Make `text` the phase's snapshot without compiling: kept under edits/, later phases go stale."""
+        from .workspace_job import publish_edit
+
+        with WorkspaceLock(self.root):
+            recover(self.root)
+            staging = new_staging(self.root)
+            try:
+                publish = Publish(self.root, staging)
+                manifest = Manifest.from_json(self.manifest.to_json())
+                kept = stage_edit(self.root, publish, manifest, phase, text)
+                for later in phases_after(phase):
+                    if later in manifest.phases:
+                        manifest.phases[later].state = STALE
+                publish_edit(self, publish, manifest, phase, text)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
         return kept
 
-    def finish(self, result: CompileResult) -> None:
-        """Record a successful compile in the manifest."""
-        for t in result.phases:
-            self.manifest.phases[t.phase] = PhaseRecord(
-                file=str(t.path.relative_to(self.root)), seconds=t.seconds, size_bytes=t.size_bytes
-            )
-        self.manifest.vmfb = str(result.vmfb.relative_to(self.root))
-        self.manifest.command = result.command
-        self.manifest.total_seconds = result.total_seconds
-        self.manifest.from_phase = result.from_phase
-        self.manifest.options = result.options.to_json()
-        self.manifest.compiler_version = toolchain.compiler_version()
-        self.save()
 
-    def keep_finished(self, finished: list[PhaseTiming]) -> None:
-        """Record the phases a cancelled compile had finished; older snapshots after them go stale."""
-        if not finished:
-            return
-        for t in finished:
-            self.manifest.phases[t.phase] = PhaseRecord(
-                file=str(t.path.relative_to(self.root)), seconds=t.seconds, size_bytes=t.size_bytes
-            )
-        for later in phases_after(finished[-1].phase):
-            if later in self.manifest.phases:
-                self.manifest.phases[later].state = STALE
-        self.manifest.vmfb = None  # the old build no longer matches the snapshots
-        self.save()
-
-    def compile(self, *, target: str | None = None, on_progress: ProgressCallback | None = None) -> CompileResult:
-        result = self.compile_job(target=target, on_progress=on_progress).run()
-        self.finish(result)
-        return result
-
-    def resume(self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None) -> CompileResult:
-        result = self.resume_job(phase, text, on_progress=on_progress).run()
-        self.finish(result)
-        return result
+def stage_edit(root: Path, publish: Publish, manifest: Manifest, phase: str, text: str) -> Path:
+    """Stage `text` as the phase's snapshot and as a new edits/ record; returns the record's path."""
+    n = sum(1 for e in manifest.edits if e.get("phase") == phase) + 1
+    name = snapshot_name(phase)[:-5]
+    while (root / "edits" / f"{name}.{n}.mlir").exists():  # never replace an earlier record
+        n += 1
+    record = f"edits/{name}.{n}.mlir"
+    snap = f"phases/{snapshot_name(phase)}"
+    for staged in (record, snap):
+        path = publish.staging / "edit" / staged
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        publish.move(path, staged)
+    rec = manifest.phases.setdefault(phase, PhaseRecord(file=snap))
+    rec.file, rec.state, rec.size_bytes = snap, EDITED, len(text.encode())
+    manifest.edits.append({"phase": phase, "file": record, "time": time.time()})
+    return root / record
 
 
-def archive_record(root: Path, options: ParamOptions | None, parameters: list) -> dict | None:
+def _refuse_foreign_folder(root: Path) -> None:
+    foreign = sorted(e.name for e in root.iterdir()
+                     if e.name not in _OUR_NAMES and not e.name.startswith((STAGING_PREFIX, ".manifest.json.")))
+    if foreign:
+        raise WorkspaceError(root, f"folder holds files that are not an NPU Studio workspace's ({foreign[0]}); "
+                                   "refusing to use it")
+
+
+def _recover_if_free(root: Path) -> None:
+    from .errors import StudioError
+
+    try:
+        lock = WorkspaceLock(root).acquire()
+    except StudioError:  # a writer is at work (its manifest is always whole), or a read-only folder
+        return
+    try:
+        recover(root)
+    finally:
+        lock.release()
+
+
+def archive_record(options: ParamOptions | None, parameters: list) -> dict | None:
     if options is None or not parameters:
         return None
     return {"archive": ARCHIVE_NAME, "threshold": options.threshold_bytes,
@@ -368,7 +429,7 @@ def compile_model(
     on_progress: ProgressCallback | None = None,
     params: ParamOptions | None = ParamOptions(),
 ) -> Workspace:
-    """Import and compile `model` into a workspace; returns the workspace."""
+    """Import and compile `model` into a workspace, keeping the user's files there; returns the workspace."""
     ws = Workspace.create(model, workspace, target=target, params=params)
     ws.compile(on_progress=on_progress)
     return ws

@@ -73,6 +73,8 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setStretchLastSection(True)
+        self.setWordWrap(False)  # one line per dispatch; long values elide (the tooltip has them)
+        self.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
         self.setAccessibleName("Dispatches")
         self._records: list[DispatchRecord] = []
         self._op_types: dict[str, str] = {}
@@ -96,6 +98,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         view.setVerticalScrollMode(self.verticalScrollMode())
         view.setSelectionBehavior(self.selectionBehavior())
         view.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setWordWrap(False)
         view.setStyleSheet("QTableView { border: none; border-right: 1px solid palette(mid); }")
         view.horizontalHeader().sectionClicked.connect(self._sort_from_frozen_header)
         self.verticalScrollBar().valueChanged.connect(view.verticalScrollBar().setValue)

@@ -13,33 +13,30 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compile_options import TARGETS
+from ..core.errors import StudioError, format_error
 from ..core.ir_index import PhaseIndex
-from ..core.phases import SNAPSHOT_PHASES
 from ..core.session import NPU_PHASE, Session
+from ..core.textio import read_text
 from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
+from .dispatch_binding import DispatchBinding
 from .dispatch_panel import DispatchPanel
+from .edit_controller import install_edit_support
+from .executables_view import ExecutablesPanel
 from .find_bar import FindBar
-from .ir_view import IrView, Region
+from .ir_view import IrView
 from .log_panel import LogPanel
-from .npu_panel import AFTER_PHASE, TABLE_PHASES, NpuPanel
+from .npu_panel import TABLE_PHASES, NpuPanel
 from .param_view import install_parameter_view
 from .recent import RecentFiles, dropped_path
 from .schedule_controller import ScheduleController
 from .schedule_dock import ScheduleDock
 from .studio import Studio
 from .timeline import PhaseTimeline
+from .timeline_binding import TimelineBinding
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
-REGION_COLORS = ("#fff3c4", "#d9f2ff", "#e6ffd9", "#ffe0f0", "#ece0ff", "#ffe8d6")
-
-
-def phase_summary(index: PhaseIndex) -> str:
-    """Tooltip lines for a phase: executables, lines, the busiest dialects."""
-    counts = sorted(index.op_counts_by_dialect.items(), key=lambda kv: -kv[1])
-    ops = ", ".join(f"{dialect} {n}" for dialect, n in counts[:8])
-    return f"Executables: {index.num_executables}\nLines: {index.num_lines:,}\nOps: {ops}"
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -58,7 +55,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_widgets()
         self._build_actions()
         self.npu = NpuPanel(self.session, self.studio, self.settings, self)
-        self.timeline.insert_phase(NPU_PHASE, after=AFTER_PHASE)
+        self.timeline_binding = TimelineBinding(self.timeline, self.session, self.npu.timeline_info)
+        self.dispatches = DispatchBinding(self.session, self.studio, self.dispatch_panel, self.ir_view, self.npu)
         self.menuBar().insertMenu(self.view_menu.menuAction(), self.npu.menu)
         self.addToolBar(self.npu.toolbar)
         self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
@@ -67,7 +65,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.log_dock, self.schedule)
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
+        self.executables = ExecutablesPanel(self)
         self._wire()
+        install_edit_support(self)
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------------
@@ -177,10 +177,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def _wire(self) -> None:
         s, studio = self.session.events, self.studio
         s.workspace.connect(self._on_workspace)
-        s.phases.connect(self._refresh_timeline)
+        s.phases.connect(self._update_actions)
         s.indexes.connect(self._on_indexes)
         s.npu.connect(self._on_npu)
-        s.selection.connect(self._show_selection)
         self.timeline.sig_phase_selected.connect(self.show_phase)
         self.ir_view.sig_region_clicked.connect(self.select_dispatch)
         self.dispatch_panel.sig_dispatch_selected.connect(
@@ -195,6 +194,7 @@ class MainWindow(QtWidgets.QMainWindow):
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())
+        studio.sig_compile_finished.connect(self._on_compiled)
         studio.sig_compile_finished.connect(self.sig_compile_finished)
         studio.sig_index_finished.connect(self.sig_index_finished)
 
@@ -337,33 +337,21 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ir_view.set_regions([])
         self.phase_label.setText(f"<b>{name}</b> — importing…" if ws is None and name else "")
         self.dispatch_panel.clear()
-        self.timeline.reset()
-        self.timeline.select(None)
-        self._refresh_timeline()
         if ws is not None and ws.snapshots():
             self.show_phase("flow" if "flow" in ws.snapshots() else next(iter(ws.snapshots())))
         self._update_actions()
 
-    def _refresh_timeline(self) -> None:
-        ws = self.workspace
-        for phase in SNAPSHOT_PHASES:
-            rec = ws.manifest.phases.get(phase) if ws is not None else None
-            index = self.indexes.get(phase)
-            self.timeline.set_phase_info(
-                phase, state=self.session.phase_state(phase),
-                seconds=rec.seconds if rec else None, size_bytes=rec.size_bytes if rec else None,
-                dispatches=index.num_dispatch_sites if index else None,
-                details=phase_summary(index) if index else None)
-        self.timeline.set_phase_info(NPU_PHASE, state=self.session.npu_state(), **self.npu.timeline_info())
-        self._update_actions()
+    def _on_compiled(self, ok: bool) -> None:
+        """The new snapshots replace what the IR view shows (a draft stays a draft)."""
+        if ok and self.workspace is not None:
+            phase = self.current_phase
+            self.show_phase(phase if phase == NPU_PHASE or phase in self.workspace.snapshots() else "flow")
 
     def _on_indexes(self) -> None:
-        self._refresh_timeline()
         if self.current_phase is not None:
             self._show_dispatches(self.current_phase)
 
     def _on_npu(self) -> None:
-        self._refresh_timeline()
         if self.current_phase == NPU_PHASE:
             self._show_npu_phase()
         elif self.current_phase in TABLE_PHASES:
@@ -385,15 +373,16 @@ class MainWindow(QtWidgets.QMainWindow):
         path = ws.snapshot_path(phase)
         draft = self.drafts.get(phase)
         try:
-            text = draft if draft is not None else path.read_text()
-        except OSError as exc:
-            self.show_error(f"{path}: {exc.strerror or exc}")
+            text = draft if draft is not None else read_text(path)
+        except StudioError as exc:  # missing, unreadable or not UTF-8: one line naming it
+            self.show_error(format_error(exc, prog=""))
             return
         self.ir_view.set_text(text, elide=draft is None and not self.edit_action.isChecked())
         if self.edit_action.isChecked() or draft is not None:
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
-        self.phase_label.setText(f"<b>{phase}</b> — {path} ({self.session.phase_state(phase)})")
+        state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
+        self.phase_label.setText(f"<b>{phase}</b> — {path} ({state})")
         self._show_dispatches(phase)
         self._update_actions()
 
@@ -408,46 +397,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_actions()
 
     def _show_dispatches(self, phase: str) -> None:
-        npu = phase == NPU_PHASE
-        index = self.session.index_of(phase)
-        self.dispatch_table.set_index(index, self.studio.op_types)
-        self.dispatch_table.set_extra_columns(*(self.npu.columns() if phase in TABLE_PHASES else ((), {})))
-        self.dispatch_panel.refresh_filters()
-        regions = self.npu.regions(REGION_COLORS) if npu else []
-        if index is not None and not npu:
-            for rec in index.dispatches:
-                r = rec.text_range
-                if r is not None:
-                    color = QtGui.QColor(REGION_COLORS[rec.index % len(REGION_COLORS)])
-                    regions.append(Region(rec.index, r.start_line, r.end_line, color))
-        self.ir_view.set_regions(regions)
-        self._show_selection()
+        self.dispatches.show_phase(phase)
 
     def select_dispatch(self, dispatch: int | None) -> None:
         """Select a dispatch: the table, the IR region and the detail follow (via the session)."""
         self.session.select_dispatch(dispatch)
-        self._show_selection()
-
-    def _show_selection(self) -> None:
-        dispatch = self.selected_dispatch
-        found = self.dispatch_table.select_dispatch(dispatch)
-        rec = self.dispatch_table.record(dispatch) if found else None
-        has_region = any(r.key == dispatch for r in self.ir_view.regions())
-        self.ir_view.mark_region(dispatch if rec is not None and has_region else None)
-        npu = self.npu.detail(dispatch) if rec is not None and self.current_phase in TABLE_PHASES else ""
-        note = self.session.index_errors.get(self.current_phase, "") if dispatch is None else ""
-        self.dispatch_panel.show_record(rec, self.studio.op_types, npu, note)
-        task = self.session.selection.task
-        if task is not None and self.current_phase == NPU_PHASE:
-            self._goto_npu_task(task)
-
-    def _goto_npu_task(self, task: int) -> None:
-        """Scroll the NPU IR to the task's op (`%t<id> = "npu...."`)."""
-        needle = f"%t{task} = "
-        for number, line in enumerate(self.ir_view.text().splitlines(), start=1):
-            if line.lstrip().startswith(needle):
-                self.ir_view.goto(number, line.index(needle) + 1)
-                return
+        self.dispatches.show_selection()
 
     # -- editing ----------------------------------------------------------------------------------
 

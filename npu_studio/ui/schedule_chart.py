@@ -1,7 +1,7 @@
 """ScheduleChart: the simulated NPU schedule as three linked plots.
 
 Top: one row per engine (DMA channels, MAC array, vector unit, CPU), a bar
-per step coloured by dispatch. Middle: SRAM bytes in use over time with the
+per step coloured by dispatch (the summary's # column is the legend). Middle: SRAM bytes in use over time with the
 target's capacity as a line. Bottom: SRAM addresses over time, a rectangle
 per allocation. The three share one time axis (cycles or microseconds).
 Wheel and drag zoom and pan in time; +/-, arrows and Home do the same from
@@ -24,7 +24,6 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
            "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
 HIGHLIGHT = "#ffd400"
 CRITICAL = "#d00000"
-LEGEND_MAX = 10
 
 
 def dispatch_color(dispatch: int) -> str:
@@ -75,7 +74,6 @@ class ScheduleChart(QtWidgets.QWidget):
         self.selected_task: int | None = None
         self.highlighted: list[int] = []
         self._arrows: list[QtWidgets.QGraphicsItem] = []
-        self._legend: pg.LegendItem | None = None
         self.view.viewport().setMouseTracking(True)
         self.view.viewport().installEventFilter(self)
         self.view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
@@ -89,9 +87,6 @@ class ScheduleChart(QtWidgets.QWidget):
         self.model = model
         if unit:
             self.unit = unit
-        if self._legend is not None:
-            self._legend.scene() and self._legend.scene().removeItem(self._legend)
-            self._legend = None
         if model is None:
             self.bars = self.allocs = None
             return
@@ -107,7 +102,6 @@ class ScheduleChart(QtWidgets.QWidget):
                                 model.alloc_addr + model.alloc_size, aci, colors)
         self.addresses.addItem(self.allocs)
         self.addresses.setYRange(0, max(model.sram_capacity, 1), padding=0.02)
-        self._draw_legend(model)
         n = len(model.engines)
         self.engines.getViewBox().setLimits(yMin=-0.6, yMax=max(n, 1) - 0.4)
         self.engines.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
@@ -125,18 +119,9 @@ class ScheduleChart(QtWidgets.QWidget):
         cap = pg.InfiniteLine(pos=model.sram_capacity, angle=0,
                               pen=pg.mkPen(CRITICAL, style=QtCore.Qt.PenStyle.DashLine),
                               label=f"capacity {model.sram_capacity:,} B",
-                              labelOpts={"position": 0.05, "color": CRITICAL})
+                              labelOpts={"position": 0.9, "color": CRITICAL})
         self.sram.addItem(cap)
         self.sram.setYRange(0, max(model.sram_capacity, int(b.max()) if len(b) else 1) * 1.1, padding=0)
-
-    def _draw_legend(self, model: ScheduleModel) -> None:
-        legend = pg.LegendItem(offset=(-10, 5), colCount=2)
-        legend.setParentItem(self.engines.getViewBox())
-        top = sorted(model.rows, key=lambda r: -r.cycles)[:LEGEND_MAX]
-        for r in sorted(top, key=lambda r: r.dispatch):
-            sample = pg.BarGraphItem(x=[0], height=[1], width=1, brush=dispatch_color(r.dispatch))
-            legend.addItem(sample, f"#{r.dispatch} {r.kind}")
-        self._legend = legend
 
     # -- units, range ------------------------------------------------------
     def set_unit(self, unit: str) -> None:
@@ -303,7 +288,6 @@ class ScheduleChart(QtWidgets.QWidget):
         head.setZValue(6)
         self.engines.addItem(head)
         self._arrows += [line, head]
-        self.arrows_drawn = len(self._arrows)
 
     def grab_png(self, path: str) -> bool:
         return self.grab().save(path, "PNG")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu.schedule_model import Comparison, ScheduleModel
+from .schedule_chart import dispatch_color
 
 COLUMNS = ("#", "kind", "ONNX", "cycles", "share", "MAC util", "DRAM bytes", "SRAM peak", "bound", "change")
 _NUMERIC = {0, 3, 4, 5, 6, 7, 9}
@@ -85,8 +86,11 @@ class ScheduleSummary(QtWidgets.QWidget):
             for r in model.rows:
                 before_after = comparison.per_dispatch.get(r.dispatch) if comparison else None
                 delta = before_after[1] - before_after[0] if before_after else None
+                number = _item(str(r.dispatch), r.dispatch)
+                # the dispatch's colour on the chart: this column is the chart's legend
+                number.setData(QtGui.QColor(dispatch_color(r.dispatch)), QtCore.Qt.ItemDataRole.DecorationRole)
                 self.items.appendRow([
-                    _item(str(r.dispatch), r.dispatch), _item(r.kind), _item(r.onnx),
+                    number, _item(r.kind), _item(r.onnx),
                     _item(f"{r.cycles:,}", r.cycles), _item(f"{r.share:.1%}", r.share),
                     _item(f"{r.mac_utilization:.0%}", r.mac_utilization),
                     _item(f"{r.dram_bytes:,}", r.dram_bytes), _item(f"{r.sram_peak:,}", r.sram_peak),

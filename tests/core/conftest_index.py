@@ -5,18 +5,14 @@ Not a conftest: test modules import the fixture `compiled` from here.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import onnx
 import pytest
-
-from tests.zoo_cache import zoo_workspace
 from onnx import version_converter
 
-from iree.compiler import ir
-from iree.compiler.extras import onnx_importer
-from iree.compiler.tools.binaries import find_tool
+from npu_studio.core.workspace import compile_model
+from tests.zoo_cache import zoo_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "resources" / "examples" / "single_conv.onnx"
@@ -36,32 +32,16 @@ def prepare(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def compile_phases(model: onnx.ModelProto, out: Path) -> Path:
-    """Import with debug locations and compile for llvm-cpu, dumping every phase."""
+    """Import and compile for llvm-cpu with the product's own importer and compiler (weights
+    inline), keeping every phase; returns the folder of the phase snapshots."""
     out.mkdir(parents=True, exist_ok=True)
-    ctx = ir.Context()
-    info = onnx_importer.ModelInfo(model)
-    module = info.create_module(context=ctx).operation
-    onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
-    src = out / "in.mlir"
-    src.write_text(module.get_asm(enable_debug_info=True))
-    subprocess.run(
-        [
-            find_tool("iree-compile"), str(src),
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            "--iree-llvmcpu-target-cpu=host",
-            f"--dump-compilation-phases-to={out / 'phases'}",
-            "--mlir-print-debuginfo",
-            "-o", str(out / "out.vmfb"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return out / "phases"
+    source = out / "model.onnx"
+    onnx.save(model, str(source))
+    return compile_model(source, out / "ws", params=None).root / "phases"
 
 
 def phase_file(phases: Path, phase: str) -> Path:
-    """`module.N.<phase>.mlir` of a dump, or `NN.<phase>.mlir` of a workspace."""
+    """`NN.<phase>.mlir` of a workspace."""
     (path,) = phases.glob(f"*.{phase}.mlir")
     return path
 

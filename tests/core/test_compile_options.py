@@ -14,8 +14,9 @@ from npu_studio.core.workspace import Workspace
 def test_flags_are_ones_iree_compile_knows():
     help_text = subprocess.run([str(toolchain.iree_compile()), "--help-list-hidden"], capture_output=True,
                                text=True, timeout=120).stdout
-    flags = CompileOptions(from_phase="flow").flags()
-    assert flags[-1] == "--compile-from=flow" and "--compile-from" not in " ".join(CompileOptions().flags())
+    flags = CompileOptions(from_phase="flow", to_phase="hal").flags()
+    assert flags[-2:] == ["--compile-from=flow", "--compile-to=hal"]
+    assert "--compile-" not in " ".join(CompileOptions().flags())
     for flag in flags:
         assert f"{flag.split('=')[0]}=" in help_text, flag
 
@@ -25,6 +26,22 @@ def test_bad_options_name_the_valid_values():
         CompileOptions(target="cuda")
     with pytest.raises(ValueError, match="dispatch-creation"):
         CompileOptions(from_phase="flo")
+    with pytest.raises(ValueError, match="nothing to compile from flow to abi"):
+        CompileOptions(from_phase="flow", to_phase="abi")
+
+
+def test_a_compile_that_stops_at_flow_writes_the_phases_up_to_flow_and_no_module(tmp_path):
+    from npu_studio.core.phases import SNAPSHOT_PHASES
+    from ..conftest import EXAMPLE
+
+    ws = Workspace.create(EXAMPLE, tmp_path / "ws")
+    options = ws.compile_options(to_phase="flow")
+    assert options.phases() == SNAPSHOT_PHASES[: SNAPSHOT_PHASES.index("flow") + 1]
+    result = ws.compile_job(options=options).run()  # the job publishes into the workspace
+    assert [t.phase for t in result.phases] == list(options.phases()) and result.vmfb is None
+    assert list(ws.snapshots()) == list(options.phases()) and ws.manifest.vmfb is None
+    assert "flow.executable" in ws.snapshot_path("flow").read_text()
+    assert CompileOptions.from_json(Workspace.open(ws.root).manifest.options) == options
 
 
 def test_the_manifest_records_the_options_of_the_compile(example_workspace):

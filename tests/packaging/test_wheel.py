@@ -16,6 +16,7 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,17 @@ from ..conftest import REPO
 
 LEFT_OUT = (".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache", ".hypothesis", "workspaces",
             "*.egg-info")
+
+
+def package_data(package: Path) -> set[str]:
+    """Every non-Python file of the package, resources/ included (through the _resources link)."""
+    found = set()
+    for folder, dirs, files in os.walk(package, followlinks=True):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if not name.endswith((".py", ".pyc")):
+                found.add(str((Path(folder) / name).relative_to(package.parent)))
+    return found
 
 
 def run(args, **kw):
@@ -46,6 +58,7 @@ def test_wheel_in_a_new_venv_runs_version_compile_and_self_test(tmp_path):
     shutil.copytree(REPO, src, symlinks=True, ignore=shutil.ignore_patterns(*LEFT_OUT))
     run([sys.executable, "-m", "build", "--wheel", "--outdir", tmp_path / "dist", src], **where)
     (wheel,) = (tmp_path / "dist").glob("npu_studio-*.whl")
+    assert package_data(REPO / "npu_studio") <= set(zipfile.ZipFile(wheel).namelist())
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", venv], **where)

@@ -148,6 +148,7 @@ def test_edit_flow_and_resume_keeps_the_edit_and_recompiles(window, qtbot, tmp_p
 def test_bad_edit_reports_file_line_col_and_keeps_the_text(window, qtbot, tmp_path):
     with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000):
         window.open_path(EXAMPLE, tmp_path / "ws")
+    qtbot.waitUntil(lambda: window.npu.state == "done", timeout=180_000)
     window.show_phase("flow")
     window.edit_action.setChecked(True)
     broken = window.ir_view.toPlainText().replace("linalg.fill", "linalg.fil", 1)
@@ -155,10 +156,13 @@ def test_bad_edit_reports_file_line_col_and_keeps_the_text(window, qtbot, tmp_pa
     with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000) as done:
         window.resume_action.trigger()
     assert done.args == [False]
-    snapshot = window.workspace.snapshot_path("flow")
-    assert f"{snapshot}:" in window.error_banner.text()
-    assert snapshot.read_text() == broken  # nothing the user typed is lost
+    draft = window.workspace.draft_path("flow")  # the failed edit stays an edit
+    assert f"{draft}:" in window.error_banner.text()
+    assert draft.read_text() == broken  # nothing the user typed is lost
+    assert "linalg.fil " not in window.workspace.snapshot_path("flow").read_text()  # the build stays
+    assert window.ir_view.toPlainText() == broken
     assert window.timeline.phase_info("stream").state == "failed"
+    assert window.timeline.phase_info("npu").state == "stale"  # built from the flow text the edit replaced
 
 
 def test_uncompiled_edits_survive_closing_the_window(qtbot, tmp_path):
@@ -196,7 +200,7 @@ def test_clicking_a_diagnostic_in_the_log_jumps_there(window, qtbot, tmp_path):
         window.resume_action.trigger()
     window.show_phase("input")
     links = re.findall(r'href="(loc:[^"]+)"', window.log.toHtml())
-    snapshot = str(window.workspace.snapshot_path("flow"))
+    snapshot = str(window.workspace.draft_path("flow"))  # the failed edit, kept as a draft
     link = next(link for link in links if snapshot in link)
     window.log.anchorClicked.emit(QtCore.QUrl(link))
     assert window.current_phase == "flow"

@@ -76,6 +76,10 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     assert cell(window, "tile") == "F8 OH66 OW352 C3 KH3 KW3"
     assert cell(window, "SRAM").endswith(("KiB", "MiB"))
     assert cell(window, "ONNX") == "Conv_0" and cell(window, "kind") == "conv"
+    # At the default window size the NPU columns are in view, SRAM included.
+    assert window.width() == 1400
+    sram = table.column("SRAM")
+    assert table.columnViewportPosition(sram) + table.columnWidth(sram) <= table.viewport().width()
     qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=table.visualItemRect(table.item(0, 1)).center())
     detail = window.detail.toPlainText()

@@ -103,3 +103,11 @@ def test_microseconds_on_the_axis(dock):
 def test_png_export(dock, tmp_path):
     dock.export("png", str(tmp_path / "chart.png"))
     assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_number_column_is_the_legend(dock):
+    from npu_studio.ui.schedule_chart import dispatch_color
+
+    s = dock.summary
+    swatch = s.items.item(s.row_of(1), 0).data(QtCore.Qt.ItemDataRole.DecorationRole)
+    assert swatch.name() == dispatch_color(1)

@@ -79,3 +79,13 @@ def test_target_edit_reruns_marks_stale_and_shows_the_change(window, qtbot):
     assert after > before
     assert dock.summary.change.text().startswith(f"change: total cycles {before:,} -> {after:,}")
     assert dock.summary.cell(0, "change").startswith(f"{dock.previous.row(0).cycles:,} -> ")
+
+
+def test_check_numerics_from_the_dock(window, qtbot):
+    dock = window.schedule
+    dock.check_action.trigger()
+    qtbot.waitUntil(lambda: dock.check_label.text().endswith(("OK", "MISMATCH")) or
+                    dock.check_label.text().startswith("Check failed"), timeout=WAIT)
+    text = dock.check_label.text()
+    assert text.endswith("\nOK"), text
+    assert "vs onnxruntime" in text and "vs iree-cpu" in text

@@ -152,7 +152,9 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
 
 def index_file(path: str | Path, phase: str) -> PhaseIndex:
     path = Path(path)
-    return index_text(path.read_text(encoding="utf-8"), phase, path)
+    from ..textio import read_text
+
+    return index_text(read_text(path), phase, path)  # BadFile names file and byte offset
 
 
 def _site_executable(op, executables, region_sites, lookups, rec) -> _Executable | None:

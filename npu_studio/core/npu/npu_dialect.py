@@ -22,10 +22,12 @@ Dependencies are SSA uses of the tokens the tasks produce.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from iree.compiler import ir
 
+from ..errors import StudioError
 from . import npu_text_reader
 from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
 from .schedule import TRANSFER_OP
@@ -37,8 +39,11 @@ STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", 
            "dma_copy": "npu.dma_copy"}
 
 
-class NpuDialectError(ValueError):
-    pass
+class NpuDialectError(StudioError, ValueError):
+    """Invalid NPU MLIR; one line (several problems joined with '; '), naming `path` when known."""
+
+    def __init__(self, message: str, path: str | Path | None = None):
+        super().__init__(path, "; ".join(ln.strip() for ln in str(message).splitlines() if ln.strip()))
 
 
 # -- printing ------------------------------------------------------------------
@@ -177,6 +182,7 @@ def _read(module: ir.Module) -> tuple[dict[str, Any], list[_Op]]:
     return _attrs(module.operation), ops
 
 
+@npu_text_reader.without_gc
 def from_mlir(text: str) -> NpuProgram:
     """Parse, verify, and convert back to an NpuProgram."""
     printed = npu_text_reader.read(text)  # to_mlir's form, read without the bindings; else None

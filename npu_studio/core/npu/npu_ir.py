@@ -192,5 +192,20 @@ class NpuProgram:
     def from_json(cls, text: str) -> "NpuProgram":
         return cls.from_dict(json.loads(text))
 
+    @classmethod
+    def load(cls, path: str | Path) -> "NpuProgram":
+        """Read a model.npu.json; anything malformed is a BadFile naming `path`."""
+        from ..errors import BadFile
+        from ..textio import read_text
+
+        text = read_text(path)
+        try:
+            return cls.from_json(text)
+        except json.JSONDecodeError as e:
+            raise BadFile(path, f"not JSON: {e.msg}", line=e.lineno, col=e.colno) from None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+            raise BadFile(path, f"not a valid NPU IR file: {what}") from None
+
     def save_json(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(), encoding="utf-8")

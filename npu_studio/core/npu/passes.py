@@ -19,8 +19,10 @@ from pathlib import Path
 
 from iree.compiler import ir, passmanager
 
+from ..errors import StudioError
 from ..ir_index import PhaseIndex, index_text
 from ..linalg_info import dtype_nbytes
+from ..textio import read_text
 from .flow_graph import FlowGraph
 from .legality import DispatchAnalysis, analyze
 from .memory_plan import Request, allocate
@@ -36,8 +38,18 @@ CLEANUP = "flow.executable(builtin.module(func.func(canonicalize,cse)))"
 NPU_PASSES = ("npu-legalize", "npu-tile", "npu-plan-memory", "npu-schedule")
 
 
-class NpuError(Exception):
-    """The NPU pipeline rejected the model (strict mode) or failed."""
+class NpuError(StudioError):
+    """The NPU pipeline rejected the model (strict mode) or failed; `path` is the flow snapshot.
+
+    Strict mode lists every reason, one per line of `message`; the one-line
+    form joins them with '; '.
+    """
+
+    def __init__(self, message: str, path: str | Path | None = None, *, line: int | None = None,
+                 col: int | None = None):
+        super().__init__(path, "; ".join(ln.strip() for ln in str(message).splitlines() if ln.strip()),
+                         line=line, col=col)
+        self.message = message
 
 
 def array_loops(kind: str, loops, target: NpuTarget):
@@ -301,25 +313,34 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
     if not isinstance(target, NpuTarget):
         target = load_target(target)
     ctx = None
+    source = None
     if isinstance(flow_module, ir.Module):
         module = flow_module
-        text, source = module.operation.get_asm(enable_debug_info=True), "<module>"
+        text = module.operation.get_asm(enable_debug_info=True)
     else:
-        text, source = flow_module, "<string>"
+        text = flow_module
         if isinstance(flow_module, Path) or (isinstance(flow_module, str) and "\n" not in flow_module
                                              and Path(flow_module).exists()):
             source = str(flow_module)
-            text = Path(flow_module).read_text(encoding="utf-8")
+            text = read_text(flow_module)  # BadFile names the file and byte offset
         ctx = ir.Context()
         ctx.allow_unregistered_dialects = True
         try:
             module = ir.Module.parse(text, ctx)
         except ir.MLIRError as e:
-            raise NpuError(f"{source}: cannot parse: {str(e).splitlines()[0]}") from None
+            raise NpuError(f"cannot parse: {str(e).splitlines()[0]}", source) from None
     # The dispatch index of the same text: the NPU's kinds, symbols and ONNX
     # nodes are its records' (one dispatch model for the table and the NPU).
-    state = _State(target, strict, index_text(text, "flow", None if source.startswith("<")
-                                              else source))
+    state = _State(target, strict, index_text(text, "flow", source))
+    try:
+        return _run_passes(module, state)
+    except NpuError as e:
+        if e.path is None and source is not None:
+            raise NpuError(e.message, source) from None
+        raise
+
+
+def _run_passes(module, state):
     with module.context:
         pm = build_pass_manager(state)
         try:

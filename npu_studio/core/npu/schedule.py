@@ -79,7 +79,12 @@ def _tile_tasks(d: DispatchTiles, first_id: int) -> list[Task]:
     prev_par = None
     last_of_out: dict[int, int] = {}
     tiles = list(enumerate_tiles(d.loops, d.sizes, d.order))
+    nbytes_of: dict[tuple[int, ...], list[int]] = {}  # edge tiles aside, every tile has one size
     for t, (offs, sizes) in enumerate(tiles):
+        op_bytes = nbytes_of.get(sizes)
+        if op_bytes is None:
+            op_bytes = nbytes_of[sizes] = [math.prod(footprint(op.access, sizes)) * op.dtype_bytes
+                                           for op in d.operands]
         par_key = tuple(offs[i] for i in par)
         first_chunk = par_key != prev_par
         if first_chunk:
@@ -87,8 +92,7 @@ def _tile_tasks(d: DispatchTiles, first_id: int) -> list[Task]:
             prev_par = par_key
         last_chunk = all(offs[i] + sizes[i] >= d.loops[i].size for i in red)
         steps, ins, outs = [], [], []
-        for op in d.operands:
-            nbytes = math.prod(footprint(op.access, sizes)) * op.dtype_bytes
+        for op, nbytes in zip(d.operands, op_bytes):
             if op.role == "output":
                 slot = op.slots[out_tile % 2]
                 outs.append(slot)
@@ -101,10 +105,11 @@ def _tile_tasks(d: DispatchTiles, first_id: int) -> list[Task]:
                     steps.append(Step("dma_in", (op.dram,), (slot,), bytes=nbytes))
         steps.append(Step("compute", tuple(ins), tuple(outs), ops=math.prod(sizes)))
         if last_chunk:
-            out_ops = [op for op in d.operands if op.role == "output"]
-            for op in out_ops:
-                nbytes = math.prod(footprint(op.access, sizes)) * (
-                    op.dram_dtype_bytes or op.dtype_bytes)
+            for op, nbytes in zip(d.operands, op_bytes):
+                if op.role != "output":
+                    continue
+                if op.dram_dtype_bytes:  # written back in its DRAM type (f32 acc -> f16)
+                    nbytes = nbytes // op.dtype_bytes * op.dram_dtype_bytes
                 for dst in d.outputs:
                     steps.append(Step("dma_out", (op.slots[out_tile % 2],), (dst,), bytes=nbytes))
         deps = set()

@@ -241,7 +241,9 @@ def _buffer_dispatch(program: NpuProgram) -> dict[str, int]:
 
 
 def onnx_label(location: str) -> str:
-    """The ONNX node names in a dispatch's location (`loc("conv0")`), or "-"."""
+    """The ONNX node names of a dispatch (`Conv_0, Relu_1`, or an MLIR `loc("conv0")`), or "-"."""
+    if "loc(" not in location:
+        return location.strip() or "-"
     names = [m.group(1) for m in _QUOTED.finditer(location) if not m.group(2)]
     return ", ".join(dict.fromkeys(names)) or "-"
 

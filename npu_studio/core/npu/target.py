@@ -119,10 +119,10 @@ _SCHEMA: tuple[_Check, ...] = (
     ("cpu.launch_cycles", int, False, 2000, lambda v: v >= 0, "a non-negative integer"),
     ("cpu.ops_per_cycle", int, False, 16, lambda v: v > 0, "a positive integer"),
     ("ops.supported", list, True, None,
-     lambda v: bool(v) and all(k in OP_KINDS for k in v),
+     lambda v: bool(v) and all(isinstance(k, str) and k in OP_KINDS for k in v),
      "a non-empty list of: " + ", ".join(OP_KINDS)),
     ("dtypes.supported", list, True, None,
-     lambda v: bool(v) and all(k in DTYPES for k in v),
+     lambda v: bool(v) and all(isinstance(k, str) and k in DTYPES for k in v),
      "a non-empty list of: " + ", ".join(DTYPES)),
     ("limits.max_rank", int, True, None, lambda v: v > 0, "a positive integer"),
     ("limits.max_dim_size", int, True, None, lambda v: v > 0, "a positive integer"),
@@ -248,8 +248,18 @@ def target_file(path: str | Path | None = None) -> Path:
 def load_target(path: str | Path | None = None) -> NpuTarget:
     """Load a target file; None or a bare name ("tiny") means a bundled one."""
     p = target_file(path)
+    return parse_target(read_target_text(p), p)
+
+
+def read_target_text(p: Path) -> str:
+    """The text of a target file; TargetError naming it (with the byte offset of a bad byte)."""
     try:
-        text = p.read_text(encoding="utf-8")
+        data = Path(p).read_bytes()
     except OSError as e:
         raise TargetError(p, "<file>", None, f"cannot read: {e.strerror}") from None
-    return parse_target(text, p)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TargetError(p, "<file>", line, f"not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset "
+                                             f"{e.start} cannot be decoded") from None

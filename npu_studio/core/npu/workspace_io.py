@@ -21,7 +21,7 @@ from . import target_store
 from .npu_dialect import to_mlir
 from .npu_ir import NpuProgram
 from .passes import NpuError, run_npu_pipeline
-from .target import TargetError, parse_target, target_file
+from .target import parse_target, read_target_text, target_file
 
 NPU_DIR = "npu"
 JSON_NAME = "model.npu.json"
@@ -48,7 +48,7 @@ def mlir_path(ws: Workspace) -> Path:
 def flow_path(ws: Workspace) -> Path:
     """The compiled `flow` snapshot; NpuError when the workspace has none."""
     if FLOW_PHASE not in ws.manifest.phases:
-        raise NpuError(f"{ws.root}: no flow snapshot yet (compile the model first)")
+        raise NpuError("no flow snapshot yet (compile the model first)", ws.root)
     return ws.snapshot_path(FLOW_PHASE)
 
 
@@ -64,10 +64,7 @@ def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
     with (target_store.record). Earlier results stay on disk when this
     raises (TargetError, NpuError)."""
     path = target_file(target_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise TargetError(path, "<file>", None, f"cannot read: {e.strerror}") from None
+    text = read_target_text(path)  # TargetError names the file
     target = parse_target(text, path)
     program = run_npu_pipeline(flow_path(ws), target, strict=strict)
     _write(json_path(ws), program.to_json())

@@ -8,42 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
+import tempfile
 from pathlib import Path
 
 import onnx
 
+from npu_studio.core.workspace import Workspace
+
 CACHE = Path(os.environ.get("NPU_CACHE", "/tmp/npu_cache"))
 ZOO = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-
-
-def _iree_compile() -> str:
-    from iree.compiler.tools.binaries import find_tool
-
-    return find_tool("iree-compile")
-
-
-def _prepare(model: onnx.ModelProto) -> onnx.ModelProto:
-    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=17)
-    if opset < 17:
-        model = onnx.version_converter.convert_version(model, 17)
-    model = onnx.shape_inference.infer_shapes(model)
-    for i, node in enumerate(model.graph.node):
-        if not node.name:
-            node.name = f"{node.op_type}_{i}"
-    return model
-
-
-def import_onnx(model: onnx.ModelProto) -> str:
-    from iree.compiler import ir
-    from iree.compiler.extras import onnx_importer
-
-    ctx = ir.Context()
-    info = onnx_importer.ModelInfo(model)
-    mod = info.create_module(context=ctx).operation
-    imp = onnx_importer.NodeImporter.define_function(info.main_graph, mod)
-    imp.import_all()
-    return mod.get_asm(enable_debug_info=True)
 
 
 def flow_snapshot(model: onnx.ModelProto | str | Path) -> Path:
@@ -53,27 +26,18 @@ def flow_snapshot(model: onnx.ModelProto | str | Path) -> Path:
     data = model.SerializeToString()
     from npu_studio.core.toolchain import compiler_version
 
-    key = hashlib.sha256(data + b"flow-v1" + compiler_version().encode()).hexdigest()[:20]
+    key = hashlib.sha256(data + b"flow-ws1" + compiler_version().encode()).hexdigest()[:20]
     out = CACHE / f"{key}.flow.mlir"
     if out.exists():
         return out
     CACHE.mkdir(parents=True, exist_ok=True)
-    src = CACHE / f"{key}.input.mlir"
-    src.write_text(import_onnx(_prepare(model)))
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
-    subprocess.run(
-        [
-            _iree_compile(), str(src),
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            "--iree-llvmcpu-target-cpu=host",
-            "--compile-to=flow", "--mlir-print-debuginfo",
-            "-o", str(tmp),
-        ],
-        check=True, capture_output=True, text=True,
-    )
-    tmp.replace(out)
-    src.unlink()
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        # The product's own importer and compiler (weights inline), stopping after flow.
+        source = Path(tmp) / "model.onnx"
+        onnx.save(model, str(source))
+        ws = Workspace.create(source, Path(tmp) / "ws", params=None)
+        ws.compile_job(options=ws.compile_options(to_phase="flow")).run()
+        os.replace(ws.snapshot_path("flow"), out)
     return out
 
 

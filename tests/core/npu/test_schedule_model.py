@@ -49,6 +49,7 @@ def test_onnx_names_from_locations():
     assert onnx_label('loc(fused["a", "b", "a"])') == "a, b"
     assert onnx_label('loc("model.mlir":3:7)') == "-"
     assert onnx_label("") == "-"
+    assert onnx_label("Conv_0, Relu_1") == "Conv_0, Relu_1"  # the NPU program's own form
 
 
 def test_model_of_the_simulated_example_matches_its_program(example_flow, default_target):

@@ -10,6 +10,8 @@ dispatch whose own result diverges, with its error.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,8 @@ from ..npu_ir import NpuProgram
 from . import iree_dispatches
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault, max_error
 from .scalar_ops import NotInterpretable
+
+REPORT_NAME = "last.json"  # in the workspace's npu/check/, the last check's report
 
 # Relative tolerance (of the reference's largest magnitude) per output element type.
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
@@ -57,6 +61,31 @@ class CheckReport:
     def ok(self) -> bool:
         comps = [c for c in (self.vs_iree, self.vs_onnxruntime) if c is not None]
         return self.first_divergent is None and all(c.ok for c in comps)
+
+    def to_dict(self) -> dict:
+        """The report as JSON data (inputs and outputs as shapes only)."""
+        def comp(c):
+            return None if c is None else {"reference": c.reference, "max_error": c.max_error,
+                                           "scale": c.scale, "tolerance": c.tolerance, "ok": c.ok}
+        return {
+            "format": "npu-studio.check", "version": 1, "ok": self.ok, "function": self.function,
+            "inputs": [list(np.shape(a)) for a in self.inputs],
+            "vs_iree": comp(self.vs_iree), "vs_onnxruntime": comp(self.vs_onnxruntime),
+            "first_divergent": None if self.first_divergent is None else self.first_divergent.index,
+            "sim_seconds": self.sim_seconds, "iree_seconds": self.iree_seconds,
+            "dispatches": [{"index": d.index, "symbol": d.symbol, "computed_by": d.computed_by,
+                            "tiles": d.tiles, "seconds": d.seconds, "max_error": d.max_error,
+                            "scale": d.scale, "dtype": d.dtype, "note": d.note} for d in self.dispatches],
+            "notes": list(self.notes),
+        }
+
+    def save_json(self, path: Path) -> None:
+        """Write `to_dict()` atomically (a reader never sees half a report)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
+        os.replace(tmp, path)
 
     def summary_lines(self) -> list[str]:
         npu = sum(1 for d in self.dispatches if d.computed_by == "npu")
@@ -117,6 +146,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         raise StudioError(ws.root, "no flow snapshot; compile first")
     flow = ws.snapshot_path("flow")
     sig = pick_function(ws.snapshot_path("input"), function)
+    if any(d is None for spec in sig.inputs for d in spec.shape):
+        raise StudioError(ws.root, f"@{sig.name} has dynamic input shapes; the functional simulation needs static ones")
     if inputs is None:
         inputs = random_inputs(sig, seed)
     elif len(inputs) != len(sig.inputs):

@@ -153,6 +153,8 @@ class DispatchInterpreter:
             env[op.results[0]] = np.asarray(args[0])[tuple(int(i) for i in args[1:])]
         elif name == "tensor.pad":
             env[op.results[0]] = self._pad(op, args, env)
+        elif name == "linalg.softmax":
+            env[op.results[0]] = _softmax(np.asarray(args[0]), ir.IntegerAttr(op.attributes["dimension"]).value)
         elif name.startswith("linalg."):
             outs = self._done.pop(op, None)
             if outs is None:
@@ -186,7 +188,7 @@ class DispatchInterpreter:
         s = linalg_eval.structured(op)
         if s is None:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
-        ins, outs = args[:s.n_in], linalg_eval.empty_outputs(s, args[s.n_in:])
+        ins, outs = args[:s.n_in], linalg_eval.fresh_outputs(args[s.n_in:])
         if self.tiles is None or self.root is None or op != self.root:
             linalg_eval.run(s, ins, outs)
             return outs
@@ -195,7 +197,7 @@ class DispatchInterpreter:
         steps = []
         for e_op, e_s in self._epilogue:
             e_args = [arrays.get(v, env.get(v)) for v in e_op.operands]
-            e_outs = linalg_eval.empty_outputs(e_s, e_args[e_s.n_in:])
+            e_outs = linalg_eval.fresh_outputs(e_args[e_s.n_in:])
             arrays.update(zip(e_op.results, e_outs))
             steps.append((e_s, e_args[:e_s.n_in], e_outs))
             self._done[e_op] = e_outs
@@ -214,6 +216,12 @@ class DispatchInterpreter:
                 for e_s, e_ins, e_outs in steps:
                     linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
         return outs
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """linalg.softmax as MLIR decomposes it: exp(x - max) / sum(exp(x - max)), in x's type."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
 def _out_loops(s: linalg_eval.Structured) -> list[int]:

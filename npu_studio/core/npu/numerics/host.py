@@ -18,7 +18,7 @@ from iree.compiler import ir
 
 from ...params import ParameterArchive
 from ..flow_graph import FlowGraph
-from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
+from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype, scalar_value
 
 # (dispatch index, flow.dispatch op, argument values) -> result arrays
 DispatchFn = Callable[[int, ir.Operation, list], list]
@@ -87,10 +87,13 @@ class HostInterpreter:
                 raise NotInterpretable(f"parameter {m.group(2)!r} but the workspace has no archive")
             self.globals[name] = self.archive.array(m.group(2), _shape(t), numpy_dtype(t.element_type))
             return
-        dense = ir.DenseElementsAttr(attr)
+        try:
+            dense = ir.DenseElementsAttr(attr)
+        except (ValueError, TypeError):
+            raise NotInterpretable(f"global @{name}: initial value {str(attr)[:40]}... is not dense data") from None
         dtype = numpy_dtype(t.element_type)
         if dense.is_splat:
-            self.globals[name] = np.full(_shape(t), constant_scalar(dense.get_splat_value(), t.element_type), dtype)
+            self.globals[name] = np.full(_shape(t), scalar_value(dense.get_splat_value(), t.element_type), dtype)
         else:
             self.globals[name] = np.array(dense, copy=True).astype(dtype, copy=False).reshape(_shape(t))
 
@@ -163,13 +166,3 @@ class HostInterpreter:
             raise NotInterpretable(f"host op {name}")
         # fences, devices and other runtime plumbing carry no data
 
-
-def constant_scalar(attr: ir.Attribute, t: ir.Type):
-    from .scalar_ops import _scalar
-
-    return _scalar(attr, t)
-
-
-def parse_module(path_or_text, context: ir.Context) -> ir.Module:
-    text = path_or_text.read_text(encoding="utf-8") if hasattr(path_or_text, "read_text") else path_or_text
-    return ir.Module.parse(text, context)

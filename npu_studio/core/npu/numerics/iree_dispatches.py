@@ -87,14 +87,23 @@ def _wrapper(k: int, site: ir.Operation) -> str:
 
 
 def dispatch_module_text(flow_text: str) -> str:
-    """The flow module with one `@dispatch_<k>` function per site instead of its host program."""
+    """The flow module with one `@dispatch_<k>` function per site instead of its host program.
+
+    A site that cannot be wrapped (dynamic shapes, a scalar known only at
+    run time) is left out, with a comment saying why.
+    """
     from ..flow_graph import FlowGraph
 
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
     module = ir.Module.parse(flow_text, ctx)
     graph = FlowGraph(module.operation)
-    wrappers = [_wrapper(s.index, s.op) for s in graph.sites]
+    wrappers = []
+    for site in graph.sites:
+        try:
+            wrappers.append(_wrapper(site.index, site.op))
+        except DispatchBuildFailed as exc:  # left out; needed only if the simulation asks for it
+            wrappers.append(f"  // dispatch_{site.index} left out: {exc.reason}")
     for op in list(module.body.operations):
         op = op.operation
         keep = op.name == "flow.executable" or (
@@ -142,6 +151,17 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
     return vmfb
 
 
+def _left_out(vmfb: Path, index: int) -> str | None:
+    """Why `dispatch_module_text` left dispatch `index` out of this build, if it did."""
+    src = vmfb.with_suffix(".mlir")
+    mark = f"// dispatch_{index} left out: "
+    if src.is_file():
+        for line in src.read_text(encoding="utf-8").splitlines():
+            if line.strip().startswith(mark):
+                return line.strip()[len(mark):]
+    return None
+
+
 class DispatchRunner:
     """A child process running dispatches of a compiled dispatch module (context manager)."""
 
@@ -172,7 +192,8 @@ class DispatchRunner:
             raise StudioError(self.vmfb, f"dispatch #{index} failed in IREE: {err[-1] if err else 'no output'}")
         reply = json.loads(line)
         if "error" in reply:
-            raise StudioError(self.vmfb, f"dispatch #{index} failed in IREE: {reply['error']}")
+            why = _left_out(self.vmfb, index) or reply["error"]
+            raise StudioError(self.vmfb, f"dispatch #{index} cannot run on IREE's CPU build: {why}")
         outs = [np.load(d / f"out{j}.npy") for j in range(reply["outputs"])]
         for p in d.iterdir():
             p.unlink()

@@ -27,7 +27,7 @@ from numpy.lib.stride_tricks import as_strided
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from .scalar_ops import NotInterpretable, evaluate, numpy_dtype
+from .scalar_ops import NotInterpretable, evaluate
 
 # Associative combiners: (numpy reduction ufunc, combine).
 COMBINERS = {
@@ -429,11 +429,6 @@ def _softmax(s: Structured, x, out: np.ndarray, offs, sizes) -> None:
     out[box] = (e / e.sum(axis=axis, keepdims=True)).astype(out.dtype)
 
 
-def empty_outputs(s: Structured, out_operands: list) -> list[np.ndarray]:
-    """Fresh copies of the outs operands (tensors are values: the op writes a new one)."""
+def fresh_outputs(out_operands: list) -> list[np.ndarray]:
+    """Copies of the outs operands (tensors are values: the op writes a new one)."""
     return [np.array(o, copy=True) for o in out_operands]
-
-
-def element_dtype(v: ir.Value) -> np.dtype:
-    t = v.type
-    return numpy_dtype(t.element_type if isinstance(t, ir.ShapedType) else t)

@@ -48,10 +48,6 @@ def _unsigned(x: np.ndarray) -> np.ndarray:
     return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.ndim else x.astype(np.dtype(f"u{x.dtype.itemsize}"))
 
 
-def _signed_like(u: np.ndarray, like: np.dtype) -> np.ndarray:
-    return np.asarray(u).astype(like)
-
-
 def _erf(x: np.ndarray) -> np.ndarray:
     return np.frompyfunc(math.erf, 1, 1)(x).astype(np.asarray(x).dtype)
 
@@ -122,15 +118,15 @@ def constant_value(op: ir.Operation):
         if isinstance(attr, ir.DenseElementsAttr):
             dense = ir.DenseElementsAttr(attr)
             if dense.is_splat:
-                return np.full(tuple(t.shape), _scalar(dense.get_splat_value(), t.element_type), dtype)
+                return np.full(tuple(t.shape), scalar_value(dense.get_splat_value(), t.element_type), dtype)
             if dtype == np.bool_:
                 return np.array(dense, dtype=np.bool_).reshape(t.shape)
             return np.array(dense, copy=True).astype(dtype, copy=False).reshape(t.shape)
         raise NotInterpretable(f"constant {str(attr)[:60]}")
-    return _scalar(attr, t)
+    return scalar_value(attr, t)
 
 
-def _scalar(attr: ir.Attribute, t: ir.Type):
+def scalar_value(attr: ir.Attribute, t: ir.Type):
     dtype = numpy_dtype(t)
     if isinstance(attr, ir.FloatAttr):
         return dtype.type(ir.FloatAttr(attr).value)
@@ -149,7 +145,7 @@ def evaluate(op: ir.Operation, args: list):
     if name in _PLAIN:
         out = _PLAIN[name](*args)
     elif name in _UNSIGNED:
-        out = _signed_like(_UNSIGNED[name](*[_unsigned(a) for a in args]), np.asarray(args[0]).dtype)
+        out = np.asarray(_UNSIGNED[name](*[_unsigned(a) for a in args])).astype(np.asarray(args[0]).dtype)
     elif name == "arith.cmpf":
         out = _CMPF[ir.IntegerAttr(op.attributes["predicate"]).value](*args)
     elif name == "arith.cmpi":

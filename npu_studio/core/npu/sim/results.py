@@ -203,6 +203,8 @@ class SimResult:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except OSError as e:
             raise SimResultError(path, f"cannot read: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise SimResultError(path, f"not UTF-8 text: byte offset {e.start} cannot be decoded") from None
         except json.JSONDecodeError as e:
             raise SimResultError(path, f"not JSON: {e.msg}", line=e.lineno, col=e.colno) from None
         if not isinstance(data, dict):

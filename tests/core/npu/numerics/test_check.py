@@ -73,6 +73,14 @@ def test_parameterized_model_with_cpu_fallback(mlp_ws, tiny_f32_target):
     assert by == ["npu", "npu", "iree-cpu"]  # the softmax has no indexing maps: CPU fallback
     assert sum(d.tiles for d in report.dispatches) == len(program.tasks) - 1
 
+    # the interpreter knows linalg.softmax too, should the NPU ever take it
+    flow = mlp_ws.snapshot_path("flow")
+    with DispatchRunner(build(flow, mlp_ws.root / CACHE_DIR)) as runner:
+        sim = FunctionalSim(flow, program, mlp_ws.params_path, runner, interpret_fallbacks=True)
+        result = sim.run(report.function, report.inputs)
+    assert result.dispatches[2].computed_by == "interpreter"
+    assert _close(result.outputs[0], ort[0], 1e-4)
+
     # a wrong tile in the second matmul: that dispatch is named, not the first one or the softmax
     bad = check(mlp_ws, program, report.inputs, fault=TileFault(dispatch=1, tile=1, delta=0.25))
     assert bad.first_divergent.index == 1

@@ -51,35 +51,14 @@ def _mac_cycles_untiled(rec) -> int:
     return simulate(p, target).engine_busy[target.dma_channels]  # the MAC array
 
 
-def test_golden_covers_the_issue_layers():
-    have = {(r["layer"], r["dataflow"]) for r in GOLDEN}
-    for layer in ISSUE_LAYERS:
-        for df in ("output-stationary", "weight-stationary"):
-            assert (layer, df) in have, (layer, df)
-    assert all(r["stall_cycles"] == 0 for r in GOLDEN)
-
-
 @pytest.mark.parametrize("rec", GOLDEN, ids=lambda r: f"{r['layer']}-{r['dataflow'][:1]}s")
 def test_untiled_layer_matches_scalesim(rec):
     ours = _mac_cycles_untiled(rec)
     assert abs(ours - rec["total_cycles"]) <= 1, (ours, rec["total_cycles"])
 
 
-@pytest.mark.parametrize("dataflow", ["output-stationary", "weight-stationary"])
-def test_example_through_the_pipeline_matches_scalesim(example_flow, dataflow):
-    """The real compiled example on a target whose SRAM holds it in one tile."""
-    from npu_studio.core.npu.passes import run_npu_pipeline
-
-    rec = next(r for r in GOLDEN if r["layer"] == "example_conv" and r["dataflow"] == dataflow)
-    target = _target(rec)
-    p = run_npu_pipeline(example_flow, target)
-    assert [d.num_tiles for d in p.dispatches] == [1]
-    r = simulate(p)
-    assert abs(r.engine_busy[target.dma_channels] - rec["total_cycles"]) <= 1
-
-
 def test_live_scalesim_small_layers(tmp_path):
-    pytest.importorskip("scalesim")
+    import scalesim  # noqa: F401 (a declared test dependency: missing, this fails rather than skips)
     out = tmp_path / "golden.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scalesim_golden.py"),
                     "--only", "small_conv", "small_gemm", "--out", str(out)],

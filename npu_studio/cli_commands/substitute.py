@@ -1,0 +1,124 @@
+"""npu-studio substitute WORKSPACE --executable NAME (--source FILE | --configuration FILE) ...
+
+Also `--list`, `--remove NAME`, `--off NAME`, `--on NAME`. Exit code 1 when
+the numeric gate fails, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..core import substitution as subs
+from ..core.errors import StudioError
+from ..core.numeric_gate import DEFAULT_TOLERANCE, gate_substitution
+from ..core.workspace import Workspace
+from .common import progress_printer
+from .executables import substitution_label
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("substitute", help="swap an edited executable into the build; compare and time it",
+                       description="Substitute an edited executable source or configuration, rebuild from the "
+                                   "latest phase that still applies it, then compare the outputs with the build "
+                                   "without substitutions and time the executable. Exit code 1 if the "
+                                   "comparison fails.")
+    p.add_argument("workspace", type=Path)
+    action = p.add_mutually_exclusive_group(required=True)
+    action.add_argument("--executable", metavar="NAME", help="hal.executable to substitute (see `executables`)")
+    action.add_argument("--list", action="store_true", help="list the workspace's substitutions")
+    action.add_argument("--remove", metavar="NAME", help="drop the substitutions of NAME and rebuild")
+    action.add_argument("--off", metavar="NAME", help="switch a substitution off (kept) and rebuild")
+    action.add_argument("--on", metavar="NAME", help="switch a substitution on again and rebuild")
+    text = p.add_mutually_exclusive_group()
+    text.add_argument("--source", type=Path, metavar="FILE", help="edited executable source (.mlir)")
+    text.add_argument("--configuration", type=Path, metavar="FILE", help="edited configured executable (.mlir)")
+    p.add_argument("--kind", choices=subs.KINDS, help="with --remove/--off/--on: which substitution of NAME")
+    p.add_argument("--input", action="append", type=Path, default=[], metavar="X.NPY",
+                   help=".npy input, once per argument")
+    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
+                   help=f"an element fails when |diff| > T * max(1, |plain|) (default {DEFAULT_TOLERANCE:g})")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--repetitions", type=int, default=5, help="timing repetitions (0: no timing)")
+    p.add_argument("--json", action="store_true", help="print the comparison and timing as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    ws = Workspace.open(args.workspace)
+    progress = progress_printer(sys.stderr.isatty() and not args.json)
+    if args.list:
+        return _list(ws, args.json)
+    if args.remove or args.off or args.on:
+        name = args.remove or args.off or args.on
+        if args.remove:
+            rebuild = subs.remove(ws, name, args.kind, on_progress=progress)
+        else:
+            rebuild = subs.set_enabled(ws, name, _kind_of(ws, name, args.kind), bool(args.on), on_progress=progress)
+        if rebuild is not None:
+            rebuild.run()
+        return _list(ws, args.json)
+    if (args.source or args.configuration) is None:
+        raise StudioError(None, "--executable needs --source FILE or --configuration FILE")
+    kind = subs.SOURCE if args.source else subs.CONFIGURATION
+    path: Path = args.source or args.configuration
+    if args.input:  # a wrong input file is reported before the rebuild, not after it
+        from ..core.numeric_gate import load_inputs
+        from ..core.runner import pick_function
+
+        load_inputs(args.input, pick_function(ws.snapshot_path("input")))
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise StudioError(path, exc.strerror or "cannot read") from None
+    try:
+        subs.substitute(ws, args.executable, kind, text, on_progress=progress).run()
+    except subs.SubstitutionError as exc:
+        # Point at the user's file: the draft in the workspace is a copy of it.
+        raise StudioError(path, exc.reason, line=exc.line, col=exc.col) from None
+    return _report(ws, args, kind)
+
+
+def _kind_of(ws, name: str, kind: str | None) -> str:
+    kinds = [s.kind for s in subs.load(ws) if s.name == name and s.file]
+    if kind is None and len(kinds) == 1:
+        return kinds[0]
+    if kind is None:
+        raise StudioError(ws.root, f"@{name} has {len(kinds) or 'no'} built substitutions; pass --kind")
+    return kind
+
+
+def _report(ws, args, kind: str) -> int:
+    from ..core.kernel_timing import time_substitution
+    from ..core.numeric_gate import load_inputs
+    from ..core.runner import pick_function, random_inputs
+
+    plain = subs.plain_build(ws)
+    gate = gate_substitution(ws, args.executable, kind, input_files=args.input or None,
+                             tolerance=args.tolerance, seed=args.seed, plain_folder=plain)
+    timing = None
+    if args.repetitions > 0:
+        sig = pick_function(ws.snapshot_path("input"))
+        inputs = load_inputs(args.input, sig) if args.input else random_inputs(sig, args.seed)
+        timing = time_substitution(ws, args.executable, plain, inputs=inputs, function=sig.name,
+                                   repetitions=args.repetitions)
+    if args.json:
+        print(json.dumps({"executable": args.executable, "kind": kind, "comparison": gate.to_json(),
+                          "timing": timing.to_json() if timing else None}, indent=2))
+    else:
+        print(gate.format())
+        if timing is not None:
+            print(timing.format())
+    return 0 if gate.passed else 1
+
+
+def _list(ws, as_json: bool) -> int:
+    items = subs.load(ws)
+    if as_json:
+        print(json.dumps([vars(s) for s in items], indent=2))
+    elif not items:
+        print("no substitutions")
+    for s in items if not as_json else ():
+        print(f"{s.name}: {substitution_label(s)}  {s.file or s.draft}")
+    return 0
