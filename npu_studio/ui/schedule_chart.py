@@ -93,7 +93,8 @@ class ScheduleChart(QtWidgets.QWidget):
         colors = [dispatch_color(i) for i in range(len(PALETTE))]
         ci = model.bar_dispatch % len(PALETTE)
         self.bars = SpanRects(model.bar_start, model.bar_end, model.bar_engine - BAR_HALF,
-                              model.bar_engine + BAR_HALF, ci, colors)
+                              model.bar_engine + BAR_HALF, ci, colors,
+                              group=model.bar_engine * len(PALETTE) + ci)  # a row and a colour
         self.engines.addItem(self.bars)
         self.engines.getAxis("left").setTicks([list(enumerate(model.engines))])
         self._draw_sram(model)
