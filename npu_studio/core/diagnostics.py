@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass, field
 
 _DIAG = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): (?P<msg>.*)$")
@@ -58,9 +59,10 @@ def parse_diagnostics(stderr: str) -> list[Diagnostic]:
     return out
 
 
-def first_error_in(diagnostics: list[Diagnostic], path: str) -> Diagnostic | None:
-    """The first located error in the file `path` (the snapshot a resume started from)."""
+def first_error_in(diagnostics: list[Diagnostic], file_name: str) -> Diagnostic | None:
+    """The first located error in a file named `file_name` (a phase's snapshot, wherever the compile
+    read it from: the workspace compiles an edit from a copy in its staging folder)."""
     for d in diagnostics:
-        if d.severity == "error" and d.path == str(path) and d.line is not None:
+        if d.severity == "error" and d.path is not None and Path(d.path).name == file_name and d.line is not None:
             return d
     return None

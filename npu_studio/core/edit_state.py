@@ -111,26 +111,24 @@ def resume_plan(ws: Workspace, phase: str, text: str) -> ResumePlan:
     return ResumePlan(False, f"{phase} is unchanged and every later phase is up to date: nothing recompiled")
 
 
+def keep_original(ws: Workspace, phase: str) -> None:
+    """Keep the compiler's output of `phase` before an edit replaces its snapshot (once: later edits
+    replace an edit, not the compiler's output)."""
+    snap, kept = ws.snapshot_path(phase), original_path(ws, phase)
+    if not kept.is_file() and snap.is_file() and not (ws.manifest.phases.get(phase) and
+                                                       ws.manifest.phases[phase].state == EDITED):
+        _link_or_copy(snap, kept)
+
+
 def record_edit(ws: Workspace, phase: str, text: str) -> None:
     """Make `text` the phase's snapshot, keeping the compiler's output first; edited only if it differs."""
     snap = ws.snapshot_path(phase)
     kept = original_path(ws, phase)
-    if not kept.is_file() and snap.is_file():
-        _link_or_copy(snap, kept)
+    keep_original(ws, phase)
     if text == _read(kept if kept.is_file() else snap):
         revert(ws, phase)
         return
     ws.record_edit(phase, text)
-
-
-def keep_previous_build(ws: Workspace, from_phase: str) -> None:
-    """Keep the snapshots a compile from `from_phase` is about to replace (hard links, no copies)."""
-    folder = ws.root / PREVIOUS_BUILD
-    shutil.rmtree(folder, ignore_errors=True)
-    for later in phases_after(from_phase) if from_phase != "start" else SNAPSHOT_PHASES:
-        path = ws.snapshot_path(later)
-        if path.is_file():
-            _link_or_copy(path, previous_build_path(ws, later))
 
 
 def finish(ws: Workspace, result: CompileResult) -> None:
@@ -210,6 +208,32 @@ def phase_states(ws: Workspace) -> dict[str, str]:
     return states
 
 
+def set_aside(ws: Workspace, phase: str) -> Path:
+    """Link aside what a resume from `phase` replaces (the later snapshots; the compiler's original of
+    the phase if none is kept yet). Call put_in_place after the resume succeeded, then remove the folder."""
+    aside = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=ws.root))
+    for later in phases_after(phase):
+        if ws.snapshot_path(later).is_file():
+            _link_or_copy(ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
+    snap, original = ws.snapshot_path(phase), original_path(ws, phase)
+    rec = ws.manifest.phases.get(phase)
+    if not original.is_file() and snap.is_file() and not (rec is not None and rec.state == EDITED):
+        _link_or_copy(snap, aside / "original")
+    return aside
+
+
+def put_in_place(ws: Workspace, phase: str, aside: Path) -> None:
+    """After a successful resume: the set-aside snapshots become the previous build, the original kept."""
+    shutil.rmtree(ws.root / PREVIOUS_BUILD, ignore_errors=True)
+    (ws.root / PREVIOUS_BUILD).parent.mkdir(exist_ok=True)
+    (aside / "previous").mkdir(exist_ok=True)
+    os.replace(aside / "previous", ws.root / PREVIOUS_BUILD)
+    if (aside / "original").is_file():
+        original = original_path(ws, phase)
+        original.parent.mkdir(exist_ok=True)
+        os.replace(aside / "original", original)
+
+
 def resume(ws: Workspace, phase: str, text: str, *, on_progress=None,
            display_path: Path | None = None) -> CompileResult | None:
     """Resume from `phase` with `text`; None (and nothing compiled) when the plan says nothing changed.
@@ -222,22 +246,10 @@ def resume(ws: Workspace, phase: str, text: str, *, on_progress=None,
     if not resume_plan(ws, phase, text).needed:
         ws.discard_draft(phase)
         return None
-    aside = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=ws.root))
+    aside = set_aside(ws, phase)
     try:
-        for later in phases_after(phase):
-            if ws.snapshot_path(later).is_file():
-                _link_or_copy(ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
-        snap, original = ws.snapshot_path(phase), original_path(ws, phase)
-        if not original.is_file() and snap.is_file():
-            _link_or_copy(snap, aside / "original")
         result = ws.resume_job(phase, text, on_progress=on_progress, display_path=display_path).run()
-        shutil.rmtree(ws.root / PREVIOUS_BUILD, ignore_errors=True)
-        (ws.root / PREVIOUS_BUILD).parent.mkdir(exist_ok=True)
-        (aside / "previous").mkdir(exist_ok=True)
-        os.replace(aside / "previous", ws.root / PREVIOUS_BUILD)
-        if (aside / "original").is_file():
-            original.parent.mkdir(exist_ok=True)
-            os.replace(aside / "original", original)
+        put_in_place(ws, phase, aside)
     finally:
         shutil.rmtree(aside, ignore_errors=True)
     finish(ws, result)

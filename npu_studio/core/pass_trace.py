@@ -37,6 +37,7 @@ from .compiler import target_flags
 from .errors import Cancelled, CompileFailed, StudioError
 from .ir_diff import DiffOptions, TextDiff, diff_texts
 from .phases import PHASES, SNAPSHOT_PHASES
+from .publish_journal import STAGING_PREFIX, clean_stale_staging
 
 TRACE_VERSION = 1
 ELIDE_ELEMENTS = 16  # weights print as dense_resource<__elided__>: they would dwarf the IR
@@ -229,7 +230,8 @@ class PassTraceJob:
             raise StudioError(self.input_path, f"no snapshot of {self.source}; compile first")
         parent = self.folder.parent
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".staging-{self.phase}-", dir=parent))
+        clean_stale_staging(parent)  # what a killed trace left behind
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-{self.phase}-", dir=parent))
         try:
             trace = self._run_in(staging)
             # Publish: the old folder goes only once the new one is complete.

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from . import edit_state
 from .errors import StudioError
 from .ir_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
@@ -39,7 +40,7 @@ from .workspace import Workspace
 PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "edited", "stale", "failed"
 NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
-JOB_KINDS = ("compile", "index", "npu", "simulation", "check")
+JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 
 
@@ -96,6 +97,7 @@ class Selection:
 class _CompileRun:
     from_phase: str
     expected: tuple[str, ...]
+    resume: bool = False  # from an (edited) phase: the phases it rebuilds are stale until rebuilt
     done: list[str] = field(default_factory=list)
     running: str | None = None
 
@@ -177,7 +179,9 @@ class Session:
             return self.npu_state()
         run = self._compile
         if run is not None and phase in run.expected:
-            return RUNNING if phase == run.running else DONE if phase in run.done else PENDING
+            if phase == run.running:
+                return RUNNING
+            return DONE if phase in run.done else STALE if run.resume else PENDING
         if phase in self.drafts:
             return EDITED
         if phase in self._failed:
@@ -223,8 +227,10 @@ class Session:
         return errors
 
     def record_edit(self, phase: str, text: str) -> None:
-        """The edited text becomes the phase's snapshot: later phases go stale, the phase is reindexed."""
-        self.workspace.record_edit(phase, text)  # OSError / StudioError reach the caller
+        """The edited text becomes the phase's snapshot: later phases go stale, the phase is reindexed.
+        The phase is edited only if the text differs from the compiler's output (edit_state)."""
+        edit_state.record_edit(self.workspace, phase, text)  # OSError / StudioError reach the caller
+        self._failed.clear()  # a failure was the old text's; the phases after it are now just stale
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
         if phase_index(phase) <= phase_index(NPU_SOURCE):  # the NPU result is built from text this replaced
@@ -235,11 +241,17 @@ class Session:
         self.events.phases.emit()
         self.events.npu.emit()
 
+    def snapshot_replaced(self, phase: str) -> None:
+        """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states."""
+        self._drop_indexes([phase])
+        self.events.phases.emit()
+        self.events.npu.emit()
+
     # -- compiling -------------------------------------------------------------------
 
     def compile_started(self, from_phase: str, generation: int) -> None:
         if self.is_current("compile", generation):
-            self._compile = _CompileRun(from_phase, phases_after(from_phase))
+            self._compile = _CompileRun(from_phase, phases_after(from_phase), resume=from_phase != "start")
             self._failed = set()
             self.events.phases.emit()
 

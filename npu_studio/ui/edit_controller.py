@@ -55,6 +55,9 @@ class EditController(QtCore.QObject):
         self.dispatch_diff_action = menu.addAction("Diff Selected &Dispatch…",
                                                    lambda: self.open_diff(dispatch=self.session.selection.dispatch))
         self.passes_action = menu.addAction("&Passes of This Phase", self.open_passes)
+        # The dispatch table offers the per-dispatch diff on its rows, too.
+        w.dispatch_table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
+        w.dispatch_table.addAction(self.dispatch_diff_action)
 
     # -- drafts ---------------------------------------------------------------------
 
@@ -89,7 +92,7 @@ class EditController(QtCore.QObject):
         ws = self.session.workspace
         if ws is None or phase not in SNAPSHOT_PHASES:
             return
-        error = first_error_in(diagnostics, str(ws.snapshot_path(phase)))
+        error = first_error_in(diagnostics, ws.snapshot_path(phase).name)
         w = self.window
         if self.session.selection.phase != phase:
             w.show_phase(phase)

@@ -11,7 +11,8 @@ from typing import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-AUTOSAVE_MS = 800  # drafts are at most this far behind the typing (plus one atomic write)
+AUTOSAVE_MS = 800  # a pause in typing this long saves the draft
+AUTOSAVE_MAX_BEHIND_MS = 1500  # and steady typing never leaves it further behind than this
 
 
 class ErrorMarks(QtCore.QObject):
@@ -79,20 +80,25 @@ class ErrorMarks(QtCore.QObject):
 class DraftAutosaver(QtCore.QObject):
     """Calls save(text) a short while after the last keystroke (debounced), and on flush()."""
 
-    def __init__(self, view: QtWidgets.QPlainTextEdit, save: Callable[[str], None], delay_ms: int = AUTOSAVE_MS):
+    def __init__(self, view: QtWidgets.QPlainTextEdit, save: Callable[[str], None], delay_ms: int = AUTOSAVE_MS,
+                 max_behind_ms: int = AUTOSAVE_MAX_BEHIND_MS):
         super().__init__(view)
         self._view = view
         self._save = save
+        self._delay, self._max_behind = delay_ms, max_behind_ms
+        self._since = QtCore.QElapsedTimer()  # since the oldest unsaved change
         self._timer = QtCore.QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self.flush)
         self.enabled = True
         view.document().contentsChange.connect(self._on_change)
 
     def _on_change(self, _pos: int, removed: int, added: int) -> None:
         if self.enabled and (removed or added) and not self._view.isReadOnly():
-            self._timer.start()
+            if not self._timer.isActive():
+                self._since.start()
+            left = max(0, self._max_behind - self._since.elapsed())
+            self._timer.start(min(self._delay, left))
 
     def pending(self) -> bool:
         return self._timer.isActive()

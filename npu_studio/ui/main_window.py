@@ -21,6 +21,7 @@ from ..core.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
 from .dispatch_binding import DispatchBinding
 from .dispatch_panel import DispatchPanel
+from .edit_controller import install_edit_support
 from .executables_view import ExecutablesPanel
 from .find_bar import FindBar
 from .ir_view import IrView
@@ -66,6 +67,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
         self.executables = ExecutablesPanel(self)
         self._wire()
+        install_edit_support(self)
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------------
@@ -379,7 +381,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.edit_action.isChecked() or draft is not None:
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
-        self.phase_label.setText(f"<b>{phase}</b> — {path} ({self.session.phase_state(phase)})")
+        state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
+        self.phase_label.setText(f"<b>{phase}</b> — {path} ({state})")
         self._show_dispatches(phase)
         self._update_actions()
 

@@ -38,7 +38,8 @@ class PassView(QtWidgets.QWidget):
         self.search.setAccessibleName("Pass search")
         self.search.returnPressed.connect(lambda: self.find(self.search.text(), self.mode.currentIndex()))
         self.mode = QtWidgets.QComboBox()
-        self.mode.addItems(["Filter pass names", "First pass whose output introduces", "First pass that changed"])
+        self.mode.addItems(["Filter pass names", "First pass whose output introduces", "First pass that changed",
+                            "First pass whose output contains"])
         self.mode.setAccessibleName("Search kind")
         self.show_ir = QtWidgets.QCheckBox("IR after the pass")
         self.show_ir.toggled.connect(self._on_selection)
@@ -98,14 +99,17 @@ class PassView(QtWidgets.QWidget):
 
     def find(self, text: str, mode: int = 0) -> PassRecord | None:
         """0: filter by pass name; 1: first pass whose output introduces `text`; 2: first pass that changed
-        `text` (a symbol, or `#N` / `dispatch N` for the dispatch of that number in this phase)."""
+        `text` (a symbol, or `#N` / `dispatch N` for the dispatch of that number in this phase);
+        3: first pass whose output contains `text`."""
         if self.trace is None:
             return None
         if mode == 0:
             self._apply_filter()
             return None
-        found = (self.trace.first_output_containing(text, introduced=True) if mode == 1
-                 else self.trace.first_changing_symbol(self._symbol_for(text)))
+        if mode == 2:
+            found = self.trace.first_changing_symbol(self._symbol_for(text))
+        else:
+            found = self.trace.first_output_containing(text, introduced=mode == 1)
         if found is None:
             self.status.setText(f"no pass found for {text!r}")
             return None

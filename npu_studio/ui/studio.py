@@ -9,13 +9,16 @@ Studio's signals for messages (log, status, errors, progress).
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from pathlib import Path
 
 from PySide6 import QtCore
 
-from ..core.errors import Cancelled, StudioError, format_error
+from ..core import edit_state
+from ..core.diagnostics import parse_diagnostics
+from ..core.errors import Cancelled, CompileFailed, StudioError, format_error
 from ..core.ir_index import index_file, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
@@ -41,6 +44,7 @@ class Studio(QtCore.QObject):
     sig_log = QtCore.Signal(str, bool)  # text, whether it is an error
     sig_error = QtCore.Signal(str)  # one line for the error banner
     sig_clear_error = QtCore.Signal()
+    sig_diagnostics = QtCore.Signal(str, object)  # phase the failed compile started from, list[Diagnostic]
     sig_busy = QtCore.Signal(bool)  # a compile runs
 
     def __init__(self, session: Session, parent: QtCore.QObject | None = None):
@@ -104,9 +108,17 @@ class Studio(QtCore.QObject):
     def resume(self, phase: str, text: str) -> bool:
         """Keep `text` as the phase's draft (so a failed compile keeps it as an edit) and compile on.
 
-        Only a successful compile makes it the phase's snapshot; the draft then goes.
+        Only a successful compile makes it the phase's snapshot; the draft then goes. An unchanged
+        phase whose later phases are current compiles nothing (False, and the log says so).
         """
         try:
+            plan = edit_state.resume_plan(self.session.workspace, phase, text)
+            if not plan.needed:
+                self.session.workspace.discard_draft(phase)
+                self.session.drop_draft(phase)
+                self.sig_log.emit(f"Resume from {phase}: {plan.reason}", False)
+                self.sig_status.emit(f"{phase} unchanged: nothing recompiled")
+                return False
             self.session.set_draft(phase, text)
             self.session.workspace.save_draft(phase, text)
         except StudioError as exc:
@@ -117,7 +129,14 @@ class Studio(QtCore.QObject):
 
         def work(report, token):
             ws = Workspace.open(root)
-            return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token)
+            # What the resume replaces is set aside and kept only if it succeeds (diffs, Revert).
+            aside = edit_state.set_aside(ws, phase)
+            try:
+                return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token,
+                                     finish=lambda result: (edit_state.put_in_place(ws, phase, aside),
+                                                            edit_state.finish(ws, result)))
+            finally:
+                shutil.rmtree(aside, ignore_errors=True)
 
         self._start_compile(work, f"Resuming from {phase}", phase)
         return True
@@ -128,12 +147,12 @@ class Studio(QtCore.QObject):
     # -- compiling -----------------------------------------------------------------------
 
     @staticmethod
-    def _compile(ws: Workspace, make_job, report, token: CancelToken) -> Workspace:
+    def _compile(ws: Workspace, make_job, report, token: CancelToken, finish=None) -> Workspace:
         """Worker side: run the compile job on the worker's workspace and record the result."""
         job = make_job(on_progress=lambda done, running: report("phase", done, running))
         token.attach(job.cancel)
         try:
-            ws.finish(job.run())
+            (finish or ws.finish)(job.run())
         except Cancelled as exc:
             ws.keep_finished(exc.finished)
             exc.workspace = ws
@@ -148,6 +167,7 @@ class Studio(QtCore.QObject):
         gen = self.jobs.start("compile", work, on_done=self._compile_done, on_failed=self._compile_failed,
                               on_progress=self._compile_progress, on_finished=self._compile_finished)
         self._compile_gen = gen
+        self._compile_from = from_phase
         if from_phase is not None:
             self.session.compile_started(from_phase, gen)
 
@@ -172,8 +192,10 @@ class Studio(QtCore.QObject):
         if resumed is not None and self.session.drafts.get(resumed[0]) == resumed[1]:
             self.session.drop_draft(resumed[0])  # compiled: it is the phase's snapshot now
         seconds = ws.manifest.total_seconds
-        self.sig_log.emit(f"Compiled {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
-        self.sig_status.emit(f"Compiled in {seconds:.2f} s — {ws.root}")
+        what = f"Resumed from {self._compile_from}" if self._compile_from not in (None, "start") else "Compiled"
+        self.sig_log.emit(f"{what}: {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
+        self.sig_status.emit(f"{what} in {seconds:.2f} s — {ws.root}")
+        self.sig_clear_error.emit()  # a good build: the last failure's banner goes
         self.start_indexing()
         self.run_npu()
         self._compile_ok = True
@@ -185,11 +207,23 @@ class Studio(QtCore.QObject):
             self.sig_log.emit("Compile cancelled", False)
         else:
             self._resumed = None  # a failed resume's text stays a draft
-            self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}")
             log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
-            if log:
-                self.sig_log.emit(log, True)
+            diagnostics = parse_diagnostics(log) if isinstance(exc, CompileFailed) else []
+            if diagnostics and exc.path is not None:
+                # The compiler read a copy in a staging folder (gone now): name the file the user has.
+                for d in (d for top in diagnostics for d in (top, *top.notes)):
+                    if d.path is not None and Path(d.path).name == exc.path.name:
+                        d.path = str(exc.path)
+            if diagnostics:  # the banner has the first; the Log lists each once, with its notes
+                self.sig_error.emit(format_error(exc, prog=""))
+                for d in diagnostics:
+                    self.sig_log.emit(d.text(), d.severity == "error")
+            else:
+                self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}")
+                if log:
+                    self.sig_log.emit(log, True)
             self.sig_status.emit("Failed")
+            self.sig_diagnostics.emit(self._compile_from or "start", diagnostics)
         if self.session.compile_failed(gen, cancelled=cancelled, ws=getattr(exc, "workspace", None)) and cancelled:
             self.start_indexing()  # the phases that had finished
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from npu_studio.cli_commands.run import run_workspace
 from npu_studio.core import edit_state
 from npu_studio.core.phase_diff import workspace_diff
 from npu_studio.core.phases import SNAPSHOT_PHASES
@@ -49,22 +46,13 @@ def test_autosaved_draft_of_unchanged_text_is_dropped(fresh_example):
     assert ws.drafts() == {}
 
 
-def test_bias_subtract_resume_shifts_output_by_minus_two_bias_and_revert_restores(fresh_example):
-    import onnx
-    from onnx import numpy_helper
-
-    from ..conftest import EXAMPLE
-
+def test_resume_keeps_the_previous_build_and_revert_restores(fresh_example):
+    # (The output's -2 x bias shift is checked in tests/ui/test_edit_resume.py, through the window.)
     ws = fresh_example
-    bias = numpy_helper.to_array(next(t for t in onnx.load(EXAMPLE).graph.initializer if t.name == "bias"))
-    _, inputs, (before,) = run_workspace(ws, None, seed=2)
     original = ws.snapshot_path("flow").read_text()
     assert original.count(BIAS_ADD) == 1
     result = edit_state.resume(ws, "flow", original.replace(BIAS_ADD, BIAS_ADD.replace("addf", "subf")))
     assert result is not None and [t.phase for t in result.phases] == list(SNAPSHOT_PHASES[6:])
-    _, _, (after,) = run_workspace(ws, inputs)
-    expected = np.broadcast_to((-2 * bias).reshape(1, 8, 1, 1), before.shape)
-    np.testing.assert_allclose(after - before, expected, atol=1e-5)
     states = edit_state.phase_states(ws)
     assert states["flow"] == "edited" and all(states[p] == "done" for p in SNAPSHOT_PHASES[6:])
     # The same phase in the two builds: stream before and after the resume.

@@ -12,13 +12,13 @@ from npu_studio.core import toolchain
 from npu_studio.core.compiler import target_flags
 from npu_studio.core.pass_trace import PassTraceJob
 
-from ..conftest import light_zoo_dir
 
 _AFTER = re.compile(r"^// -----// IR Dump After (\S+?):? ")
 
 
-def dumps_by_hand(input_path, source: str, phase: str, target: str = "llvm-cpu") -> list[tuple[str, str]]:
-    """(pass name, dump text) of every --mlir-print-ir-after-all dump, from iree-compile run directly."""
+def dumps_by_hand(input_path, source: str, phase: str, target: str = "llvm-cpu",
+                  keep: int = 4000) -> list[tuple[str, str]]:
+    """(pass name, first `keep` lines) of every --mlir-print-ir-after-all dump, from iree-compile run directly."""
     cmd = [str(toolchain.iree_compile()), str(input_path), *target_flags(target)]
     if source != "start":
         cmd.append(f"--compile-from={source}")
@@ -30,7 +30,7 @@ def dumps_by_hand(input_path, source: str, phase: str, target: str = "llvm-cpu")
             m = _AFTER.match(line)
             if m:
                 dumps.append((m.group(1), []))
-            elif dumps and len(dumps[-1][1]) < 4000:
+            elif dumps and len(dumps[-1][1]) < keep:
                 dumps[-1][1].append(line)
     assert proc.returncode == 0
     return [(name, "".join(body)) for name, body in dumps]
@@ -99,17 +99,14 @@ def test_cached_trace_is_reused_and_cli_lists_and_shows(flow_trace, capsys):
 
 
 @pytest.mark.slow
-def test_resnet50_global_optimization_pass_list(tmp_path):
-    from npu_studio.core.workspace import Workspace
+def test_resnet50_global_optimization_pass_list():
+    from tests.zoo_cache import zoo_workspace
 
-    ws = Workspace.create(light_zoo_dir() / "light_resnet50.onnx", tmp_path / "ws")
-    pre = ws.snapshot_path("preprocessing")
-    pre.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([str(toolchain.iree_compile()), str(ws.imported_path), *target_flags(ws.manifest.target),
-                    "--compile-to=preprocessing", "-o", str(pre)], check=True)
+    ws = zoo_workspace("resnet50")  # compiled once per run for every zoo test; the trace goes to passes/
     trace = PassTraceJob(ws, "global-optimization").run()
-    by_hand = dumps_by_hand(pre, "preprocessing", "global-optimization")
+    by_hand = dumps_by_hand(ws.snapshot_path("preprocessing"), "preprocessing", "global-optimization", keep=0)
     assert len(trace.passes) == len(by_hand) > 100
+    assert sorted(p.name for p in trace.passes) == sorted(name for name, _ in by_hand)
     changed = trace.changed()
     assert 0 < len(changed) < len(trace.passes)
     assert trace.diff(changed[0]).changed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -64,5 +65,41 @@ def test_pass_view_hides_unchanged_shows_a_diff_and_finds_the_first_flow_dispatc
     assert view.selected_pass() == found
     assert "+  flow.executable private @SingleConv$async_dispatch_0 {" in view.diff_view.unified_view.toPlainText()
     assert view.find("#0", mode=2).index == found.index  # the first pass that changed dispatch 0
+    assert view.find("util.func", mode=3).index == 0  # already in the first pass's output
+    view.select_pass(found.index)
     view.show_ir.setChecked(True)
     assert "flow.dispatch @SingleConv$async_dispatch_0" in view.ir_text.toPlainText()
+
+
+def test_replace_in_the_editor_is_one_undo_step_and_autosave_is_debounced(qtbot):
+    from npu_studio.ui.edit_support import DraftAutosaver, ReplaceBar
+    from npu_studio.ui.ir_view import IrView
+
+    view = IrView()
+    qtbot.addWidget(view)
+    view.set_text("%0 = arith.addf %a, %b\n%1 = arith.addf %0, %b\n", elide=False)
+    view.set_editable(True)
+    saved: list[str] = []
+    autosaver = DraftAutosaver(view, saved.append, delay_ms=50)
+    bar = ReplaceBar(view, lambda: "arith.addf", lambda: None)
+    bar.field.setText("arith.subf")
+    assert bar.replace_all() == 2
+    assert view.text().count("arith.subf") == 2 and autosaver.pending()
+    qtbot.waitUntil(lambda: bool(saved), timeout=2000)
+    assert saved == [view.text()]  # one save for the burst of changes
+    view.undo()
+    assert view.text().count("arith.addf") == 2
+    view.set_editable(False)
+    assert bar.replace_all() == 0  # a read-only view is never changed
+
+    # Steady typing never waits for a pause (10 s here, never reached): the 200 ms cap saves it.
+    autosaver.enabled = False
+    view.set_editable(True)
+    steady = DraftAutosaver(view, saved.append, delay_ms=10_000, max_behind_ms=200)
+    saved.clear()
+    started = time.monotonic()
+    while not saved and time.monotonic() - started < 3:
+        view.insertPlainText("x")
+        qtbot.wait(30)
+    assert saved  # saved while the typing went on
+    steady.cancel()
