@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from checks import check_all
-from flowgen import ZOO_NAMES, flow_snapshot, zoo_model
+from flowgen import ZOO_NAMES, flow_snapshot
+from tests.zoo_cache import zoo_flow
 from npu_models import attention, f16_matmul, fire, i8_matmul
 from npu_studio.core.ir_index import index_file
 from npu_studio.core.npu.coverage import coverage, coverage_of_analyses, legalize_flow
@@ -210,7 +211,7 @@ def test_light_zoo_coverage(default_target, capsys):
     FLOPs on the NPU."""
     report = []
     for name in ZOO_NAMES:
-        flow = flow_snapshot(zoo_model(name))
+        flow = zoo_flow(name)  # the run's shared compile of the zoo model
         analyses = legalize_flow(flow, default_target)
         for a in analyses:
             rec = a.site.record

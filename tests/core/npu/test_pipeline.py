@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from checks import check_all
-from flowgen import ZOO_NAMES, flow_snapshot, zoo_model
+from flowgen import ZOO_NAMES, flow_snapshot
 from tests.zoo_cache import zoo_flow
 from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
 from npu_studio.core.npu.npu_ir import NpuProgram
