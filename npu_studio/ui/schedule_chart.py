@@ -17,17 +17,12 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu.schedule_model import ScheduleModel
+from .schedule_summary import PALETTE, dispatch_color
 from .span_rects import SpanRects
 
 BAR_HALF = 0.35
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-           "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
 HIGHLIGHT = "#ffd400"
 CRITICAL = "#d00000"
-
-
-def dispatch_color(dispatch: int) -> str:
-    return PALETTE[dispatch % len(PALETTE)]
 
 
 class ScheduleChart(QtWidgets.QWidget):
