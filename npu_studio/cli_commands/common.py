@@ -6,6 +6,7 @@ import sys
 
 from ..core.compiler import TARGETS
 from ..core.params import DEFAULT_THRESHOLD_BYTES, ParamOptions
+from ..core.units import format_bytes
 
 
 def add_target_option(parser) -> None:
@@ -45,8 +46,4 @@ def progress_printer(enabled: bool):
 
 
 def human_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
+    return format_bytes(n)

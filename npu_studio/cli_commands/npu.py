@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..core.errors import StudioError, os_error
 from ..core.textio import check_output_file
+from ..core.units import format_bytes
 from ..core.workspace import open_or_compile
 
 
@@ -45,30 +46,39 @@ def flow_snapshot(source: Path) -> Path:
     return path
 
 
-def _kib(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.1f} MiB"
+def dispatch_line(program, d) -> str:
+    """One dispatch: where it runs and with what, or the rule that kept it off."""
+    if not d.legal:
+        return f"Dispatch #{d.index}: {d.kind} -> CPU fallback: {d.reason}"
+    if d.unit == "dma":
+        (task,) = program.tasks_of(d.index)
+        moved = sum(s.bytes for s in task.steps)
+        pad = f", pad value {d.pad_value}" if d.pad_value else ""
+        return (f"Dispatch #{d.index}: {d.kind} -> NPU dma ({d.transfer} transfer{pad}, "
+                f"{format_bytes(moved)} moved)")
+    tile = "x".join(str(t) for t in d.tile_sizes)
+    peak = program.dispatch_sram_peak(d.index)
+    extra = f", {d.dtype} -> acc {d.acc_dtype}" if d.acc_dtype and d.acc_dtype != d.dtype else ""
+    if d.transposed:
+        extra += f", {'/'.join(d.transposed)} transposed by {d.transpose_by}"
+    return (f"Dispatch #{d.index}: {d.kind} -> NPU {d.unit} "
+            f"(tiles {d.num_tiles}, {tile}, SRAM peak {format_bytes(peak)}{extra})")
 
 
 def report(program) -> str:
-    lines = []
-    for d in program.dispatches:
-        if d.legal:
-            tile = "x".join(str(t) for t in d.tile_sizes)
-            peak = program.dispatch_sram_peak(d.index)
-            lines.append(f"Dispatch #{d.index}: {d.kind} -> NPU "
-                         f"(tiles {d.num_tiles}, {tile}, SRAM peak {_kib(peak)})")
-        else:
-            lines.append(f"Dispatch #{d.index}: {d.kind} -> CPU fallback: {d.reason}")
-    npu = sum(1 for d in program.dispatches if d.legal)
+    from ..core.npu.coverage import coverage
+
+    lines = [dispatch_line(program, d) for d in program.dispatches]
     ops = Counter(t.op for t in program.tasks)
     steps = Counter(s.kind for t in program.tasks for s in t.steps)
     lines.append("")
-    lines.append(f"{npu} of {len(program.dispatches)} dispatches on the NPU "
-                 f"({program.target.name}); {len(program.tasks)} tasks: "
+    lines.extend(coverage(program).lines())
+    lines.append(f"target {program.target.name}; {len(program.tasks)} tasks: "
                  + ", ".join(f"{n} {op}" for op, n in sorted(ops.items())))
     lines.append("steps: " + ", ".join(f"{n} {k}" for k, n in sorted(steps.items()))
-                 + f"; SRAM peak {_kib(program.sram_peak)} of {_kib(program.target.sram_bytes)}"
-                 f"; DRAM {_kib(program.dram_peak)}")
+                 + f"; SRAM peak {format_bytes(program.sram_peak)} of "
+                 f"{format_bytes(program.target.sram_bytes)}"
+                 f"; DRAM {format_bytes(program.dram_peak)}")
     return "\n".join(lines) + "\n"
 
 

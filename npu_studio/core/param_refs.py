@@ -14,12 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .dtypes import numpy_storage_dtype
+from .units import format_bytes
+
 _REF = re.compile(r'#stream\.parameter\.named<"(?P<scope>[^"]*)"::"(?P<key>[^"]*)">(?:\s*:\s*tensor<(?P<type>[^>]*)>)?')
 
-# MLIR element type -> numpy dtype of its bytes (bf16 is read as its raw 16 bits, widened in `as_float`).
-_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "uint16",
-           "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "i1": "bool",
-           "ui8": "uint8", "si8": "int8", "si32": "int32", "si64": "int64"}
 
 
 @dataclass(frozen=True)
@@ -33,13 +32,14 @@ class ParamRef:
 
     @property
     def nbytes(self) -> int | None:
-        if self.shape is None or self.element_type not in _DTYPES:
+        if self.shape is None or self.numpy_dtype is None:
             return None
-        return math.prod(self.shape) * np.dtype(_DTYPES[self.element_type]).itemsize
+        return math.prod(self.shape) * self.numpy_dtype.itemsize
 
     @property
     def numpy_dtype(self) -> np.dtype | None:
-        return np.dtype(_DTYPES[self.element_type]) if self.element_type in _DTYPES else None
+        # bf16 is read as its raw 16 bits (widened in `as_float`)
+        return numpy_storage_dtype(self.element_type) if self.element_type else None
 
     def describe(self) -> str:
         """`W: 1024x1024xf32, 4.0 MiB (parameter "model"::"W")`"""
@@ -49,14 +49,6 @@ class ParamRef:
         if self.nbytes is not None:
             parts.append(f", {format_bytes(self.nbytes)}")
         return "".join(parts) + f' (parameter "{self.scope}"::"{self.key}")'
-
-
-def format_bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def _parse_type(text: str | None) -> tuple[tuple[int, ...] | None, str | None]:

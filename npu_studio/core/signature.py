@@ -13,14 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .dtypes import numpy_value_dtype
 from .errors import BadFile, StudioError
 from .textio import read_text
-
-_DTYPES = {
-    "f16": np.float16, "f32": np.float32, "f64": np.float64,
-    "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-    "ui8": np.uint8, "si8": np.int8, "si32": np.int32, "si64": np.int64,
-}
 
 
 @dataclass(frozen=True)
@@ -30,10 +25,10 @@ class TensorSpec:
 
     @property
     def numpy_dtype(self):
-        try:
-            return np.dtype(_DTYPES[self.dtype])
-        except KeyError:
-            raise StudioError(None, f"no numpy dtype for element type {self.dtype}") from None
+        dt = numpy_value_dtype(self.dtype)
+        if dt is None:
+            raise StudioError(None, f"no numpy dtype for element type {self.dtype}")
+        return dt
 
     @property
     def nbytes(self) -> int | None:

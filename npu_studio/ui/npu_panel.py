@@ -12,6 +12,8 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu import target_store, workspace_io
+from ..core.npu.coverage import coverage
+from ..core.units import format_bytes
 from ..resources import TARGETS_DIR
 from ..core.npu.npu_ir import DispatchInfo, NpuProgram
 from ..core.session import NPU_PHASE, NPU_SOURCE, Session
@@ -27,7 +29,7 @@ TABLE_PHASES = (NPU_SOURCE, NPU_PHASE)
 
 
 def kib(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.2f} MiB"
+    return format_bytes(n)
 
 
 def tile_label(d: DispatchInfo) -> str:
@@ -36,7 +38,7 @@ def tile_label(d: DispatchInfo) -> str:
 
 
 def table_values(p: NpuProgram) -> dict[int, tuple[str, str, str, str]]:
-    return {d.index: ("NPU" if d.legal else "CPU", d.reason, tile_label(d),
+    return {d.index: (f"NPU {d.unit}" if d.legal else "CPU", d.reason, tile_label(d),
                       kib(p.dispatch_sram_peak(d.index)) if d.legal else "")
             for d in p.dispatches}
 
@@ -46,8 +48,16 @@ def detail_text(p: NpuProgram, index: int) -> str:
     if d is None:
         return ""
     tasks = p.tasks_of(index)
-    lines = [f"NPU ({p.target.name}): " + (f"{d.kind} -> NPU" if d.legal else f"CPU fallback: {d.reason}")]
-    if d.legal:
+    lines = [f"NPU ({p.target.name}): " + (f"{d.kind} -> NPU {d.unit}" if d.legal
+                                           else f"CPU fallback: {d.reason} [rule {d.rule}]")]
+    if d.acc_dtype:
+        lines.append(f"  types: {d.dtype} inputs, {d.acc_dtype} accumulator")
+    if d.transposed:
+        lines.append(f"  transposed: {', '.join(d.transposed)} (by the {d.transpose_by})")
+    if d.transfer:
+        pad = f", pad value {d.pad_value}" if d.pad_value else ""
+        lines.append(f"  DMA: {d.transfer} transfer DRAM to DRAM{pad}")
+    if d.legal and d.unit != "dma":
         dims = " ".join(f"{n}={r}" for n, r in zip(d.loop_dims, d.loop_ranges))
         lines.append(f"  loops: {dims}")
         lines.append(f"  tile: {tile_label(d)} ({d.num_tiles} tiles)")
@@ -198,4 +208,5 @@ class NpuPanel(QtCore.QObject):
         if r is None or ws is None:
             return f"<b>{NPU_PHASE}</b> — {self.state} ({self.session.target_label()})"
         return (f"<b>{NPU_PHASE}</b> — {workspace_io.mlir_path(ws)} ({self.state}; "
-                f"{self.session.target_label()}, target {r.program.target.name})")
+                f"{self.session.target_label()}, target {r.program.target.name}) — "
+                f"{coverage(r.program).summary()}")

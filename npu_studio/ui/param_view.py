@@ -32,10 +32,11 @@ class _StatsWorker(QtCore.QObject):
         self.cancel = threading.Event()
 
     def run(self) -> None:
-        from ..core.param_refs import _DTYPES
+        from ..core.dtypes import numpy_storage_dtype
 
         try:
-            values = ParameterArchive(self.archive).array(self.ref.key, self.shape, _DTYPES[self.element_type])
+            values = ParameterArchive(self.archive).array(self.ref.key, self.shape,
+                                                          numpy_storage_dtype(self.element_type))
             result = stats(values, convert=lambda part: as_float(part, self.element_type),
                            cancelled=self.cancel.is_set)
         except StatsCancelled:

@@ -17,17 +17,12 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu.schedule_model import ScheduleModel
+from .schedule_summary import PALETTE, dispatch_color
 from .span_rects import SpanRects
 
 BAR_HALF = 0.35
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-           "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
 HIGHLIGHT = "#ffd400"
 CRITICAL = "#d00000"
-
-
-def dispatch_color(dispatch: int) -> str:
-    return PALETTE[dispatch % len(PALETTE)]
 
 
 class ScheduleChart(QtWidgets.QWidget):
@@ -93,7 +88,8 @@ class ScheduleChart(QtWidgets.QWidget):
         colors = [dispatch_color(i) for i in range(len(PALETTE))]
         ci = model.bar_dispatch % len(PALETTE)
         self.bars = SpanRects(model.bar_start, model.bar_end, model.bar_engine - BAR_HALF,
-                              model.bar_engine + BAR_HALF, ci, colors)
+                              model.bar_engine + BAR_HALF, ci, colors,
+                              group=model.bar_engine * len(PALETTE) + ci)  # a row and a colour
         self.engines.addItem(self.bars)
         self.engines.getAxis("left").setTicks([list(enumerate(model.engines))])
         self._draw_sram(model)

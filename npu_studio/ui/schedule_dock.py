@@ -13,7 +13,6 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..core.npu.schedule_model import Comparison, ScheduleModel
-from .schedule_chart import ScheduleChart
 from .schedule_summary import ScheduleSummary
 
 STALE_STYLE = "background:#fff3cd;color:#664d03;padding:3px;"
@@ -57,15 +56,11 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.check_label.setWordWrap(True)
         self.check_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.check_label.hide()
-        self.chart = ScheduleChart(body)
-        self.pinned_chart = ScheduleChart(body)
-        self.pinned_chart.hide()
+        self._chart = self._pinned_chart = None  # built on first use: pyqtgraph costs the app's start
         self.summary = ScheduleSummary(body)
-        charts = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
-        charts.addWidget(self.chart)
-        charts.addWidget(self.pinned_chart)
+        self._charts = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
-        split.addWidget(charts)
+        split.addWidget(self._charts)
         split.addWidget(self.summary)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 1)
@@ -80,8 +75,26 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.pinned: ScheduleModel | None = None
         self.previous: ScheduleModel | None = None
         self.comparison: Comparison | None = None
-        self.chart.sig_task_clicked.connect(self._on_task_clicked)
         self.summary.sig_dispatch_selected.connect(self._on_row_selected)
+
+    @property
+    def chart(self):
+        """The current run's ScheduleChart (created, with pyqtgraph, when first asked for)."""
+        if self._chart is None:
+            from .schedule_chart import ScheduleChart
+
+            self._chart = ScheduleChart(self._charts)
+            self._pinned_chart = ScheduleChart(self._charts)
+            self._pinned_chart.hide()
+            self._charts.addWidget(self._chart)
+            self._charts.addWidget(self._pinned_chart)
+            self._chart.sig_task_clicked.connect(self._on_task_clicked)
+        return self._chart
+
+    @property
+    def pinned_chart(self):
+        self.chart  # noqa: B018 - builds both charts
+        return self._pinned_chart
 
     # -- runs --------------------------------------------------------------
     def show_run(self, model: ScheduleModel | None, previous: ScheduleModel | None = None) -> None:
@@ -90,7 +103,8 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.previous = previous
         base = self.pinned or previous
         self.comparison = model.compare(base) if model is not None and base is not None else None
-        self.chart.set_model(model, self.unit())
+        if model is not None or self._chart is not None:
+            self.chart.set_model(model, self.unit())
         self.summary.show_model(model, self.comparison)
         self.banner.hide()
         self.check_label.hide()
@@ -138,6 +152,8 @@ class ScheduleDock(QtWidgets.QDockWidget):
         return self.unit_box.currentData()
 
     def _on_unit(self, *_):
+        if self._chart is None:
+            return
         self.chart.set_unit(self.unit())
         self.pinned_chart.set_unit(self.unit())
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.npu.schedule_model import Comparison, ScheduleModel
-from .schedule_chart import dispatch_color
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
+           "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
+
+
+def dispatch_color(dispatch: int) -> str:
+    """A dispatch's colour on the chart; the summary's # column shows it (the legend)."""
+    return PALETTE[dispatch % len(PALETTE)]
+
 
 COLUMNS = ("#", "kind", "ONNX", "cycles", "share", "MAC util", "DRAM bytes", "SRAM peak", "bound", "change")
 _NUMERIC = {0, 3, 4, 5, 6, 7, 9}

@@ -22,17 +22,19 @@ from ..core.errors import Cancelled, CompileFailed, StudioError, format_error
 from ..core.ir_index import index_file, link_phase_indexes
 from ..core.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
+from ..core.npu.coverage import coverage
 from ..core.npu.passes import NpuError
 from ..core.npu.target import TargetError
 from ..core.onnx_ops import node_op_types
 from ..core.phases import SNAPSHOT_PHASES
 from ..core.session import NpuResult, Session
+from ..core.units import format_bytes
 from ..core.workspace import Workspace
 from .jobs import CancelToken, JobManager
 
 
 def _kib(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.2f} MiB"
+    return format_bytes(n)
 
 
 class Studio(QtCore.QObject):
@@ -295,9 +297,12 @@ class Studio(QtCore.QObject):
         if not self.session.npu_finished(result, gen):
             return
         p = result.program
+        cov = coverage(p).lines()
         self.sig_log.emit(
-            f"NPU ({p.target.name}): {result.on_npu} of {len(p.dispatches)} dispatches on the NPU, "
+            f"NPU ({p.target.name}): {cov[0]}; "
             f"{len(p.tasks)} tasks, SRAM peak {_kib(p.sram_peak)} in {result.seconds:.2f} s", False)
+        for line in cov[1:]:  # the fallbacks, grouped by rule
+            self.sig_log.emit(line.strip(), False)
         self.sig_npu_finished.emit(True)
 
     def _npu_failed(self, exc: Exception, tb: str, gen: int) -> None:

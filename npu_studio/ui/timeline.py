@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..core.units import format_bytes
+
 from npu_studio.core.phases import SNAPSHOT_PHASES
 
 STATES = ("pending", "running", "done", "failed", "edited", "stale")
@@ -65,13 +67,7 @@ def format_seconds(seconds: float) -> str:
 
 
 def format_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    for unit in ("KB", "MB", "GB"):
-        size /= 1024
-        if size < 1024 or unit == "GB":
-            return f"{size:.1f} {unit}"
-    raise AssertionError("unreachable")
+    return format_bytes(size)
 
 
 @dataclass

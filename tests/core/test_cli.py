@@ -37,7 +37,7 @@ def test_compile_prints_all_twelve_phases_with_times_and_sizes(compiled):
     assert [r[0] for r in rows] == list(SNAPSHOT_PHASES)
     for row in rows:
         float(row[1])  # seconds
-        assert row[3] in ("B", "KB", "MB")  # size unit
+        assert row[3] in ("bytes", "KiB", "MiB")  # size unit
         assert int(row[4]) > 0  # op count
     assert f"workspace: {ws}" in proc.stdout
 

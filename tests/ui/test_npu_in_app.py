@@ -72,7 +72,7 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     window.show_phase("flow")
     table = window.dispatch_table
     assert table.extra_headers() == HEADERS
-    assert cell(window, "NPU") == "NPU" and cell(window, "reason") == ""
+    assert cell(window, "NPU") == "NPU mac" and cell(window, "reason") == ""
     assert cell(window, "tile") == "F8 OH66 OW352 C3 KH3 KW3"
     assert cell(window, "SRAM").endswith(("KiB", "MiB"))
     assert cell(window, "ONNX") == "Conv_0" and cell(window, "kind") == "conv"
@@ -93,7 +93,7 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     assert '"npu.conv"' in text and text == workspace_io.mlir_path(ws).read_text()
     assert not window.ir_view.is_editable() and not window.edit_action.isEnabled()
     assert not window.resume_action.isEnabled()
-    assert table.extra_headers() == HEADERS and cell(window, "NPU") == "NPU"
+    assert table.extra_headers() == HEADERS and cell(window, "NPU") == "NPU mac"
     # Dispatch #0's tasks are tinted and marked.
     region = next(r for r in window.ir_view.regions() if r.key == 0)
     assert window.ir_view.marked_key() == 0
@@ -108,14 +108,17 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
 
 def test_target_tiny_turns_dispatch_0_into_cpu_fallback(window, qtbot, settings, fresh_example):
     open_workspace(window, qtbot, fresh_example)
-    assert cell(window, "NPU") == "NPU"
+    assert cell(window, "NPU") == "NPU mac"
     window.select_dispatch(0)
     with qtbot.waitSignal(window.npu.sig_finished, timeout=WAIT):
         window.npu.set_target(TARGETS_DIR / "tiny.toml")
     assert cell(window, "NPU") == "CPU"
     assert "f32" in cell(window, "reason") and cell(window, "tile") == ""
-    assert "CPU fallback: unsupported dtype f32" in window.detail.toPlainText()
+    assert "CPU fallback: element type not supported (f32 in input 0)" in window.detail.toPlainText()
     assert window.timeline.phase_info(NPU_PHASE).dispatches == 0
+    # the coverage: NPU against total, and the fallbacks grouped by rule
+    assert "0 of 1 dispatches on the NPU, 0.00% of " in window.npu.label()
+    assert "1 on the CPU by rule dtype" in window.log.toPlainText()
     assert '"npu.fallback"' in workspace_io.mlir_path(fresh_example).read_text()
     assert settings.value(SETTINGS_KEY) == str(TARGETS_DIR / "tiny.toml")
 
@@ -146,7 +149,7 @@ def test_editing_the_target(window, qtbot, fresh_example):
     assert f"{default}:11: mac_array.rows: expected a positive integer, got -32" == banner
     assert editor.text() == bad
     assert window.npu.state == "stale" and window.timeline.phase_info(NPU_PHASE).state == "stale"
-    assert cell(window, "NPU") == "NPU"
+    assert cell(window, "NPU") == "NPU mac"
     assert default.read_text() == original
 
     # Valid: saved as a named user target (never into resources), re-run.

@@ -32,3 +32,23 @@ def test_a_100k_bar_row_zoomed_out_draws_at_most_one_rect_per_pixel():
     item = SpanRects(starts, starts + 9, np.zeros(100_000), np.ones(100_000), np.zeros(100_000, int), ["#000"])
     gs, _, _, _, _ = item.visible_rects(0, 1_000_000, per_px=1_000_000 / 800)
     assert 1 <= len(gs) <= 800
+
+
+def test_zoomed_out_frames_use_a_coarser_level_with_the_same_picture():
+    rng = np.random.default_rng(0)
+    starts = np.sort(rng.uniform(0, 1_000_000, 50_000))
+    ends = starts + rng.uniform(1, 30, 50_000)
+    rows = rng.integers(0, 3, 50_000)
+    item = SpanRects(starts, ends, rows, rows + 0.7, np.zeros(50_000, int), ["#000"])
+    assert len(item._levels) > 1  # pre-merged levels exist
+    per_px = 1_000_000 / 800
+    gs, ge, y0, _, _ = item.visible_rects(0, 1_000_000, per_px)
+    base = item._levels[0][1]
+    from npu_studio.ui.span_rects import _merge
+
+    rs, re_, ry0, _, _, _ = _merge(base, 0, 1_000_000, per_px)
+    # the same rectangles per row, ends within a pixel of merging the raw bars once
+    for row in range(3):
+        a, b = gs[y0 == row], rs[ry0 == row]
+        assert len(a) == len(b)
+        assert np.allclose(a, b, atol=per_px) and np.allclose(ge[y0 == row], re_[ry0 == row], atol=per_px)

@@ -33,12 +33,18 @@ def fused_label(d: OpDescription) -> str:
         parts.append("+".join(o.split(".", 1)[1] for o in core[:3]) + ("…" if len(core) > 3 else ""))
     if relu:
         parts.append("relu")
+    if not parts and not ops:
+        return "cast"  # only type conversions (e.g. an f32 accumulator to f16)
     return " + ".join(parts) if parts else "elementwise"
+
+
+# The root is the dispatch's main op: MAC work first, then ops that reduce
+# (a pooling or reduction feeds the elementwise ops fused after it), then
+# the op with the most FLOPs. The NPU maps dispatches by this same root.
+_ROOT_PRIORITY = {**{k: 0 for k in _COMPUTE_KINDS}, "pooling": 1, "reduction": 2, "softmax": 2}
 
 
 def choose_root(ops: list[OpDescription]) -> OpDescription | None:
     if not ops:
         return None
-    compute = [d for d in ops if d.kind in _COMPUTE_KINDS]
-    pool = compute or ops
-    return max(pool, key=lambda d: d.flops or 0)
+    return min(ops, key=lambda d: (_ROOT_PRIORITY.get(d.kind, 3), -(d.flops or 0)))

@@ -34,6 +34,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
 from .affine import sum_or_none
+from .aggregates import describe_softmax
 from .contraction import classify_contraction
 from .conv import classify_folded_conv, classify_interface_conv
 from .structured_op import FREE_BODY_OPS, StructuredOp
@@ -46,12 +47,20 @@ def _is_permutation_op(op: StructuredOp) -> bool:
     return all(m.is_permutation for m in op.maps)
 
 
+def _converts_only(o: StructuredOp) -> bool:
+    """A body that only converts element types (a cast, e.g. f32 -> f16)."""
+    ops = [n for n in o.body_ops if n != "linalg.yield"]
+    return bool(ops) and all(n in FREE_BODY_OPS for n in ops) and not o.yields_input_only()
+
+
 def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
     """Describe one linalg structured op; None for anything else."""
     opview = op.opview if isinstance(op, ir.Operation) else op
     name = opview.operation.name
     if not name.startswith("linalg.") or name == "linalg.yield":
         return None
+    if name == "linalg.softmax":  # no indexing maps: an aggregate op
+        return describe_softmax(opview.operation)
     try:
         maps_attr = linalg.get_indexing_maps(opview)
     except (TypeError, ValueError):
@@ -85,7 +94,7 @@ def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
         kind = "reduction"
     elif o.yields_input_only():
         kind = "copy/transpose" if _is_permutation_op(o) else "other"
-    elif flops:
+    elif flops or _converts_only(o):
         kind = "elementwise"
 
     bytes_read = sum_or_none(t.nbytes for t in o.inputs)

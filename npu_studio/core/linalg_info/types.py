@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
+from .. import dtypes
+
 KINDS: tuple[str, ...] = (
     "conv",
     "depthwise_conv",
@@ -15,6 +17,7 @@ KINDS: tuple[str, ...] = (
     "pooling",
     "reduction",
     "elementwise",
+    "softmax",
     "copy/transpose",
     "other",
 )
@@ -81,19 +84,8 @@ class OpDescription:
 
 
 def dtype_nbytes(dtype: str) -> int:
-    """Storage bytes of one element; i1 and sub-byte types count 1 byte."""
-    if dtype == "index":
-        return 8
-    digits = ""
-    for ch in dtype:
-        if ch.isdigit():
-            digits += ch
-        elif digits:
-            break
-    if not digits:
-        return 4
-    nbytes = max(1, (int(digits) + 7) // 8)
-    return 2 * nbytes if dtype.startswith("complex") else nbytes
+    """Storage bytes of one element (the one table: core/dtypes.py)."""
+    return dtypes.nbytes(dtype)
 
 
 def tensor_info(t: ir.Type) -> TensorInfo:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..linalg_info import OpDescription
+from ..linalg_info import OpDescription, dtype_nbytes
+from ..linalg_info.affine import affine_terms
 from .flow_graph import tensor_shape_dtype
-from .target import DTYPE_BYTES
 from .tiling import Access, Loop
 
 PASS_THROUGH = {"iree_tensor_ext.dispatch.tensor.load", "flow.dispatch.tie_shape"}
@@ -62,33 +62,10 @@ def trace(value: ir.Value, consts: list[ir.Operation], depth: int = 0) -> Source
     return Source("none")
 
 
-def linear(expr: ir.AffineExpr) -> tuple[dict[int, int], int] | None:
-    """`expr` as ({dim: coefficient}, constant), None if not linear."""
-    if isinstance(expr, ir.AffineDimExpr):
-        return {expr.position: 1}, 0
-    if isinstance(expr, ir.AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, ir.AffineAddExpr):
-        a, b = linear(expr.lhs), linear(expr.rhs)
-        if a is None or b is None:
-            return None
-        d = dict(a[0])
-        for k, v in b[0].items():
-            d[k] = d.get(k, 0) + v
-        return d, a[1] + b[1]
-    if isinstance(expr, ir.AffineMulExpr):
-        a, b = linear(expr.lhs), linear(expr.rhs)
-        if a is None or b is None:
-            return None
-        if not a[0]:
-            a, b = b, a
-        if b[0]:
-            return None
-        return {k: v * b[1] for k, v in a[0].items()}, a[1] * b[1]
-    return None
-
-
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    if op.name == "linalg.softmax":  # elementwise in and out over the same loops
+        rank = len(ir.ShapedType(op.operands[0].type).shape)
+        return [ir.AffineMap.get_identity(rank, context=op.context)] * len(op.operands)
     try:
         attr = linalg.get_indexing_maps(op)
     except Exception:
@@ -101,11 +78,14 @@ def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
 def _dims_of(amap: ir.AffineMap, shape, remap=None):
     dims = []
     for expr, size in zip(amap.results, shape):
-        lin = linear(expr)
-        if lin is None or (remap is not None and any(k not in remap for k in lin[0])):
+        terms = affine_terms(expr)  # a window's constant offset does not change its extent
+        if terms is None or (remap is not None and any(k not in remap for k, _ in terms)):
             dims.append((None, size))
             continue
-        coeffs = tuple(sorted(((remap[k] if remap else k), c) for k, c in lin[0].items() if c))
+        merged: dict[int, int] = {}
+        for k, c in terms:
+            merged[k] = merged.get(k, 0) + c
+        coeffs = tuple(sorted(((remap[k] if remap else k), c) for k, c in merged.items() if c))
         dims.append((coeffs, size))
     return tuple(dims)
 
@@ -140,9 +120,9 @@ def accesses(root: ir.Operation, fused: list[ir.Operation],
             continue  # scalar input (fill value): lives in a register
         src = trace(v, consts)
         role = "output" if i >= n_in else "input"
-        nbytes = DTYPE_BYTES.get(dtype, 4)
-        if role == "output" and dtype.startswith(("i", "ui")) and nbytes < 4:
-            nbytes = 4  # integer partial sums accumulate in i32
+        # A MAC op's output type is its accumulator (f32 for f16 inputs): that
+        # is what its SRAM tile holds.
+        nbytes = dtype_nbytes(dtype)
         out.append(BoundAccess(Access(f"op{i}", role, nbytes, _dims_of(amap, shape)),
                                src, dtype, shape))
     # Root output map as pure dims: output dim j is root loop out_loops[j].
@@ -163,6 +143,6 @@ def accesses(root: ir.Operation, fused: list[ir.Operation],
                     and fmaps[-1].n_dims == len(out_loops) and None not in out_loops:
                 remap = {j: out_loops[j] for j in range(len(out_loops))}
             dims = _dims_of(fmaps[i], shape, remap) if remap else tuple((None, s) for s in shape)
-            out.append(BoundAccess(Access(f"f{k}.{i}", "input", DTYPE_BYTES.get(dtype, 4), dims),
+            out.append(BoundAccess(Access(f"f{k}.{i}", "input", dtype_nbytes(dtype), dims),
                                    src, dtype, shape))
     return out

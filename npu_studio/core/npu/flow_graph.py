@@ -7,17 +7,22 @@ bitcasts and barriers alias their operand's buffer. `producers` says
 which dispatches a buffer's contents come from (through host ops that
 are not dispatches, e.g. `flow.tensor.update`), which gives the
 dispatch dataflow graph.
+
+What each dispatch is (executable and export symbols, ONNX provenance,
+root op, dimensions) is not worked out here: it is the dispatch index's
+record (`ir_index`), indexed from the same snapshot, so the dispatch
+table and the NPU report cannot disagree.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from .target import DTYPE_BYTES
+from ..ir_index import DispatchRecord, PhaseIndex, index_text
+from ..linalg_info import dtype_nbytes
 
 ALIASING = {"flow.tensor.reshape", "flow.tensor.bitcast", "hal.tensor.barrier",
             "flow.tensor.transfer", "flow.tensor.tie_shape"}
@@ -42,20 +47,30 @@ class HostBuffer:
     def nbytes(self) -> int:
         if self.dynamic:
             return 0
-        return math.prod(self.shape) * DTYPE_BYTES.get(self.dtype, 4)
+        return math.prod(self.shape) * dtype_nbytes(self.dtype)
 
 
 @dataclass
 class DispatchSite:
     index: int
     op: ir.Operation
-    executable: str
-    export: str
-    location: str
+    record: DispatchRecord  # the dispatch index's record of this site
     args: list[str | None]  # func argument -> buffer id (None for index args)
     reads: list[str]  # buffer ids of tensor operands
     writes: list[str]  # buffer ids of results
     deps: frozenset[int] = frozenset()  # producer dispatches
+
+    @property
+    def executable(self) -> str:
+        return self.record.executable or ""
+
+    @property
+    def export(self) -> str:
+        return self.record.export or ""
+
+    @property
+    def location(self) -> str:
+        return ",".join(self.record.onnx_nodes)
 
 
 def tensor_shape_dtype(t: ir.Type) -> tuple[tuple[int | None, ...], str] | None:
@@ -65,19 +80,14 @@ def tensor_shape_dtype(t: ir.Type) -> tuple[tuple[int | None, ...], str] | None:
     return shape, str(t.element_type)
 
 
-def location_name(loc: ir.Location) -> str:
-    names = re.findall(r'"([^"]*)"', str(loc))
-    return ",".join(dict.fromkeys(names))
-
-
-def _symbols(attr: ir.Attribute) -> tuple[str, str]:
-    parts = [p.strip().lstrip("@").strip('"') for p in str(attr).split("::")]
-    return parts[0], parts[-1]
-
-
 class FlowGraph:
-    def __init__(self, module: ir.Operation):
+    def __init__(self, module: ir.Operation, index: PhaseIndex | None = None):
+        """`index`: the flow-phase dispatch index of the same snapshot (None:
+        indexed here from the module's text)."""
         self.module = module
+        if index is None:
+            index = index_text(module.get_asm(enable_debug_info=True), "flow")
+        self.index = index
         self.buffers: dict[str, HostBuffer] = {}
         self.sites: list[DispatchSite] = []
         self.funcs: dict[tuple[str, str], ir.Operation] = {}
@@ -91,6 +101,9 @@ class FlowGraph:
             op = op.operation
             if op.name != "flow.executable":
                 self._walk_host(op)
+        if len(self.sites) != len(index.dispatches):
+            raise ValueError(f"the dispatch index has {len(index.dispatches)} dispatches, "
+                             f"the module {len(self.sites)} flow.dispatch sites")
 
     # -- executables ---------------------------------------------------------
     def _index_executable(self, exe: ir.Operation) -> None:
@@ -166,7 +179,6 @@ class FlowGraph:
         arguments = list(op.operands)[nwork:nwork + nargs]
         tied = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["tied_operands"])] \
             if "tied_operands" in op.attributes else [-1] * len(op.results)
-        exe, export = _symbols(ir.ArrayAttr(op.attributes["entry_points"])[0])
         reads = [b for b in (self.buffer_of(v) for v in arguments) if b]
         deps = frozenset(p for b in reads for p in self.buffers[b].producers)
         for b in reads:
@@ -182,12 +194,14 @@ class FlowGraph:
                 args.append(bid)
         # A tied (read-write) argument is written into the result's buffer.
         args = [result_of_arg.get(i, b) for i, b in enumerate(args)]
-        self.sites.append(DispatchSite(index, op, exe, export, location_name(op.location),
-                                       args, reads, [w for w in writes if w], deps))
+        # Both walk the module in pre-order: site i is the index's dispatch i.
+        self.sites.append(DispatchSite(index, op, self.index.dispatches[index] if index < len(
+            self.index.dispatches) else DispatchRecord(index), args, reads,
+            [w for w in writes if w], deps))
 
     # -- queries -------------------------------------------------------------
     def func_of(self, site: DispatchSite) -> ir.Operation | None:
-        return self.funcs.get((site.executable, site.export))
+        return self.funcs.get((site.record.executable, site.record.export))
 
     def edges(self) -> set[tuple[int, int]]:
         return {(p, s.index) for s in self.sites for p in s.deps}

@@ -1,10 +1,11 @@
-"""Can a dispatch run on the NPU? One human reason when it cannot.
+"""Can a dispatch run on the NPU, and on which unit? One rule when it cannot.
 
-Checks, in order: dynamic shapes, a root op to map, op kinds (root and
-fused), element types, the target's rank and dimension limits, and
-indexing maps to tile by. The root op is the dispatch's main linalg op
-(a conv or contraction before pooling, reductions, elementwise ops),
-as classified by `linalg_info.describe_linalg_op`.
+The dispatch's kind, root op and dimensions are the dispatch index's
+record (`site.record`): the NPU never classifies an op itself. From the
+record and the dispatch body this gathers the facts the rules check
+(`rules.RULES`): which unit computes it (MAC array, vector unit, DMA, or
+CPU), the element and accumulator types, transposed MAC operands, the
+vector functions used, and for data-movement dispatches the transfer.
 """
 
 from __future__ import annotations
@@ -12,34 +13,67 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from iree.compiler import ir
+from iree.compiler.dialects import linalg
 
-from ..linalg_info import OpDescription, describe_linalg_op
+from ..ir_index import DispatchRecord
+from ..linalg_info import OpDescription
 from .access import BoundAccess, Source, accesses, loops_of
-from .flow_graph import DispatchSite, FlowGraph, tensor_shape_dtype
+from .flow_graph import DispatchSite, FlowGraph
+from .rules import MAC_KINDS, RULES, VECTOR_KINDS, function_of
 from .target import NpuTarget
 from .tiling import Loop
-
-PRIORITY = {"conv": 0, "depthwise_conv": 0, "matmul": 0, "batch_matmul": 0,
-            "pooling": 1, "reduction": 2, "elementwise": 3, "copy/transpose": 4}
+from .transfers import Transfer, memcpy_transfer, op_transfer
 
 
 @dataclass
 class DispatchAnalysis:
     site: DispatchSite
-    kind: str = "none"
+    kind: str = "none"  # the dispatch index's root kind ("none" without a root op)
+    unit: str = "cpu"  # mac | vector | dma | cpu
     op_name: str = ""
     desc: OpDescription | None = None
+    root_op: ir.Operation | None = None
+    fused_ops: list[ir.Operation] = field(default_factory=list)
+    fused_kinds: list[tuple[str, str]] = field(default_factory=list)  # (label, kind)
     loops: tuple[Loop, ...] = ()
-    accesses: list[BoundAccess] = field(default_factory=list)
+    accesses: list[BoundAccess] | None = field(default_factory=list)
     consts: list[ir.Operation] = field(default_factory=list)
+    transfer: Transfer | None = None
+    acc_dtype: str = ""  # accumulator of a MAC op
+    root_input_dtypes: tuple[str, ...] = ()
+    transposed: tuple[str, ...] = ()  # MAC operands read transposed ("input 1")
+    vector_ops: tuple[str, ...] = ()  # body ops the vector unit computes
+    vector_cost: int = 0  # cycles per element for those, on this target
+    input_shapes: list[tuple] = field(default_factory=list)
+    output_shapes: list[tuple] = field(default_factory=list)
+    all_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # host buffers, root op
+    root_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # what the NPU computes on
+    dtypes_used: list[tuple[str, str]] = field(default_factory=list)
+    grouped: bool = False
+    unmapped: str = ""  # what a CPU-only dispatch holds
+    sram_error: str = ""
+    rule: str = ""  # id of the rule that failed ("" when legal)
     reason: str = ""
 
     @property
     def legal(self) -> bool:
         return not self.reason
 
+    @property
+    def record(self) -> DispatchRecord:
+        return self.site.record
 
-def _linalg_ops(func: ir.Operation) -> list[ir.Operation]:
+    @property
+    def flops(self) -> int:
+        return sum(d.flops or 0 for d in self.record.ops)
+
+    def fail(self, rule_id: str, value: str) -> None:
+        r = next(r for r in RULES if r.id == rule_id)
+        self.rule, self.reason = r.id, r.reason(value)
+
+
+def linalg_ops(func: ir.Operation) -> list[ir.Operation]:
+    """The linalg ops of a dispatch body in pre-order, as the index walks them."""
     found: list[ir.Operation] = []
 
     def walk(op: ir.Operation) -> None:
@@ -47,69 +81,122 @@ def _linalg_ops(func: ir.Operation) -> list[ir.Operation]:
             for block in region.blocks:
                 for inner in block.operations:
                     inner = inner.operation
-                    if inner.name.startswith("linalg.") and inner.name not in ("linalg.yield", "linalg.index"):
+                    if inner.name.startswith("linalg.") and inner.name not in ("linalg.yield",
+                                                                               "linalg.index"):
                         found.append(inner)
-                    else:
-                        walk(inner)
+                    walk(inner)
 
     walk(func)
     return found
 
 
-def _tensor_types(ops: list[ir.Operation]):
-    for op in ops:
-        for v in list(op.operands) + list(op.results):
-            sd = tensor_shape_dtype(v.type)
-            if sd is not None:
-                yield sd
+def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    try:
+        attr = linalg.get_indexing_maps(op)
+    except (TypeError, ValueError):
+        return None
+    return None if attr is None else [ir.AffineMapAttr(a).value for a in attr]
+
+
+def _transposed(desc: OpDescription, maps: list[ir.AffineMap] | None) -> tuple[str, ...]:
+    """Contraction inputs not read in matmul order for the output's layout.
+
+    With the output laid out (P, Q) (P, Q being M and N in either order),
+    the array computes out = L(P, K) . R(K, Q); an input read (K, P) or
+    (Q, K) is transposed.
+    """
+    if maps is None or desc.kind not in ("matmul", "batch_matmul") or len(maps) < 3:
+        return ()
+    dims = desc.loop_dims
+
+    def names(m: ir.AffineMap) -> list[str]:
+        return [dims[e.position] for e in m.results if isinstance(e, ir.AffineDimExpr)]
+
+    out_mn = [n for n in names(maps[-1]) if n in ("M", "N")]
+    if len(out_mn) != 2:
+        return ()
+    p, q = out_mn
+    found = []
+    for i, m in enumerate(maps[:len(desc.inputs)]):
+        seen = names(m)
+        want = [p, "K"] if p in seen else ["K", q]
+        if [n for n in seen if n in want] == want[::-1]:
+            found.append(f"input {i}")
+    return tuple(found)
+
+
+def _facts(a: DispatchAnalysis, graph: FlowGraph, target: NpuTarget) -> None:
+    site, rec = a.site, a.site.record
+    func = graph.func_of(site)
+    ops = linalg_ops(func) if func is not None else []
+    if len(ops) != len(rec.ops) or any(o.name != d.op_name for o, d in zip(ops, rec.ops)):
+        a.unmapped = "the dispatch index and the module disagree on its ops"
+        return
+    by_desc = {id(d): o for o, d in zip(ops, rec.ops)}
+    desc = rec.root
+    a.input_shapes = [graph.buffers[b].shape for b in site.reads]
+    a.output_shapes = [graph.buffers[b].shape for b in site.writes]
+    a.all_shapes = [(f"input {i}", s) for i, s in enumerate(a.input_shapes)] + \
+        [(f"output {i}", s) for i, s in enumerate(a.output_shapes)]
+    a.dtypes_used = [(f"input {i}", graph.buffers[b].dtype) for i, b in enumerate(site.reads)] + \
+        [(f"output {i}", graph.buffers[b].dtype) for i, b in enumerate(site.writes)]
+    if desc is None:
+        a.transfer = memcpy_transfer(graph, site, func) if func is not None else None
+        if a.transfer is not None:
+            a.unit = "dma"
+        else:
+            a.unmapped = ", ".join(sorted({o.name for o in ops})) or "no linalg op"
+        return
+    a.desc, a.kind, a.op_name = desc, desc.kind, desc.op_name
+    a.root_op = by_desc[id(desc)]
+    maps = _maps(a.root_op)
+    # rec.fused labels the non-root ops in order; fills only set up outputs
+    labelled = [(lb, d) for lb, d in zip(rec.fused, [x for x in rec.ops if x is not desc])
+                if d.op_name != "linalg.fill"]
+    fused = [d for _, d in labelled]
+    a.fused_ops = [by_desc[id(d)] for d in fused]
+    a.fused_kinds = [(lb, d.kind) for lb, d in labelled]
+    a.root_input_dtypes = tuple(t.dtype for t in desc.inputs if t.shape)
+    a.dtypes_used += [(f"root input {i}", dt) for i, dt in enumerate(a.root_input_dtypes)]
+    a.all_shapes += [(f"root input {i}", t.shape) for i, t in enumerate(desc.inputs) if t.shape]
+    a.root_shapes = [(f"root input {i}", t.shape) for i, t in enumerate(desc.inputs) if t.shape] + \
+        [(f"root output {i}", t.shape) for i, t in enumerate(desc.outputs)]
+    if desc.kind in MAC_KINDS:
+        a.unit = "mac"
+        a.acc_dtype = desc.outputs[0].dtype if desc.outputs else ""
+        a.grouped = bool(desc.groups) and desc.kind == "conv" and "G" in desc.dims
+        a.transposed = _transposed(desc, maps)
+        a.vector_ops = tuple(o for d in fused for o in d.body_ops)
+    elif desc.kind in VECTOR_KINDS:
+        a.unit = "vector"
+        a.vector_ops = tuple(o for d in [desc, *fused] for o in d.body_ops)
+    else:
+        a.transfer = op_transfer(desc, maps) if not fused else None
+        if a.transfer is not None:
+            a.unit = "dma"
+        else:
+            a.unmapped = f"{desc.kind} {desc.op_name}" + (
+                " with fused " + ", ".join(lb for lb, _ in a.fused_kinds) if fused else "")
+    a.vector_cost = sum(target.function_cost(function_of(o)) or 0 for o in a.vector_ops)
 
 
 def analyze(graph: FlowGraph, site: DispatchSite, target: NpuTarget) -> DispatchAnalysis:
     a = DispatchAnalysis(site)
-    func = graph.func_of(site)
-    ops = _linalg_ops(func) if func is not None else []
-    described = [(op, describe_linalg_op(op)) for op in ops if op.name != "linalg.fill"]
-    described = [(op, d) for op, d in described if d is not None]
-    if described:
-        root, desc = min(
-            described, key=lambda od: (PRIORITY.get(od[1].kind, 5), -(od[1].flops or 0)))
-        a.desc, a.kind, a.op_name = desc, desc.kind, root.name
-        a.loops = loops_of(desc)
-    dynamic = any(graph.buffers[b].dynamic for b in site.reads + site.writes) or any(
-        None in shape for shape, _ in _tensor_types(ops))
-    if dynamic or (a.desc is not None and not a.desc.is_static):
-        a.reason = "dynamic shape"
-        return a
-    if a.desc is None:
-        names = sorted({op.name for op in ops if op.name != "linalg.fill"})
-        a.reason = (f"cannot classify {', '.join(names)}" if names
-                    else "no linalg op to map (data movement only)")
-        return a
-    for op, d in described:
-        if d.kind not in target.op_kinds:
-            a.reason = f"unsupported op kind {d.kind}"
+    _facts(a, graph, target)
+    if a.unit in ("mac", "vector"):
+        a.loops = loops_of(a.desc)
+        a.accesses = accesses(a.root_op, a.fused_ops, a.consts)
+    for r in RULES:
+        if r.pass_ != "npu-legalize" or a.unit not in r.units:
+            continue
+        value = r.check(a, target)
+        if value is not None:
+            a.rule, a.reason = r.id, r.reason(value)
             return a
-    for shape, dtype in _tensor_types(ops):
-        if dtype not in target.dtypes:
-            a.reason = f"unsupported dtype {dtype}"
-            return a
-    for shape, dtype in _tensor_types(ops):
-        if len(shape) > target.max_rank:
-            a.reason = f"rank {len(shape)} exceeds limit max_rank={target.max_rank}"
-            return a
-        big = max(shape, default=0)
-        if big > target.max_dim_size:
-            a.reason = f"dimension {big} exceeds limit max_dim_size={target.max_dim_size}"
-            return a
-    fused = [op for op, d in described if op != root]
-    bound = accesses(root, fused, a.consts)
-    if bound is None:
-        a.reason = f"cannot tile {root.name}: no indexing maps"
-        return a
-    for i, b in enumerate(bound):
-        if b.access.role == "input" and _is_weight(graph, site, b.source):
-            bound[i] = replace(b, access=replace(b.access, role="weight"))
-    a.accesses = bound
+    if a.accesses:
+        for i, b in enumerate(a.accesses):
+            if b.access.role == "input" and _is_weight(graph, site, b.source):
+                a.accesses[i] = replace(b, access=replace(b.access, role="weight"))
     return a
 
 

@@ -7,11 +7,12 @@ printer handle the text, and `verify` (ours) checks the invariants:
   module {npu.version, npu.format, npu.target, npu.sram_peak, npu.dram_peak}
     "npu.dispatch"() {index, symbol, kind, legal, reason, loop_dims, ...}
     "npu.buffer"() {id, size, dtype, shape, memory = "dram"|"sram", offset, kind, live}
-    %tN = "npu.conv"(%deps...) ({            // npu.matmul, npu.pool, ..., npu.fallback
+    %tN = "npu.conv"(%deps...) ({            // npu.matmul, npu.pool, ..., npu.transfer, npu.fallback
         "npu.dma"() {direction = "in", src, dst, bytes}
         "npu.compute"() {srcs, dsts, ops}
         "npu.dma"() {direction = "out", ...}
         "npu.cpu"() {srcs, dsts, ops}          // fallback tasks
+        "npu.dma_copy"() {srcs, dsts, bytes}   // npu.transfer tasks: DRAM to DRAM
       }) {id, dispatch, fallback, tile_offsets, tile_sizes, tile_<dim>..., memory}
       : (!npu.token, ...) -> !npu.token
 
@@ -29,11 +30,13 @@ from iree.compiler import ir
 from ..errors import StudioError
 from . import npu_text_reader
 from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
+from .schedule import TRANSFER_OP
 from .target import NpuTarget
 
 FORMAT = "npu-studio.npu-ir"
 TOKEN = "!npu.token"
-STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", "cpu": "npu.cpu"}
+STEP_OP = {"dma_in": "npu.dma", "dma_out": "npu.dma", "compute": "npu.compute", "cpu": "npu.cpu",
+           "dma_copy": "npu.dma_copy"}
 
 
 class NpuDialectError(StudioError, ValueError):
@@ -77,6 +80,8 @@ def _dict(d: dict) -> str:
 def _step_text(s: Step) -> str:
     if s.kind in ("dma_in", "dma_out"):
         attrs = {"direction": s.kind[4:], "src": s.srcs[0], "dst": s.dsts[0], "bytes": s.bytes}
+    elif s.kind == "dma_copy":
+        attrs = {"srcs": list(s.srcs), "dsts": list(s.dsts), "bytes": s.bytes}
     else:
         attrs = {"srcs": list(s.srcs), "dsts": list(s.dsts), "ops": s.ops}
     return f'"{STEP_OP[s.kind]}"() {_dict(attrs)} : () -> ()'
@@ -101,7 +106,8 @@ def to_mlir(p: NpuProgram) -> str:
         if d is not None and not t.fallback:
             for name, size in zip(d.loop_dims, t.tile_sizes):
                 attrs[f"tile_{name.lower()}"] = size
-        attrs["memory"] = "dram" if t.fallback else "sram"
+        # fallbacks and DRAM-to-DRAM transfers touch no SRAM
+        attrs["memory"] = "dram" if t.fallback or t.op == TRANSFER_OP else "sram"
         deps = ", ".join(f"%t{x}" for x in t.deps)
         types = ", ".join([TOKEN] * len(t.deps))
         lines.append(f'  %t{t.id} = "{t.op}"({deps}) ({{')
@@ -198,6 +204,9 @@ def from_mlir(text: str) -> NpuProgram:
                 if name == "npu.dma":
                     steps.append(Step("dma_" + sa["direction"], (sa["src"],), (sa["dst"],),
                                       bytes=sa["bytes"]))
+                elif name == "npu.dma_copy":
+                    steps.append(Step("dma_copy", tuple(sa["srcs"]), tuple(sa["dsts"]),
+                                      bytes=sa["bytes"]))
                 else:
                     kind = "cpu" if name == "npu.cpu" else "compute"
                     steps.append(Step(kind, tuple(sa["srcs"]), tuple(sa["dsts"]), ops=sa["ops"]))
@@ -220,7 +229,8 @@ _TASK = {"id": int, "dispatch": int, "fallback": bool, "tile_offsets": list, "ti
          "memory": str}
 _STEPS = {"npu.dma": {"direction": str, "src": str, "dst": str, "bytes": int},
           "npu.compute": {"srcs": list, "dsts": list, "ops": int},
-          "npu.cpu": {"srcs": list, "dsts": list, "ops": int}}
+          "npu.cpu": {"srcs": list, "dsts": list, "ops": int},
+          "npu.dma_copy": {"srcs": list, "dsts": list, "bytes": int}}
 
 
 def _check(where: str, attrs: dict, spec: dict, errors: list[str]) -> bool:
@@ -281,7 +291,7 @@ def _verify(head: dict[str, Any], ops: list[_Op]) -> list[str]:
         d = dispatches.get(a["dispatch"])
         if d is None:
             errors.append(f"{where}: dispatch #{a['dispatch']} does not exist")
-        elif not a["fallback"]:
+        elif not a["fallback"] and op.name != "npu.transfer":
             ranges, sizes, offs = d["loop_ranges"], a["tile_sizes"], a["tile_offsets"]
             if len(sizes) != len(ranges) or len(offs) != len(ranges):
                 errors.append(f"{where}: tile rank {len(sizes)} != dispatch loops {len(ranges)}")
@@ -307,7 +317,10 @@ def _verify(head: dict[str, Any], ops: list[_Op]) -> list[str]:
             refs = [sa["src"], sa["dst"]] if step == "npu.dma" else sa["srcs"] + sa["dsts"]
             for r in refs:
                 if r not in buffers:
-                    errors.append(f"{where} {s.name}: unknown buffer {r!r}")
+                    errors.append(f"{where} {step}: unknown buffer {r!r}")
+            if step == "npu.dma_copy" and any(
+                    buffers[r]["memory"] != "dram" for r in refs if r in buffers):
+                errors.append(f"{where} npu.dma_copy: must move dram -> dram")
             if step == "npu.dma":
                 want = {"in": ("dram", "sram"), "out": ("sram", "dram")}.get(sa["direction"])
                 if want is None:

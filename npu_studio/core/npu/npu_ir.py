@@ -17,7 +17,8 @@ from .target import NpuTarget
 VERSION = 1
 PLACEMENTS = ("dram", "sram")
 BUFFER_KINDS = ("input", "output", "weight", "intermediate", "constant", "tile")
-STEP_KINDS = ("dma_in", "compute", "dma_out", "cpu")
+STEP_KINDS = ("dma_in", "compute", "dma_out", "dma_copy", "cpu")
+UNITS = ("mac", "vector", "dma", "cpu")
 
 
 def _lists(x: Any) -> Any:
@@ -48,10 +49,10 @@ class Buffer:
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # dma_in | compute | dma_out | cpu
+    kind: str  # dma_in | compute | dma_out | dma_copy | cpu
     srcs: tuple[str, ...]
     dsts: tuple[str, ...]
-    bytes: int = 0  # moved (DMA)
+    bytes: int = 0  # moved (DMA); dma_copy (DRAM to DRAM): bytes read + bytes written
     ops: int = 0  # multiply-accumulates or element operations (compute)
 
     @classmethod
@@ -96,18 +97,32 @@ class DispatchInfo:
     inputs: tuple[str, ...]  # DRAM buffer ids read
     outputs: tuple[str, ...]  # DRAM buffer ids written
     deps: tuple[int, ...]  # dispatches whose results this one reads
+    # Issue 11: where it runs and why not.
+    unit: str = "cpu"  # mac | vector | dma | cpu
+    rule: str = ""  # id of the failed rule (rules.py), "" when legal
+    flops: int = 0  # the dispatch index's FLOPs of all its ops
+    dims: dict = field(default_factory=dict)  # the dispatch index's named dims (M, N, K, ...)
+    dtype: str = ""  # element type of the root op's first input
+    acc_dtype: str = ""  # accumulator of a MAC op (f32 for f16 x f16)
+    transposed: tuple[str, ...] = ()  # MAC operands read transposed
+    transpose_by: str = ""  # dma | array (from the target) when any is
+    vector_cost: int = 0  # vector-unit cycles per element (sum of its functions' costs)
+    transfer: str = ""  # DMA transfer kind: copy | transpose | broadcast | insert | pad
+    pad_value: str = ""  # value a padded transfer writes around the data
+    transfer_read: int = 0  # bytes a DMA transfer reads (its dma_copy step moves read + written)
 
     @classmethod
     def from_dict(cls, d: dict) -> "DispatchInfo":
         d = dict(d)
         for k in ("loop_dims", "loop_ranges", "iterator_types", "tile_sizes",
-                  "loop_order", "inputs", "outputs", "deps"):
-            d[k] = tuple(d[k])
+                  "loop_order", "inputs", "outputs", "deps", "transposed"):
+            if k in d:
+                d[k] = tuple(d[k])
         return cls(**d)
 
     def describe(self) -> str:
         if self.legal:
-            return f"Dispatch #{self.index}: {self.kind} -> NPU"
+            return f"Dispatch #{self.index}: {self.kind} -> NPU {self.unit}"
         return f"Dispatch #{self.index} not supported: {self.reason}"
 
 

@@ -20,14 +20,16 @@ from pathlib import Path
 from iree.compiler import ir, passmanager
 
 from ..errors import StudioError
+from ..ir_index import PhaseIndex, index_text
+from ..linalg_info import dtype_nbytes
 from ..textio import read_text
-
 from .flow_graph import FlowGraph
 from .legality import DispatchAnalysis, analyze
 from .memory_plan import Request, allocate
 from .npu_ir import Buffer, DispatchInfo, NpuProgram
-from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, build_tasks, task_positions
-from .target import DTYPE_BYTES, NpuTarget, load_target
+from .schedule import (DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch,
+                       build_tasks, task_positions)
+from .target import NpuTarget, load_target
 from .tiling import Tiling, TilingError, TilingProblem, access_bytes, choose_tiles, tile_counts
 
 # Cleanup inside the dispatch bodies only: the host call sites (and so the
@@ -72,8 +74,8 @@ def array_loops(kind: str, loops, target: NpuTarget):
 
 
 class _State:
-    def __init__(self, target: NpuTarget, strict: bool):
-        self.target, self.strict = target, strict
+    def __init__(self, target: NpuTarget, strict: bool, index: PhaseIndex | None = None):
+        self.target, self.strict, self.index = target, strict, index
         self.graph: FlowGraph | None = None
         self.analyses: list[DispatchAnalysis] = []
         self.tilings: dict[int, Tiling] = {}
@@ -83,7 +85,7 @@ class _State:
 
     # -- passes ----------------------------------------------------------------
     def legalize(self, module: ir.Operation) -> None:
-        self.graph = FlowGraph(module)
+        self.graph = FlowGraph(module, self.index)
         self.analyses = [analyze(self.graph, s, self.target) for s in self.graph.sites]
         for a in self.analyses:
             self._mark(a)
@@ -94,14 +96,19 @@ class _State:
 
     def tile(self, module: ir.Operation) -> None:
         for a in self.analyses:
-            if not a.legal:
+            if not a.legal or a.unit not in ("mac", "vector"):
                 continue
             arr, arr_sizes = array_loops(a.kind, a.loops, self.target)
-            problem = TilingProblem(a.loops, tuple(b.access for b in a.accesses), arr, arr_sizes)
+            # softmax needs a whole row per tile (max, then sum, then divide)
+            whole = tuple(i for i, lp in enumerate(a.loops) if lp.reduction) \
+                if a.kind == "softmax" else ()
+            problem = TilingProblem(a.loops, tuple(b.access for b in a.accesses), arr, arr_sizes,
+                                    whole)
             try:
                 t = choose_tiles(problem, self.target.sram_bytes)
             except TilingError as e:
-                a.reason = f"does not fit in SRAM: {e}"
+                a.sram_error = str(e)
+                a.fail("sram-fit", str(e))
                 self._mark(a)
                 continue
             self.tilings[a.site.index] = t
@@ -135,7 +142,7 @@ class _State:
                     t = c.results[0].type
                     shape = tuple(t.shape) if isinstance(t, ir.ShapedType) else ()
                     dtype = str(t.element_type) if isinstance(t, ir.ShapedType) else str(t)
-                    dram.append((_const_id(a, k), math.prod(shape) * DTYPE_BYTES.get(dtype, 4),
+                    dram.append((_const_id(a, k), math.prod(shape) * dtype_nbytes(dtype),
                                  dtype, shape, "weight", (0, max(total, 1))))
         offs, self.dram_peak = allocate([Request(i, max(s, 1), *lv) for i, s, _, _, _, lv in dram])
         self.buffers = [Buffer(i, s, dt, sh, "dram", offs[i], k, lv) for i, s, dt, sh, k, lv in dram]
@@ -165,12 +172,19 @@ class _State:
         work = []
         for a in self.analyses:
             s = a.site
-            if a.legal:
+            if a.legal and a.unit == "dma":
+                tr = a.transfer
+                work.append(TransferDispatch(s.index, tuple(s.reads), tuple(s.writes),
+                                             tr.bytes_read, tr.bytes_written))
+            elif a.legal:
                 t = self.tilings[s.index]
+                out_bytes = dtype_nbytes(self.graph.buffers[s.writes[0]].dtype) if s.writes else 0
                 ops = tuple(
                     TiledOperand(b.access.name, b.access.role, b.access, self._dram_of(a, b.source),
                                  (_slot_id(a, b.access.name, 0), _slot_id(a, b.access.name, 1)),
-                                 DTYPE_BYTES.get(b.dtype, 4))
+                                 dtype_nbytes(b.dtype),
+                                 out_bytes if b.access.role == "output" and out_bytes else
+                                 dtype_nbytes(b.dtype))
                     for b in a.accesses)
                 work.append(DispatchTiles(s.index, a.kind, a.loops, t.sizes, t.order, ops,
                                           tuple(s.writes)))
@@ -185,9 +199,19 @@ class _State:
         infos = []
         for a in self.analyses:
             s, t = a.site, self.tilings.get(a.site.index)
+            tr = a.transfer if a.legal else None
             infos.append(DispatchInfo(
                 index=s.index, symbol=s.export, location=s.location, kind=a.kind,
                 op_name=a.op_name, legal=a.legal, reason=a.reason,
+                unit=a.unit if a.legal else "cpu", rule=a.rule, flops=a.flops,
+                dims={k: -1 if v is None else v for k, v in a.desc.dims.items()} if a.desc else {},
+                dtype=a.desc.dtype if a.desc else (
+                    self.graph.buffers[s.writes[0]].dtype if s.writes else ""),
+                acc_dtype=a.acc_dtype,
+                transposed=a.transposed, transpose_by=self.target.transpose_by if a.transposed
+                else "", vector_cost=a.vector_cost if a.unit in ("mac", "vector") else 0,
+                transfer=tr.kind if tr else "", pad_value=tr.pad_value if tr else "",
+                transfer_read=tr.bytes_read if tr else 0,
                 loop_dims=tuple(lp.name for lp in a.loops),
                 loop_ranges=tuple(lp.size for lp in a.loops),
                 iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
@@ -209,7 +233,7 @@ class _State:
         op.attributes["npu.reason"] = ir.StringAttr.get(a.reason)
 
     def _num_tasks(self, a: DispatchAnalysis) -> int:
-        t = self.tilings.get(a.site.index)
+        t = self.tilings.get(a.site.index) if a.unit in ("mac", "vector") else None
         return math.prod(tile_counts(a.loops, t.sizes)) if a.legal and t else 1
 
     def _dram_of(self, a: DispatchAnalysis, src) -> str | None:
@@ -288,10 +312,11 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
     """Run the NPU pipeline on a flow-phase module (text, path or ir.Module)."""
     if not isinstance(target, NpuTarget):
         target = load_target(target)
-    state = _State(target, strict)
+    ctx = None
     source = None
     if isinstance(flow_module, ir.Module):
         module = flow_module
+        text = module.operation.get_asm(enable_debug_info=True)
     else:
         text = flow_module
         if isinstance(flow_module, Path) or (isinstance(flow_module, str) and "\n" not in flow_module
@@ -304,6 +329,9 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
             module = ir.Module.parse(text, ctx)
         except ir.MLIRError as e:
             raise NpuError(f"cannot parse: {str(e).splitlines()[0]}", source) from None
+    # The dispatch index of the same text: the NPU's kinds, symbols and ONNX
+    # nodes are its records' (one dispatch model for the table and the NPU).
+    state = _State(target, strict, index_text(text, "flow", source))
     try:
         return _run_passes(module, state)
     except NpuError as e:

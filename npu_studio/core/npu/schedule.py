@@ -2,7 +2,8 @@
 
 One task per tile of a legal dispatch (steps: DMA-in of every input
 tile, compute, DMA-out once the tile's reduction is complete), one
-`npu.fallback` task per CPU dispatch. Tiles alternate between two SRAM
+`npu.fallback` task per CPU dispatch, one `npu.transfer` task per
+data-movement dispatch (a DRAM-to-DRAM DMA copy, see transfers.py). Tiles alternate between two SRAM
 slots per operand (double buffering): tile t waits for tile t-2, which
 used the same slots, not for t-1, so one tile's DMA overlaps the
 previous tile's compute. Partial sums chain the reduction tiles of an
@@ -22,8 +23,9 @@ from .tiling import Loop, enumerate_tiles, footprint
 OP_OF_KIND = {
     "conv": "npu.conv", "depthwise_conv": "npu.depthwise_conv", "matmul": "npu.matmul",
     "batch_matmul": "npu.matmul", "pooling": "npu.pool", "reduction": "npu.reduce",
-    "elementwise": "npu.eltwise", "copy/transpose": "npu.copy",
+    "elementwise": "npu.eltwise", "softmax": "npu.softmax", "copy/transpose": "npu.copy",
 }
+TRANSFER_OP = "npu.transfer"
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,8 @@ class TiledOperand:
     access: object  # tiling.Access
     dram: str | None  # DRAM buffer (None: nothing to load, e.g. a zero-filled output)
     slots: tuple[str, str]
-    dtype_bytes: int
+    dtype_bytes: int  # per element in SRAM (an output: the accumulator's)
+    dram_dtype_bytes: int = 0  # per element in DRAM, when it differs (f32 acc -> f16 out)
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,17 @@ class DispatchTiles:
     order: tuple[int, ...]
     operands: tuple[TiledOperand, ...]
     outputs: tuple[str, ...]  # DRAM buffers written
+
+
+@dataclass(frozen=True)
+class TransferDispatch:
+    """A data-movement dispatch: one DMA transfer from DRAM to DRAM."""
+
+    index: int
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    bytes_read: int
+    bytes_written: int
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,8 @@ def _tile_tasks(d: DispatchTiles, first_id: int) -> list[Task]:
             for op, nbytes in zip(d.operands, op_bytes):
                 if op.role != "output":
                     continue
+                if op.dram_dtype_bytes:  # written back in its DRAM type (f32 acc -> f16)
+                    nbytes = nbytes // op.dtype_bytes * op.dram_dtype_bytes
                 for dst in d.outputs:
                     steps.append(Step("dma_out", (op.slots[out_tile % 2],), (dst,), bytes=nbytes))
         deps = set()
@@ -118,6 +134,11 @@ def build_tasks(dispatches: list, dispatch_deps: dict[int, set[int]]) -> list[Ta
         if isinstance(d, FallbackDispatch):
             own = [Task(first, d.index, "npu.fallback", True, (), (),
                         (Step("cpu", d.reads, d.writes, ops=d.ops),), ())]
+        elif isinstance(d, TransferDispatch):
+            # bytes: both sides cross the DRAM port (read, then written)
+            own = [Task(first, d.index, TRANSFER_OP, False, (), (),
+                        (Step("dma_copy", d.reads, d.writes,
+                              bytes=d.bytes_read + d.bytes_written),), ())]
         else:
             own = _tile_tasks(d, first)
         external = sorted({s for p in dispatch_deps.get(d.index, ()) for s in sinks.get(p, ())})

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .npu_ir import NpuProgram
+from .sim.results import STEP_KINDS
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class ScheduleModel:
     def from_result(cls, program: NpuProgram, result) -> "ScheduleModel":
         """The arrays of a `sim.SimResult` of `program`."""
         steps, tasks = result.steps, result.tasks
-        kinds = ("dma_in", "compute", "dma_out", "cpu")
+        kinds = STEP_KINDS
         owner = _buffer_dispatch(program)
         allocs = result.allocations
         total = result.total_cycles

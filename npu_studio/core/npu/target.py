@@ -25,12 +25,17 @@ DATAFLOWS = ("output-stationary", "weight-stationary")
 DATAFLOW_SHORT = {"os": "output-stationary", "ws": "weight-stationary"}
 OP_KINDS = (
     "conv", "depthwise_conv", "matmul", "batch_matmul", "pooling",
-    "reduction", "elementwise", "copy/transpose",
+    "reduction", "elementwise", "softmax", "copy/transpose",
 )
-DTYPE_BYTES = {
-    "i8": 1, "ui8": 1, "i16": 2, "i32": 4, "i64": 8,
-    "f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1,
-}
+# Element types a target may name; their sizes come from linalg_info.dtype_nbytes.
+DTYPES = ("i1", "i8", "ui8", "i16", "i32", "i64", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "f64")
+TRANSPOSE_BY = ("dma", "array", "none")
+# Vector-unit functions a target may list (cycles per element each); see
+# rules.vector_functions for the body ops each one stands for.
+VECTOR_FUNCTIONS = ("add", "sub", "mul", "div", "max", "min", "compare", "select", "neg", "abs",
+                    "exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "erf", "floor",
+                    "round", "and", "or", "xor", "shift")
+_BASIC_FUNCTIONS = {"add": 1, "sub": 1, "mul": 1, "max": 1, "min": 1, "compare": 1, "select": 1}
 
 
 class TargetError(StudioError, ValueError):
@@ -59,17 +64,29 @@ class NpuTarget:
     dtypes: tuple[str, ...]
     max_rank: int
     max_dim_size: int
+    # Issue 11 (op coverage): what the NPU can do beyond plain kinds and dtypes.
+    acc_dtypes: tuple[str, ...] = ()  # wider accumulators of MAC ops (f16 x f16 -> f32)
+    dma_strided: bool = False  # DMA descriptors with strides (transposes, slices, inserts)
+    dma_padded: bool = False  # DMA writes a pad value around a transfer
+    transpose_by: str = "none"  # who transposes a MAC operand: dma | array | none
+    vector_functions: tuple[tuple[str, int], ...] = tuple(sorted(_BASIC_FUNCTIONS.items()))
     # Timing-only keys (optional in the file; older model.npu.json files lack them).
     dma_setup_cycles: int = 64
     cpu_launch_cycles: int = 2000
     cpu_ops_per_cycle: int = 16
     source: str = field(default="", compare=False)
 
+    def function_cost(self, name: str) -> int | None:
+        """Cycles per element of a vector function, None if the unit lacks it."""
+        return dict(self.vector_functions).get(name)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("source")
         d["op_kinds"] = list(self.op_kinds)
         d["dtypes"] = list(self.dtypes)
+        d["acc_dtypes"] = list(self.acc_dtypes)
+        d["vector_functions"] = dict(self.vector_functions)
         return d
 
     @classmethod
@@ -77,6 +94,9 @@ class NpuTarget:
         d = dict(d)
         d["op_kinds"] = tuple(d["op_kinds"])
         d["dtypes"] = tuple(d["dtypes"])
+        d["acc_dtypes"] = tuple(d.get("acc_dtypes", ()))
+        if "vector_functions" in d:
+            d["vector_functions"] = tuple(sorted(dict(d["vector_functions"]).items()))
         return cls(**d)
 
 
@@ -102,10 +122,18 @@ _SCHEMA: tuple[_Check, ...] = (
      lambda v: bool(v) and all(isinstance(k, str) and k in OP_KINDS for k in v),
      "a non-empty list of: " + ", ".join(OP_KINDS)),
     ("dtypes.supported", list, True, None,
-     lambda v: bool(v) and all(isinstance(k, str) and k in DTYPE_BYTES for k in v),
-     "a non-empty list of: " + ", ".join(DTYPE_BYTES)),
+     lambda v: bool(v) and all(isinstance(k, str) and k in DTYPES for k in v),
+     "a non-empty list of: " + ", ".join(DTYPES)),
     ("limits.max_rank", int, True, None, lambda v: v > 0, "a positive integer"),
     ("limits.max_dim_size", int, True, None, lambda v: v > 0, "a positive integer"),
+    # Issue 11 (op coverage), all optional.
+    ("dtypes.accumulators", list, False, [], lambda v: all(k in DTYPES for k in v),
+     "a list of: " + ", ".join(DTYPES)),
+    ("dma.strided", bool, False, False, lambda v: True, "true or false"),
+    ("dma.padded", bool, False, False, lambda v: True, "true or false"),
+    ("mac_array.transpose", str, False, "none", lambda v: v in TRANSPOSE_BY,
+     "one of " + ", ".join(TRANSPOSE_BY)),
+    ("vector.functions", dict, False, _BASIC_FUNCTIONS, lambda v: True, "a table"),
 )
 _KNOWN_TABLES = {k.split(".")[0] for k, *_ in _SCHEMA if "." in k}
 
@@ -171,6 +199,15 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         if not isinstance(v, typ) or not check(v):
             raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
         values[key] = v
+    functions = values["vector.functions"]
+    for fn, cost in functions.items():
+        key = f"vector.functions.{fn}"
+        if fn not in VECTOR_FUNCTIONS:
+            raise TargetError(path, key, _key_line(text, key),
+                              "unknown vector function; known: " + ", ".join(VECTOR_FUNCTIONS))
+        if isinstance(cost, bool) or not isinstance(cost, int) or cost < 1:
+            raise TargetError(path, key, _key_line(text, key),
+                              f"expected cycles per element (a positive integer), got {cost!r}")
     return NpuTarget(
         name=values["name"],
         clock_mhz=values["clock_mhz"],
@@ -186,6 +223,11 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         dtypes=tuple(values["dtypes.supported"]),
         max_rank=values["limits.max_rank"],
         max_dim_size=values["limits.max_dim_size"],
+        acc_dtypes=tuple(values["dtypes.accumulators"]),
+        dma_strided=values["dma.strided"],
+        dma_padded=values["dma.padded"],
+        transpose_by=values["mac_array.transpose"],
+        vector_functions=tuple(sorted(functions.items())),
         dma_setup_cycles=values["dma.setup_cycles"],
         cpu_launch_cycles=values["cpu.launch_cycles"],
         cpu_ops_per_cycle=values["cpu.ops_per_cycle"],

@@ -55,6 +55,7 @@ class TilingProblem:
     accesses: tuple[Access, ...]
     array_loops: tuple[int, ...] = ()  # loops mapped onto MAC rows, cols
     array_sizes: tuple[int, ...] = ()  # rows, cols (or vector lanes)
+    whole: tuple[int, ...] = ()  # loops never split (a softmax row)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def choose_tiles(problem: TilingProblem, sram_bytes: int) -> Tiling:
     n = len(problem.loops)
     if any(lp.size < 1 for lp in problem.loops):
         raise TilingError("empty iteration space")
-    sizes = [1] * n
+    sizes = [problem.loops[i].size if i in problem.whole else 1 for i in range(n)]
     need = working_set(problem, tuple(sizes))
     if 2 * need > sram_bytes:
         raise TilingError(

@@ -10,7 +10,7 @@ from npu_studio.core.npu.memory_plan import overlaps
 def check_tiles_fit(p):
     bufs = {b.id: b for b in p.buffers}
     for d in p.dispatches:
-        if not d.legal:
+        if not d.legal or d.unit == "dma":
             continue
         slots = [b for b in p.buffers if b.id.startswith(f"s{d.index}.")]
         assert slots, f"dispatch {d.index} has no SRAM buffers"
@@ -27,7 +27,7 @@ def check_tiles_fit(p):
 def check_coverage(p):
     """Tiles of each dispatch partition its iteration space exactly once."""
     for d in p.dispatches:
-        if not d.legal:
+        if not d.legal or d.unit == "dma":
             continue
         tiles = [(t.tile_offsets, t.tile_sizes) for t in p.tasks_of(d.index)]
         assert len(tiles) == d.num_tiles
@@ -82,7 +82,23 @@ def check_memory(p):
     assert p.sram_peak <= p.target.sram_bytes
 
 
+def check_transfers(p):
+    """A DMA dispatch is one DRAM-to-DRAM copy; every fallback names a rule."""
+    bufs = {b.id: b for b in p.buffers}
+    for d in p.dispatches:
+        if not d.legal:
+            assert d.rule and d.reason and d.unit == "cpu", d
+            continue
+        if d.unit != "dma":
+            continue
+        (t,) = p.tasks_of(d.index)
+        (s,) = t.steps
+        assert t.op == "npu.transfer" and not t.fallback and s.kind == "dma_copy" and s.bytes > 0
+        assert all(bufs[b].placement == "dram" for b in s.srcs + s.dsts)
+
+
 def check_all(p):
+    check_transfers(p)
     check_tiles_fit(p)
     check_coverage(p)
     check_dag(p)

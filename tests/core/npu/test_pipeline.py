@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from checks import check_all
-from flowgen import ZOO_NAMES, flow_snapshot, zoo_model
+from flowgen import ZOO_NAMES, flow_snapshot
 from tests.zoo_cache import zoo_flow
 from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
 from npu_studio.core.npu.npu_ir import NpuProgram
@@ -51,10 +51,10 @@ def test_example_conv_legal_with_f32(example_flow, default_target):
 
 def test_example_conv_illegal_without_f32(example_flow, no_f32_target):
     p = run_npu_pipeline(example_flow, no_f32_target)
-    assert p.reasons() == ["Dispatch #0 not supported: unsupported dtype f32"]
+    assert p.reasons() == ["Dispatch #0 not supported: element type not supported (f32 in input 0)"]
     (t,) = p.tasks
     assert t.fallback and t.op == "npu.fallback" and [s.kind for s in t.steps] == ["cpu"]
-    with pytest.raises(NpuError, match="unsupported dtype f32"):
+    with pytest.raises(NpuError, match=r"element type not supported \(f32 in input 0\)"):
         run_npu_pipeline(example_flow, no_f32_target, strict=True)
     check_forms(p)
 
@@ -78,7 +78,7 @@ def dynamic_batch_conv() -> onnx.ModelProto:
 
 def test_dynamic_batch_is_rejected(default_target):
     p = run_npu_pipeline(flow_snapshot(dynamic_batch_conv()), default_target)
-    assert p.reasons() == ["Dispatch #0 not supported: dynamic shape"]
+    assert p.reasons() == ["Dispatch #0 not supported: dynamic shape (dim 0 of input 0 is ?)"]
     check_all(p)
     check_forms(p)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from flowgen import flow_snapshot, zoo_model
 from tests.zoo_cache import zoo_flow
 
 from npu_studio.core.npu import target_store

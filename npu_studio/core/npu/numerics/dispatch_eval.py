@@ -17,8 +17,8 @@ import numpy as np
 
 from iree.compiler import ir
 
+from ...ir_index.labels import choose_root
 from ...linalg_info import describe_linalg_op
-from ..legality import PRIORITY
 from . import linalg_eval
 from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
 
@@ -33,18 +33,16 @@ class Tile:
 
 
 def root_op(func: ir.Operation) -> ir.Operation | None:
-    """The op the NPU pipeline tiles: the same choice as `legality.analyze`."""
-    best, key = None, None
+    """The op the NPU pipeline tiles: the dispatch index's root (`choose_root`)."""
+    pairs = []
     for op in _walk(func):
-        if not op.name.startswith("linalg.") or op.name in ("linalg.fill", "linalg.yield", "linalg.index"):
+        if not op.name.startswith("linalg.") or op.name in ("linalg.yield", "linalg.index"):
             continue
         d = describe_linalg_op(op)
-        if d is None:
-            continue
-        k = (PRIORITY.get(d.kind, 5), -(d.flops or 0))
-        if key is None or k < key:
-            best, key = op, k
-    return best
+        if d is not None:
+            pairs.append((op, d))
+    root = choose_root([d for _, d in pairs])
+    return next((op for op, d in pairs if d is root), None)
 
 
 def _walk(op: ir.Operation):

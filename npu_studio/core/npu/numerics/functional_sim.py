@@ -106,7 +106,9 @@ class FunctionalSim:
         results = None
         if info.legal or self.interpret_fallbacks:
             try:
-                results = self._interpret(index, site, args, outcome, tiled=info.legal)
+                # a DMA transfer (pad, copy) is one task: the whole body at once
+                results = self._interpret(index, site, args, outcome,
+                                          tiled=info.legal and info.unit != "dma")
             except NotInterpretable as exc:
                 outcome.note = f"not interpreted ({exc}); computed by IREE's CPU build"
         if results is None:
@@ -128,7 +130,7 @@ class FunctionalSim:
                    tiled: bool = True) -> list:
         graph_func = self._func_of(site)
         if not tiled:
-            outcome.computed_by = "interpreter"
+            outcome.computed_by = "npu" if self.program.dispatches[index].legal else "interpreter"
             bindings, results = _bindings(site, args)
             DispatchInterpreter(graph_func).run(bindings)
             return results

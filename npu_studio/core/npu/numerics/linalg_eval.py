@@ -59,6 +59,12 @@ class Structured:
 
 def structured(op: ir.Operation) -> Structured | None:
     """The op as a structured op, or None when it has no indexing maps."""
+    if op.name == "linalg.softmax":  # identity maps; `run` computes it by its definition
+        shape = tuple(op.operands[0].type.shape)
+        axis = ir.IntegerAttr(op.attributes["dimension"]).value
+        ident = ir.AffineMap.get_identity(len(shape), context=op.context)
+        return Structured(op, [ident, ident], 1, tuple(d == axis for d in range(len(shape))),
+                          shape, None)
     try:
         attr = linalg.get_indexing_maps(op)
     except Exception:
@@ -334,6 +340,9 @@ def run(s: Structured, inputs: list, outputs: list[np.ndarray], offs=None, sizes
     sizes = tuple(sizes) if sizes is not None else s.ranges
     if any(sz == 0 for sz in sizes):
         return
+    if s.op.name == "linalg.softmax":
+        _softmax(s, inputs[0], outputs[0], offs, sizes)
+        return
     red = [d for d in range(n) if s.reduction[d]]
     regions = [out_region(o, s.maps[s.n_in + k], offs, sizes) for k, o in enumerate(outputs)]
     combiners = _combiners(s) if red else None
@@ -407,6 +416,17 @@ def _run_sequential(s: Structured, inputs, regions, offs, sizes, red) -> None:
         acc = [np.asarray(body.value(y)).astype(acc[k].dtype, copy=False) for k, y in enumerate(body.yields())]
     for (r, dims), a in zip(regions, acc):
         r[...] = _from_loops(a, dims, sizes, n)
+
+
+def _softmax(s: Structured, x, out: np.ndarray, offs, sizes) -> None:
+    """exp(x - max) / sum(exp(x - max)) along the axis, over whole rows of the box."""
+    axis = s.reduction.index(True)
+    if offs[axis] != 0 or sizes[axis] != s.ranges[axis]:
+        raise NotInterpretable("a softmax tile must hold whole rows")
+    box = tuple(slice(o, o + z) for o, z in zip(offs, sizes))
+    v = np.asarray(x)[box].astype(np.float64)
+    e = np.exp(v - v.max(axis=axis, keepdims=True))
+    out[box] = (e / e.sum(axis=axis, keepdims=True)).astype(out.dtype)
 
 
 def fresh_outputs(out_operands: list) -> list[np.ndarray]:

@@ -17,11 +17,15 @@ cycle); tests/core/npu/sim compares with its own output. Grouped and
 depthwise convs run one GEMM per group, batched matmuls one per batch,
 as SCALE-Sim does for its depthwise layers.
 
-Vector unit: one element operation per lane per cycle. CPU fallback: a
-launch overhead plus `cpu_ops_per_cycle`. DMA: a per-transfer setup
+Vector unit: each lane takes an element's functions one after another:
+the cycles per element are the sum of the target's `vector.functions`
+costs over the ops the dispatch computes (its `vector_cost`: max, sub,
+exp, add, div = 1 + 1 + 4 + 1 + 4 for a softmax on the default target).
+CPU fallback: a launch overhead plus `cpu_ops_per_cycle`. DMA: a per-transfer setup
 latency, then the bytes at the DRAM bandwidth the transfer gets (the
 timing engine shares `dram_bytes_per_cycle` between concurrent
-transfers).
+transfers). A DRAM-to-DRAM transfer (pad, copy, transpose: one strided
+descriptor) moves its bytes twice: read, then written.
 """
 
 from __future__ import annotations
@@ -70,8 +74,8 @@ def mac_cycles(target: NpuTarget, kind: str, loop_dims: tuple[str, ...],
     return batch * gemm_cycles(m, n, k, target.mac_rows, target.mac_cols, target.dataflow)
 
 
-def vector_cycles(target: NpuTarget, ops: int) -> int:
-    return -(-ops // target.vector_lanes)
+def vector_cycles(target: NpuTarget, ops: int, cycles_per_element: int = 1) -> int:
+    return -(-ops * cycles_per_element // target.vector_lanes)
 
 
 def cpu_cycles(target: NpuTarget, ops: int) -> int:

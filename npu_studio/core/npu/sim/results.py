@@ -20,7 +20,7 @@ from ...errors import StudioError
 
 FORMAT = "npu-studio.sim-result"
 VERSION = 1
-STEP_KINDS = ("dma_in", "compute", "dma_out", "cpu")  # the codes in StepTable.kind
+STEP_KINDS = ("dma_in", "compute", "dma_out", "cpu", "dma_copy")  # the codes in StepTable.kind
 BOUNDS = ("compute", "memory", "cpu")
 
 

@@ -17,7 +17,7 @@ from ..target import NpuTarget
 from .results import (
     DispatchStats, Overlap, SimResult, SramAllocation, StepTable, TaskTable,
 )
-from .timing import COMPUTE, CPU, DMA_IN, DMA_OUT, Plan, SimError, Timeline
+from .timing import COMPUTE, CPU, DMA_COPY, DMA_IN, DMA_OUT, Plan, SimError, Timeline
 
 
 def _union_length(start: np.ndarray, end: np.ndarray) -> int:
@@ -89,6 +89,12 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dic
 
     read = per_dispatch(kind == DMA_IN, cols["bytes"])
     written = per_dispatch(kind == DMA_OUT, cols["bytes"])
+    # a DRAM-to-DRAM transfer both reads and writes; its dispatch knows how much of each
+    copied = per_dispatch(kind == DMA_COPY, cols["bytes"])
+    for info in program.dispatches:
+        if info.index < n_disp and copied[info.index]:
+            read[info.index] += info.transfer_read
+            written[info.index] += copied[info.index] - info.transfer_read
     compute = per_dispatch((kind == COMPUTE) | (kind == CPU), dur)
     mac_cycles = per_dispatch(on_mac, dur)
     macs = per_dispatch(on_mac, cols["ops"])

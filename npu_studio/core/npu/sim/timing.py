@@ -37,8 +37,9 @@ from ..npu_ir import NpuProgram
 from ..target import NpuTarget
 from .cost import MAC_KINDS, cpu_cycles, mac_cycles, vector_cycles
 
-DMA_IN, COMPUTE, DMA_OUT, CPU = 0, 1, 2, 3  # results.STEP_KINDS codes
-_KIND_CODE = {"dma_in": DMA_IN, "compute": COMPUTE, "dma_out": DMA_OUT, "cpu": CPU}
+DMA_IN, COMPUTE, DMA_OUT, CPU, DMA_COPY = 0, 1, 2, 3, 4  # results.STEP_KINDS codes
+_KIND_CODE = {"dma_in": DMA_IN, "compute": COMPUTE, "dma_out": DMA_OUT, "cpu": CPU,
+              "dma_copy": DMA_COPY}
 
 
 class SimError(StudioError):
@@ -177,7 +178,9 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
         r = rank[tid]
         for i, s in enumerate(t.steps):
             kind = kind_code.get(s.kind)
-            if kind == DMA_IN:
+            if kind == DMA_IN or kind == DMA_COPY:
+                # a DRAM-to-DRAM copy: its bytes are read and written over the
+                # DRAM port (Step.bytes counts both), on a load channel
                 engine, work = n_in % in_channels, s.bytes
                 n_in += 1
             elif kind == DMA_OUT:
@@ -195,7 +198,8 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
                                                        t.tile_sizes)
                 engine = mac
             else:
-                engine, work = vec, vector_cycles(target, s.ops)
+                cost = info.vector_cost if info is not None and info.vector_cost else 1
+                engine, work = vec, vector_cycles(target, s.ops, cost)
             if kind != prev_kind:
                 group_first.append(len(rows))
                 prev_kind = kind

@@ -1,0 +1,200 @@
+"""Every NPU legality constraint, as data: one rule, one text, one check.
+
+A rule is a small function whose docstring is the constraint's text; it
+returns None when the dispatch passes and the offending value when it
+does not. A fallback names the rule and the value:
+
+    Dispatch #7 not supported: dynamic shape (dim 0 of input 0 is ?)
+
+`docs/npu-supported-ops.md` is generated from these rules and the bundled
+default target (`supported_ops.py`), so the document cannot drift from
+the checks. Rules run in the order of `RULES`; the first failure decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from .target import NpuTarget
+
+if TYPE_CHECKING:
+    from .legality import DispatchAnalysis
+
+MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
+VECTOR_KINDS = ("pooling", "reduction", "elementwise", "softmax")
+# Body ops -> the vector-unit function that computes them.
+FUNCTION_OF_OP = {
+    "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
+    "arith.mulf": "mul", "arith.muli": "mul", "arith.divf": "div", "arith.divsi": "div",
+    "arith.divui": "div", "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
+    "arith.maxui": "max", "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min",
+    "arith.minui": "min", "arith.cmpf": "compare", "arith.cmpi": "compare",
+    "arith.select": "select", "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs",
+    "math.exp": "exp", "math.exp2": "exp", "math.log": "log", "math.tanh": "tanh",
+    "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.powf": "pow", "math.fpowi": "pow",
+    "math.erf": "erf", "math.floor": "floor", "math.roundeven": "round", "math.round": "round",
+    "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor", "arith.shli": "shift",
+    "arith.shrsi": "shift", "arith.shrui": "shift",
+}
+
+
+def function_of(op_name: str) -> str:
+    """The vector function a body op needs (the op's own name if none is known)."""
+    return FUNCTION_OF_OP.get(op_name, op_name)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str  # short, for the reason line: "dynamic shape"
+    units: tuple[str, ...]  # dispatches it applies to, by NPU unit
+    check: Callable[["DispatchAnalysis", NpuTarget], str | None]
+    pass_: str = "npu-legalize"  # the pass that checks it
+
+    @property
+    def text(self) -> str:
+        return " ".join((self.check.__doc__ or "").split())
+
+    def reason(self, value: str) -> str:
+        return f"{self.name} ({value})"
+
+
+RULES: list[Rule] = []
+ALL_UNITS = ("mac", "vector", "dma", "cpu")
+
+
+def rule(id: str, name: str, units=ALL_UNITS, pass_: str = "npu-legalize"):
+    def register(fn):
+        RULES.append(Rule(id, name, tuple(units), fn, pass_))
+        return fn
+    return register
+
+
+def rule_by_id(id: str) -> Rule:
+    return next(r for r in RULES if r.id == id)
+
+
+# -- the rules, in checking order ------------------------------------------------
+@rule("mapping", "no NPU mapping", units=("cpu",))
+def _mapping(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """A dispatch needs a root op the MAC array or the vector unit computes, or
+    must only move data (a DMA transfer)."""
+    return a.unmapped or "no linalg op and not a plain data transfer"
+
+
+@rule("static-shape", "dynamic shape")
+def _static_shape(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """Every tensor the dispatch reads or writes has a static shape."""
+    for where, shape in a.all_shapes:
+        for j, d in enumerate(shape):
+            if d is None:
+                return f"dim {j} of {where} is ?"
+    return None
+
+
+@rule("op-kind", "op kind not supported", units=("mac", "vector", "dma"))
+def _op_kind(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """The root op's kind and every fused op's kind are in `ops.supported`
+    (a dispatch without a compute op that only moves data has none)."""
+    if a.kind not in ("none", "other") and a.kind not in t.op_kinds:
+        return a.kind
+    for label, kind in a.fused_kinds:
+        if kind not in t.op_kinds:
+            return f"{kind} (fused {label})"
+    return None
+
+
+@rule("dtype", "element type not supported", units=("mac", "vector", "dma"))
+def _dtype(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """Every tensor the dispatch reads or writes, and every input of its root
+    op, has an element type in `dtypes.supported` (a MAC op may also write
+    its accumulator type, from `dtypes.accumulators`)."""
+    for where, dtype in a.dtypes_used:
+        if a.unit == "mac" and where.startswith("output") and dtype in t.acc_dtypes:
+            continue
+        if dtype not in t.dtypes:
+            return f"{dtype} in {where}"
+    return None
+
+
+@rule("accumulator", "accumulator type not supported", units=("mac",))
+def _accumulator(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """A convolution or contraction accumulates in a type from `dtypes.supported`
+    or `dtypes.accumulators` (f16 x f16 -> f32, i8 x i8 -> i32)."""
+    if a.acc_dtype and a.acc_dtype not in t.dtypes and a.acc_dtype not in t.acc_dtypes:
+        return f"{a.acc_dtype} accumulator of {'x'.join(a.root_input_dtypes)} inputs"
+    return None
+
+
+@rule("rank", "rank exceeds limits.max_rank", units=("mac", "vector"))
+def _rank(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """No tensor of the root op has more dimensions than `limits.max_rank`; a
+    grouped convolution's group dimension does not count (each group is one
+    conv)."""
+    for where, shape in a.root_shapes:
+        rank = len(shape) - (1 if a.grouped and len(shape) > 1 else 0)
+        if rank > t.max_rank:
+            return f"{rank} > {t.max_rank}, {where} {'x'.join(map(str, shape))}"
+    return None
+
+
+@rule("dim-size", "dimension exceeds limits.max_dim_size", units=("mac", "vector"))
+def _dim_size(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """No dimension of a root op tensor is larger than `limits.max_dim_size`
+    (DRAM buffers and DMA transfers are not limited)."""
+    for where, shape in a.root_shapes:
+        for j, d in enumerate(shape):
+            if d is not None and d > t.max_dim_size:
+                return f"{d} > {t.max_dim_size}, dim {j} of {where}"
+    return None
+
+
+@rule("vector-function", "vector function not in the target", units=("mac", "vector"))
+def _vector_function(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """Every function in the body of a vector-unit op (and of every op fused
+    after a MAC op) is in `vector.functions`."""
+    for op_name in a.vector_ops:
+        if t.function_cost(function_of(op_name)) is None:
+            return f"{function_of(op_name)} for {op_name}"
+    return None
+
+
+@rule("transpose", "transposed operand not supported", units=("mac",))
+def _transpose(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """A contraction operand read transposed needs `mac_array.transpose` = dma
+    (strided DMA loads it transposed) or array."""
+    if a.transposed and t.transpose_by == "none":
+        return ", ".join(a.transposed) + " transposed"
+    return None
+
+
+@rule("dma-strided", "strided transfer not supported", units=("dma",))
+def _dma_strided(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """A transpose, slice, broadcast or store into part of a larger tensor needs
+    strided DMA descriptors (`dma.strided` = true)."""
+    if a.transfer is not None and a.transfer.strided and not t.dma_strided:
+        return f"{a.transfer.kind} of {a.transfer.bytes_read} bytes"
+    return None
+
+
+@rule("dma-padded", "padded transfer not supported", units=("dma",))
+def _dma_padded(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """A pad (data stored into a tensor the host filled with a splat value) needs
+    a DMA that writes the pad value (`dma.padded` = true)."""
+    if a.transfer is not None and a.transfer.padded and not t.dma_padded:
+        return f"pad value {a.transfer.pad_value}"
+    return None
+
+
+@rule("indexing-maps", "no indexing maps to tile by", units=("mac", "vector"))
+def _indexing_maps(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """The root op has indexing maps (the tiles are cut along them)."""
+    return None if a.accesses is not None else a.op_name
+
+
+@rule("sram-fit", "does not fit in SRAM", units=("mac", "vector"), pass_="npu-tile")
+def _sram_fit(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+    """The smallest tile's working set, double-buffered, fits in `sram.size_kib`
+    (checked when tiling)."""
+    return a.sram_error or None
