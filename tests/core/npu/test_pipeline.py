@@ -85,7 +85,7 @@ def test_dynamic_batch_is_rejected(default_target):
 
 @pytest.mark.parametrize("name", ["resnet50"])
 def test_zoo_default(name, default_target, tiny_f32_target):
-    _zoo(name, default_target, tiny_f32_target, forms_on_small=False)
+    _zoo(name, default_target, tiny_f32_target)
 
 
 @pytest.mark.slow
@@ -94,9 +94,11 @@ def test_zoo_slow(name, default_target, tiny_f32_target):
     _zoo(name, default_target, tiny_f32_target)
 
 
-def _zoo(name, default_target, small_target, forms_on_small=True):
-    """Invariants on both targets; the forms round-trip too (on the 64 KiB
-    target resnet50 has ~33k tasks and the MLIR parse-back takes ~40 s)."""
+def _zoo(name, default_target, small_target):
+    """Invariants on both targets; the forms round-trip on the default target.
+    (On the 64 KiB target the programs have up to 120k tasks: vgg19's round
+    trip alone took 7 minutes of `make test`; the forms are the same code at
+    any size, and test_small_sram_tiles_fit checks them on the 64 KiB target.)"""
     targets = (default_target, small_target)
     flow = zoo_flow(name)
     n_sites = flow.read_text().count("= flow.dispatch @")
@@ -105,7 +107,7 @@ def _zoo(name, default_target, small_target, forms_on_small=True):
         assert [d.index for d in p.dispatches] == list(range(n_sites))
         assert any(d.legal for d in p.dispatches)
         check_all(p)
-        if target is default_target or forms_on_small:
+        if target is default_target:
             check_forms(p)
 
 
