@@ -89,9 +89,6 @@ class ScheduleController(QtCore.QObject):
         self.dock.mark_failed(message)
         self.sig_message.emit(f"Simulation failed: {message}")
 
-    def is_stale(self) -> bool:
-        return self.dock.is_stale() or self.jobs.is_running(SIM_JOB)
-
     # -- selection ------------------------------------------------------------
     def _on_chart_task(self, task: int) -> None:
         self._from_chart = True
