@@ -59,7 +59,7 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self._chart = self._pinned_chart = None  # built on first use: pyqtgraph costs the app's start
         self.summary = ScheduleSummary(body)
         self._charts = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
-        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
+        self._split = split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
         split.addWidget(self._charts)
         split.addWidget(self.summary)
         split.setStretchFactor(0, 2)
@@ -89,6 +89,9 @@ class ScheduleDock(QtWidgets.QDockWidget):
             self._charts.addWidget(self._chart)
             self._charts.addWidget(self._pinned_chart)
             self._chart.sig_task_clicked.connect(self._on_task_clicked)
+            # the splitter sized its panes while the chart pane was empty
+            total = max(self._split.width(), 900)
+            self._split.setSizes([total * 2 // 3, total - total * 2 // 3])
         return self._chart
 
     @property

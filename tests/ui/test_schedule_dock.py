@@ -111,3 +111,14 @@ def test_the_number_column_is_the_legend(dock):
     s = dock.summary
     swatch = s.items.item(s.row_of(1), 0).data(QtCore.Qt.ItemDataRole.DecorationRole)
     assert swatch.name() == dispatch_color(1)
+
+
+def test_the_chart_gets_two_thirds_of_the_width_when_built_after_the_dock_is_shown(qtbot):
+    d = ScheduleDock()
+    qtbot.addWidget(d)
+    d.resize(1200, 500)
+    d.show()
+    qtbot.waitExposed(d)
+    d.show_run(sample_model())  # the charts are built now, after the layout
+    charts, summary = d._split.sizes()
+    assert charts > 1.5 * summary
