@@ -29,18 +29,6 @@ BIAS_ADD = "%6 = arith.addf %in, %in_1 : f32"
 LATER = SNAPSHOT_PHASES[SNAPSHOT_PHASES.index("flow") + 1:]
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.session.drafts.clear()
-    w.jobs.stop_all()
-
-
 def open_copy(window, qtbot, example_workspace, dest: Path) -> Workspace:
     shutil.copytree(example_workspace.root, dest)
     with qtbot.waitSignal(window.sig_index_finished, timeout=120_000):

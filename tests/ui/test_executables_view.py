@@ -14,20 +14,8 @@ from PySide6 import QtCore, QtGui
 
 from npu_studio.core import substitution as subs
 from npu_studio.ui.executables_view import FAIL_COLOR
-from npu_studio.ui.main_window import MainWindow
 
 from ..conftest import EXAMPLE
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.jobs.stop_all()
 
 
 def _replace_in_editor(view, old: str, new: str, last: bool = False) -> None:

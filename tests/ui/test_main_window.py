@@ -19,18 +19,6 @@ from ..core.bad_models import write_bad_models
 from ..core.test_compile import _compiler_processes_under
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.drafts.clear()
-    w.jobs.stop_all()
-
-
 def drop(window, path: Path) -> None:
     mime = QtCore.QMimeData()
     mime.setUrls([QtCore.QUrl.fromLocalFile(str(path))])
