@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from npu_studio.core.workspace import Workspace, default_workspace_for
 
 from ..core.test_workspace_transactions import add_user_files, assert_kept, relu_model
-from .test_main_window import drop, window  # noqa: F401  (the fixture)
+from .test_main_window import drop
 
 
 def test_reopening_a_model_keeps_edits_drafts_and_target(window, qtbot, tmp_path, monkeypatch):  # noqa: F811
