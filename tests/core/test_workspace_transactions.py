@@ -22,6 +22,7 @@ from npu_studio.core.workspace import Workspace, default_workspace_for
 from npu_studio.core.workspace_lock import WorkspaceLock
 
 from ..conftest import EXAMPLE, REPO
+from .test_compile import _compiler_processes_under
 from .test_hostile_inputs import SYNTAX_ERROR, tree
 
 TINY_TARGET = (REPO / "resources" / "targets" / "tiny.toml").read_bytes()
@@ -171,19 +172,6 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(fresh_example):
     assert (fresh_example.root / ".lock").read_text() == f"{os.getpid()}\n"
 
 
-def _compilers_under(folder: Path) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
-            except OSError:
-                continue
-            if "iree-compile" in cmdline and str(folder) in cmdline:
-                pids.append(int(entry))
-    return pids
-
-
 def _wait_for(condition, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -218,7 +206,7 @@ def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_ex
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        assert _wait_for(lambda: _compilers_under(root), 120), "iree-compile never started"
+        assert _wait_for(lambda: _compiler_processes_under(root), 120), "iree-compile never started"
         if sig == signal.SIGTERM:  # while it compiles, a second writer is turned away
             assert main(["compile", str(EXAMPLE), "--workspace", str(root)]) == 2
             assert f"being written by process {cli.pid}" in capsys.readouterr().err
@@ -230,7 +218,7 @@ def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_ex
     assert cli.returncode == code
     if sig != signal.SIGKILL:
         assert len(err.splitlines()) == 1 and b"Traceback" not in err, err
-    assert _wait_for(lambda: not _compilers_under(root), 10), "iree-compile outlived the CLI"
+    assert _wait_for(lambda: not _compiler_processes_under(root), 10), "iree-compile outlived the CLI"
     Workspace.open(root)  # removes what a killed writer left behind
     assert tree(root) == before
     assert not list(root.glob(".staging-*"))
