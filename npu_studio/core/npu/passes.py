@@ -30,7 +30,8 @@ from .npu_ir import Buffer, DispatchInfo, NpuProgram
 from .schedule import (DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch,
                        build_tasks, task_positions)
 from .target import NpuTarget, load_target
-from .tiling import Tiling, TilingError, TilingProblem, access_bytes, choose_tiles, tile_counts
+from .tile_search import best_tiling
+from .tiling import Tiling, TilingError, TilingProblem, access_bytes, tile_counts
 
 # Cleanup inside the dispatch bodies only: the host call sites (and so the
 # dispatch numbering) stay exactly as in the snapshot.
@@ -105,7 +106,7 @@ class _State:
             problem = TilingProblem(a.loops, tuple(b.access for b in a.accesses), arr, arr_sizes,
                                     whole)
             try:
-                t = choose_tiles(problem, self.target.sram_bytes)
+                t = best_tiling(problem, self.target, lambda t, a=a: self._tiled(a, t))
             except TilingError as e:
                 a.sram_error = str(e)
                 a.fail("sram-fit", str(e))
@@ -177,17 +178,7 @@ class _State:
                 work.append(TransferDispatch(s.index, tuple(s.reads), tuple(s.writes),
                                              tr.bytes_read, tr.bytes_written))
             elif a.legal:
-                t = self.tilings[s.index]
-                out_bytes = dtype_nbytes(self.graph.buffers[s.writes[0]].dtype) if s.writes else 0
-                ops = tuple(
-                    TiledOperand(b.access.name, b.access.role, b.access, self._dram_of(a, b.source),
-                                 (_slot_id(a, b.access.name, 0), _slot_id(a, b.access.name, 1)),
-                                 dtype_nbytes(b.dtype),
-                                 out_bytes if b.access.role == "output" and out_bytes else
-                                 dtype_nbytes(b.dtype))
-                    for b in a.accesses)
-                work.append(DispatchTiles(s.index, a.kind, a.loops, t.sizes, t.order, ops,
-                                          tuple(s.writes)))
+                work.append(self._tiled(a, self.tilings[s.index])[0])
             else:
                 ops = (a.desc.flops or 0) if a.desc else 0
                 work.append(FallbackDispatch(s.index, tuple(s.reads), tuple(s.writes), ops))
@@ -225,6 +216,29 @@ class _State:
                                   self.sram_peak, self.dram_peak)
 
     # -- helpers ---------------------------------------------------------------
+    def _tiled(self, a: DispatchAnalysis, t: Tiling) -> tuple[DispatchTiles, DispatchInfo]:
+        """The dispatch as npu-schedule turns it into tasks with tiling `t`, and
+        what the simulator reads of it (the tile search simulates both)."""
+        s = a.site
+        out_bytes = dtype_nbytes(self.graph.buffers[s.writes[0]].dtype) if s.writes else 0
+        ops = tuple(
+            TiledOperand(b.access.name, b.access.role, b.access, self._dram_of(a, b.source),
+                         (_slot_id(a, b.access.name, 0), _slot_id(a, b.access.name, 1)),
+                         dtype_nbytes(b.dtype),
+                         out_bytes if b.access.role == "output" and out_bytes else
+                         dtype_nbytes(b.dtype))
+            for b in a.accesses)
+        tiles = DispatchTiles(s.index, a.kind, a.loops, t.sizes, t.order, ops, tuple(s.writes))
+        info = DispatchInfo(
+            index=s.index, symbol=s.export, location="", kind=a.kind, op_name=a.op_name,
+            legal=True, reason="", loop_dims=tuple(lp.name for lp in a.loops),
+            loop_ranges=tuple(lp.size for lp in a.loops),
+            iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
+            tile_sizes=t.sizes, loop_order=t.order, num_tiles=0, sram_bytes=t.sram_bytes,
+            inputs=tuple(s.reads), outputs=tuple(s.writes), deps=(), unit=a.unit,
+            vector_cost=a.vector_cost)
+        return tiles, info
+
     def _mark(self, a: DispatchAnalysis) -> None:
         op = a.site.op
         op.attributes["npu.index"] = _i64(a.site.index)

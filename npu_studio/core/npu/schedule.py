@@ -71,57 +71,70 @@ class FallbackDispatch:
     ops: int
 
 
-def _tile_tasks(d: DispatchTiles, first_id: int) -> list[Task]:
+def _tile_steps(d: DispatchTiles, sizes: tuple[int, ...], in_slot: int, out_slot: int,
+                first_chunk: bool, last_chunk: bool) -> tuple[Step, ...]:
+    """A tile's steps: DMA-in of every input tile (and of the output's initial
+    value with the first reduction chunk), compute, DMA-out after the last chunk."""
+    op_bytes = [math.prod(footprint(op.access, sizes)) * op.dtype_bytes for op in d.operands]
+    steps, ins, outs = [], [], []
+    for op, nbytes in zip(d.operands, op_bytes):
+        if op.role == "output":
+            slot = op.slots[out_slot]
+            outs.append(slot)
+            if first_chunk and op.dram:
+                steps.append(Step("dma_in", (op.dram,), (slot,), bytes=nbytes))
+        else:
+            slot = op.slots[in_slot]
+            ins.append(slot)
+            if op.dram:
+                steps.append(Step("dma_in", (op.dram,), (slot,), bytes=nbytes))
+    steps.append(Step("compute", tuple(ins), tuple(outs), ops=math.prod(sizes)))
+    if last_chunk:
+        for op, nbytes in zip(d.operands, op_bytes):
+            if op.role != "output":
+                continue
+            if op.dram_dtype_bytes:  # written back in its DRAM type (f32 acc -> f16)
+                nbytes = nbytes // op.dtype_bytes * op.dram_dtype_bytes
+            for dst in d.outputs:
+                steps.append(Step("dma_out", (op.slots[out_slot],), (dst,), bytes=nbytes))
+    return tuple(steps)
+
+
+def tile_tasks(d: DispatchTiles, first_id: int) -> list[Task]:
     tasks: list[Task] = []
     red = [i for i, lp in enumerate(d.loops) if lp.reduction]
     par = [i for i, lp in enumerate(d.loops) if not lp.reduction]
+    red_ends = [(i, d.loops[i].size) for i in red]
+    op = OP_OF_KIND.get(d.kind, "npu.compute")
     out_tile = -1
     prev_par = None
     last_of_out: dict[int, int] = {}
-    tiles = list(enumerate_tiles(d.loops, d.sizes, d.order))
-    nbytes_of: dict[tuple[int, ...], list[int]] = {}  # edge tiles aside, every tile has one size
-    for t, (offs, sizes) in enumerate(tiles):
-        op_bytes = nbytes_of.get(sizes)
-        if op_bytes is None:
-            op_bytes = nbytes_of[sizes] = [math.prod(footprint(op.access, sizes)) * op.dtype_bytes
-                                           for op in d.operands]
+    # Steps are immutable and depend on a handful of facts of the tile: share them.
+    steps_of: dict[tuple, tuple[Step, ...]] = {}
+    for t, (offs, sizes) in enumerate(enumerate_tiles(d.loops, d.sizes, d.order)):
         par_key = tuple(offs[i] for i in par)
         first_chunk = par_key != prev_par
         if first_chunk:
             out_tile += 1
             prev_par = par_key
-        last_chunk = all(offs[i] + sizes[i] >= d.loops[i].size for i in red)
-        steps, ins, outs = [], [], []
-        for op, nbytes in zip(d.operands, op_bytes):
-            if op.role == "output":
-                slot = op.slots[out_tile % 2]
-                outs.append(slot)
-                if first_chunk and op.dram:
-                    steps.append(Step("dma_in", (op.dram,), (slot,), bytes=nbytes))
-            else:
-                slot = op.slots[t % 2]
-                ins.append(slot)
-                if op.dram:
-                    steps.append(Step("dma_in", (op.dram,), (slot,), bytes=nbytes))
-        steps.append(Step("compute", tuple(ins), tuple(outs), ops=math.prod(sizes)))
-        if last_chunk:
-            for op, nbytes in zip(d.operands, op_bytes):
-                if op.role != "output":
-                    continue
-                if op.dram_dtype_bytes:  # written back in its DRAM type (f32 acc -> f16)
-                    nbytes = nbytes // op.dtype_bytes * op.dram_dtype_bytes
-                for dst in d.outputs:
-                    steps.append(Step("dma_out", (op.slots[out_tile % 2],), (dst,), bytes=nbytes))
-        deps = set()
+        last_chunk = all(offs[i] + sizes[i] >= n for i, n in red_ends)
+        key = (sizes, t % 2, out_tile % 2, first_chunk, last_chunk)
+        steps = steps_of.get(key)
+        if steps is None:
+            steps = steps_of[key] = _tile_steps(d, *key)
         if t >= 2:
-            deps.add(first_id + t - 2)  # same input slots
-        if not first_chunk:
-            deps.add(first_id + t - 1)  # partial sums
-        elif out_tile >= 2:
-            deps.add(last_of_out[out_tile - 2])  # same output slot
+            if not first_chunk:  # partial sums, and the same input slots
+                deps = (first_id + t - 2, first_id + t - 1)
+            elif out_tile >= 2:  # the same input slots, the same output slot
+                deps = tuple(sorted({first_id + t - 2, last_of_out[out_tile - 2]}))
+            else:
+                deps = (first_id + t - 2,)
+        elif not first_chunk:
+            deps = (first_id + t - 1,)
+        else:
+            deps = ()
         last_of_out[out_tile] = first_id + t
-        tasks.append(Task(first_id + t, d.index, OP_OF_KIND.get(d.kind, "npu.compute"), False,
-                          offs, sizes, tuple(steps), tuple(sorted(deps))))
+        tasks.append(Task(first_id + t, d.index, op, False, offs, sizes, steps, deps))
     return tasks
 
 
@@ -140,7 +153,7 @@ def build_tasks(dispatches: list, dispatch_deps: dict[int, set[int]]) -> list[Ta
                         (Step("dma_copy", d.reads, d.writes,
                               bytes=d.bytes_read + d.bytes_written),), ())]
         else:
-            own = _tile_tasks(d, first)
+            own = tile_tasks(d, first)
         external = sorted({s for p in dispatch_deps.get(d.index, ()) for s in sinks.get(p, ())})
         depended = {x for t in own for x in t.deps}
         own = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from dataclasses import dataclass
 
 ALIGN = 64  # SRAM allocation granule in bytes
@@ -177,9 +178,15 @@ def tile_counts(loops: tuple[Loop, ...], sizes: tuple[int, ...]) -> tuple[int, .
 def enumerate_tiles(loops: tuple[Loop, ...], sizes: tuple[int, ...], order: tuple[int, ...]):
     """Yield (offsets, sizes) per tile, loops nested in `order` (outermost
     first); offsets/sizes are indexed by loop, not by order."""
-    ranges = [range(0, loops[i].size, sizes[i]) for i in order]
-    for combo in itertools.product(*ranges):
-        offs = [0] * len(loops)
-        for i, o in zip(order, combo):
-            offs[i] = o
-        yield tuple(offs), tuple(min(sizes[i], loops[i].size - offs[i]) for i in range(len(loops)))
+    per_loop = [[(o, min(sizes[i], loops[i].size - o)) for o in range(0, loops[i].size, sizes[i])]
+                for i in order]
+    if not order:
+        yield (), ()
+        return
+    if len(order) == 1:
+        for pair in per_loop[0]:
+            yield (pair[0],), (pair[1],)
+        return
+    by_loop = operator.itemgetter(*[order.index(i) for i in range(len(loops))])
+    for combo in itertools.product(*per_loop):
+        yield tuple(zip(*by_loop(combo)))

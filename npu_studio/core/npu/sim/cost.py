@@ -74,6 +74,15 @@ def mac_cycles(target: NpuTarget, kind: str, loop_dims: tuple[str, ...],
     return batch * gemm_cycles(m, n, k, target.mac_rows, target.mac_cols, target.dataflow)
 
 
+def tile_compute_cycles(target: NpuTarget, kind: str, loop_dims: tuple[str, ...],
+                        reductions: tuple[bool, ...], sizes: tuple[int, ...],
+                        vector_cost: int) -> int:
+    """The compute step of one tile: on the MAC array or the vector unit."""
+    if kind in MAC_KINDS:
+        return mac_cycles(target, kind, loop_dims, reductions, sizes)
+    return vector_cycles(target, math.prod(sizes), vector_cost or 1)
+
+
 def vector_cycles(target: NpuTarget, ops: int, cycles_per_element: int = 1) -> int:
     return -(-ops * cycles_per_element // target.vector_lanes)
 

@@ -1,0 +1,203 @@
+"""Tile sizes chosen by what the timing simulator says they cost.
+
+Candidates: the greedy tiler's tile (`tiling.choose_tiles`) at every SRAM
+budget of a fixed ladder -- four budgets per octave, every power of two
+among them -- up to the target's SRAM. The ladder does not depend on the
+target, so a larger SRAM's candidates include every smaller SRAM's.
+
+Cost: each candidate is scheduled alone, with the tasks and SRAM slots
+the pipeline gives the dispatch (schedule.py), and run by the timing
+simulator (sim/timing.py) on the target: the fewest cycles win. A lower
+bound -- the compute cycles of all tiles on their one engine, the bytes
+loaded from DRAM over its bandwidth -- skips the candidates that cannot
+win, so few are simulated.
+
+So more SRAM never makes a dispatch slower (the minimum over a superset),
+and more DRAM bandwidth neither, as long as the simulator is itself
+monotone in bandwidth for a fixed program; tests/core/npu/test_tile_search.py
+checks both on whole programs. The greedy tiler alone has no such
+property: on the example conv it was 0.6% faster with half the SRAM.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+from .memory_plan import Request, allocate
+from .npu_ir import Buffer, DispatchInfo, NpuProgram
+from .schedule import DispatchTiles, tile_tasks
+from .sim.cost import tile_compute_cycles
+from .sim.timing import build_plan, run
+from .target import NpuTarget
+from .tiling import (Tiling, TilingError, TilingProblem, access_bytes, choose_tiles, footprint,
+                     loop_order, working_set)
+
+STEPS_PER_OCTAVE = 4
+
+
+def budget_ladder(smallest: int, sram_bytes: int) -> list[int]:
+    """Budgets from the first ladder step >= `smallest` to the last <= `sram_bytes`,
+    largest first. Ladder steps are 2**(k/4) bytes, rounded down."""
+    if smallest > sram_bytes:
+        return []
+    lo = math.ceil(STEPS_PER_OCTAVE * math.log2(max(smallest, 1)) - 1e-9)
+    hi = math.floor(STEPS_PER_OCTAVE * math.log2(sram_bytes) + 1e-9)
+    out = []
+    for k in range(hi, lo - 1, -1):
+        b = int(2 ** (k / STEPS_PER_OCTAVE))
+        if smallest <= b <= sram_bytes and (not out or out[-1] != b):
+            out.append(b)
+    return out
+
+
+def candidates(problem: TilingProblem, sram_bytes: int) -> list[tuple[Tiling, int]]:
+    """Distinct greedy tilings over the ladder, each with the largest budget giving it."""
+    n = len(problem.loops)
+    smallest = 2 * working_set(problem, tuple(
+        problem.loops[i].size if i in problem.whole else 1 for i in range(n)))
+    seen: dict[tuple[int, ...], tuple[Tiling, int]] = {}
+    for b in budget_ladder(smallest, sram_bytes):
+        try:
+            t = choose_tiles(problem, b)
+        except TilingError:
+            continue
+        seen.setdefault(t.sizes, (t, b))
+    return list(seen.values())
+
+
+def _positions(size: int, tile: int, reduction: bool) -> list[tuple[int, int, bool, bool]]:
+    """(tile size, how many tiles, first along the loop?, last?) of one loop's
+    tiles; a parallel loop's tiles count as first and last (they start and
+    end no reduction chain)."""
+    k = -(-size // tile)
+    if not reduction:
+        full, rest = divmod(size, tile)
+        return [(tile, full, True, True)] + ([(rest, 1, True, True)] if rest else [])
+    if k == 1:
+        return [(size, 1, True, True)]
+    return ([(tile, 1, True, False)] + ([(tile, k - 2, False, False)] if k > 2 else [])
+            + [(size - (k - 1) * tile, 1, False, True)])
+
+
+def lower_bound(tiles: DispatchTiles, info: DispatchInfo, target: NpuTarget) -> int:
+    """Cycles no schedule of the dispatch can beat (from its tile classes:
+    full and edge tiles, first and last reduction chunks; no task is built).
+
+    - the compute steps run one after another on one engine;
+    - every byte crosses the shared DRAM port; the DMA channels each take
+      their share of the transfers, a setup latency each (sim/timing.py: the
+      last channel stores, the others load);
+    - tasks chain (schedule.tile_tasks): a tile waits for the whole task two
+      before it (same SRAM slots) and a reduction chunk for the chunk before
+      it (partial sums). Each task takes at least its loads (one setup, then
+      its bytes at the full bandwidth), its compute and its stores. Without
+      reduction chunks the even and the odd tiles are two chains, the longer
+      takes half the tasks' time or more; with them, every chunk but the
+      first of each output tile lies on one chain.
+    """
+    bw, setup, channels = target.dram_bytes_per_cycle, target.dma_setup_cycles, target.dma_channels
+    reds = tuple(lp.reduction for lp in tiles.loops)
+    loads = [op for op in tiles.operands if op.role != "output" and op.dram]
+    outs = [op for op in tiles.operands if op.role == "output"]
+    compute = in_bytes = n_in = out_bytes = n_out = tasks = first_tasks = 0
+    fill = drain = c_first = c_last = 0  # tile 0's loads and compute, the last tile's
+    chunks = 1
+    for lp, t in zip(tiles.loops, tiles.sizes):
+        if lp.reduction:
+            chunks *= -(-lp.size // t)
+    per_loop = [_positions(lp.size, t, lp.reduction) for lp, t in zip(tiles.loops, tiles.sizes)]
+    last_pos = tuple(len(p) - 1 for p in per_loop)
+    for pos in itertools.product(*(range(len(p)) for p in per_loop)):
+        combo = [p[j] for p, j in zip(per_loop, pos)]
+        sizes = tuple(c[0] for c in combo)
+        count = math.prod(c[1] for c in combo)
+        first, last = all(c[2] for c in combo), all(c[3] for c in combo)
+        c = tile_compute_cycles(target, info.kind, info.loop_dims, reds, sizes, info.vector_cost)
+        ld = [math.prod(footprint(op.access, sizes)) * op.dtype_bytes
+              for op in loads + (outs if first else []) if op.dram]
+        st = [math.prod(footprint(op.access, sizes)) * (op.dram_dtype_bytes or op.dtype_bytes)
+              for op in (outs if last else []) for _ in tiles.outputs]
+        load_time = setup + sum(ld) // bw if ld else 0
+        store_time = len(st) * setup + sum(st) // bw
+        task = load_time + c + store_time
+        if not any(pos):  # tile 0's class: the first tile along every loop
+            fill, c_first = load_time, c
+        if pos == last_pos:  # the last tile's class
+            drain, c_last = store_time, c
+        compute += count * c
+        in_bytes, n_in = in_bytes + count * sum(ld), n_in + count * len(ld)
+        out_bytes, n_out = out_bytes + count * sum(st), n_out + count * len(st)
+        tasks += count * task
+        first_tasks += count * task if first else 0
+    if channels > 1:
+        # the loads spread over the load channels; the last compute starts after
+        # all of them, the first store after the first compute
+        dma = max((n_in * setup + in_bytes // bw) // (channels - 1) + c_last + drain,
+                  fill + c_first + n_out * setup + out_bytes // bw)
+    else:
+        dma = (n_in + n_out) * setup + (in_bytes + out_bytes) // bw
+    chain = tasks // 2 if chunks == 1 else tasks - first_tasks
+    # The engine computes in program order: tile 0 first, once its loads are
+    # in; the last tile last, and its stores end the dispatch.
+    return max(fill + compute + drain, (in_bytes + out_bytes) // bw, dma, chain)
+
+
+def simulated_cycles(tiles: DispatchTiles, info: DispatchInfo, target: NpuTarget) -> int:
+    """Cycles of the dispatch's tasks alone on the target (its SRAM slots
+    allocated as plan_memory allocates them)."""
+    requests = [Request(slot, access_bytes(op.access, tiles.sizes), 0, 1)
+                for op in tiles.operands for slot in op.slots]
+    offsets, peak = allocate(requests)
+    buffers = tuple(Buffer(r.id, r.size, "", (), "sram", offsets[r.id], "tile", (0, 1))
+                    for r in requests)
+    program = NpuProgram(target, (info,), buffers, tuple(tile_tasks(tiles, 0)), peak, 0)
+    timeline = run(build_plan(program, target), target)
+    return max(timeline.end, default=0)
+
+
+# The search's answer per (target, dispatch): models repeat their blocks
+# (resnet50 has 16 bottlenecks of four shapes) and the app reruns the
+# pipeline on every target edit. Keys are frozen dataclasses; bounded.
+_CHOSEN: dict[tuple, Tiling] = {}
+_CHOSEN_MAX = 4096
+
+
+def best_tiling(problem: TilingProblem, target: NpuTarget,
+                dispatch_of: Callable[[Tiling], tuple[DispatchTiles, DispatchInfo]]) -> Tiling:
+    """The candidate the simulator finds fastest (`dispatch_of` turns a tiling
+    into the dispatch the pipeline would schedule). TilingError when no tile fits."""
+    whole = Tiling(tuple(lp.size for lp in problem.loops), loop_order(problem), 0)
+    key = (target, problem, _signature(*dispatch_of(whole)))
+    best = _CHOSEN.get(key)
+    if best is not None:
+        return best
+    found = candidates(problem, target.sram_bytes)
+    if not found:
+        return choose_tiles(problem, target.sram_bytes)  # raises with the bytes it needs
+    if len(found) == 1:
+        return found[0][0]
+    ranked = []
+    for t, budget in found:
+        tiles, info = dispatch_of(t)
+        ranked.append((lower_bound(tiles, info, target), -budget, t, tiles, info))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    best_cycles = None
+    for bound, _, t, tiles, info in ranked:
+        if best_cycles is not None and bound >= best_cycles:
+            break  # sorted by bound: nothing later can be faster
+        cycles = simulated_cycles(tiles, info, target)
+        if best_cycles is None or cycles < best_cycles:
+            best, best_cycles = t, cycles
+    if len(_CHOSEN) >= _CHOSEN_MAX:
+        _CHOSEN.clear()
+    _CHOSEN[key] = best
+    return best
+
+
+def _signature(tiles: DispatchTiles, info: DispatchInfo) -> tuple:
+    """What of a dispatch, besides its tiling problem, its simulation depends on."""
+    return (info.kind, info.loop_dims, info.vector_cost, len(tiles.outputs),
+            tuple((op.role, op.dram is not None, op.dtype_bytes, op.dram_dtype_bytes)
+                  for op in tiles.operands))
