@@ -91,7 +91,7 @@ def _conv_tiles(f, oh, ow, c, kh, kw, sizes):
 
 @settings(max_examples=60, deadline=None)
 @given(st.tuples(*(st.integers(max(1, n // 4), n) for n in (16, 12, 12, 8)),
-                 st.integers(1, 3), st.integers(1, 3)).map(lambda s: (*s[0], s[1], s[2])),
+                 st.integers(1, 3), st.integers(1, 3)),
        targets())
 def test_lower_bound_never_exceeds_the_simulated_cycles(sizes, target):
     _, tiles, info = _conv_tiles(16, 12, 12, 8, 3, 3, sizes)
