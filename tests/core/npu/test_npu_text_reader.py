@@ -67,7 +67,7 @@ def left_to_mlir(text: str) -> dict[str, str]:
         "escape in a string": text.replace('reason = ""', 'reason = "caf\\C3\\A9"', 1),
         "quoted key": text.replace("{index = ", '{"index" = ', 1),
         "duplicate key": text.replace("{index = 0 : i64", "{index = 0 : i64, index = 1 : i64", 1),
-        "undefined value": text.replace('%t2 = "npu.conv"(%t0)', '%t2 = "npu.conv"(%t99)', 1),
+        "undefined value": text.replace('%t2 = "npu.conv"(%t0)', '%t2 = "npu.conv"(%t999999)', 1),
         "self reference": text.replace('%t2 = "npu.conv"(%t0)', '%t2 = "npu.conv"(%t2)', 1),
         "location": text.replace(" : () -> ()\n", ' : () -> () loc("x")\n', 1),
         "unit attribute": text.replace("{index = 0 : i64", "{index = 0 : i64, flag", 1),
