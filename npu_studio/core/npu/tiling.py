@@ -77,12 +77,14 @@ class TilingError(ValueError):
 def footprint(acc: Access, sizes: tuple[int, ...]) -> tuple[int, ...]:
     """Elements per dimension of `acc` touched by a tile of `sizes`."""
     out = []
-    for coeffs, dim in acc.dims:
+    for coeffs, dim in acc.dims:  # the tile search calls this millions of times: plain loops
         if coeffs is None:
             out.append(dim)
             continue
-        extent = 1 + sum(abs(c) * (sizes[i] - 1) for i, c in coeffs)
-        out.append(max(1, min(dim, extent)))
+        extent = 1
+        for i, c in coeffs:
+            extent += (c if c > 0 else -c) * (sizes[i] - 1)
+        out.append(dim if extent > dim else (extent if extent > 1 else 1))
     return tuple(out)
 
 
