@@ -58,9 +58,10 @@ def candidates(problem: TilingProblem, sram_bytes: int) -> list[tuple[Tiling, in
     smallest = 2 * working_set(problem, tuple(
         problem.loops[i].size if i in problem.whole else 1 for i in range(n)))
     seen: dict[tuple[int, ...], tuple[Tiling, int]] = {}
+    working_sets: dict[tuple[int, ...], int] = {}
     for b in budget_ladder(smallest, sram_bytes):
         try:
-            t = choose_tiles(problem, b)
+            t = choose_tiles(problem, b, working_sets)
         except TilingError:
             continue
         seen.setdefault(t.sizes, (t, b))

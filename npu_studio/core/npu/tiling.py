@@ -117,13 +117,25 @@ def loop_order(problem: TilingProblem) -> tuple[int, ...]:
     return tuple(arr + [i for i in par if i not in arr] + red)
 
 
-def choose_tiles(problem: TilingProblem, sram_bytes: int) -> Tiling:
-    """Largest greedy tile whose double-buffered working set fits."""
+def choose_tiles(problem: TilingProblem, sram_bytes: int,
+                 sizes_seen: dict[tuple[int, ...], int] | None = None) -> Tiling:
+    """Largest greedy tile whose double-buffered working set fits.
+
+    `sizes_seen` memoizes working sets across calls on one problem (the tile
+    search runs this at forty budgets, and the first growth steps repeat)."""
+    seen = {} if sizes_seen is None else sizes_seen
+
+    def ws_of(sizes: tuple[int, ...]) -> int:
+        ws = seen.get(sizes)
+        if ws is None:
+            ws = seen[sizes] = working_set(problem, sizes)
+        return ws
+
     n = len(problem.loops)
     if any(lp.size < 1 for lp in problem.loops):
         raise TilingError("empty iteration space")
     sizes = [problem.loops[i].size if i in problem.whole else 1 for i in range(n)]
-    need = working_set(problem, tuple(sizes))
+    need = ws_of(tuple(sizes))
     if 2 * need > sram_bytes:
         raise TilingError(
             f"smallest tile needs {2 * need} bytes of SRAM double-buffered, "
@@ -151,7 +163,7 @@ def choose_tiles(problem: TilingProblem, sram_bytes: int) -> Tiling:
                     continue
                 trial = sizes.copy()
                 trial[i] = cand
-                ws = working_set(problem, tuple(trial))
+                ws = ws_of(tuple(trial))
                 if 2 * ws <= sram_bytes:
                     sizes, need, changed = trial, ws, True
     # Doubling stops short; stretch the outer parallel loops to the largest
@@ -164,12 +176,12 @@ def choose_tiles(problem: TilingProblem, sram_bytes: int) -> Tiling:
             mid = (lo + hi + 1) // 2
             trial = sizes.copy()
             trial[i] = mid
-            if 2 * working_set(problem, tuple(trial)) <= sram_bytes:
+            if 2 * ws_of(tuple(trial)) <= sram_bytes:
                 lo = mid
             else:
                 hi = mid - 1
         sizes[i] = lo
-    need = working_set(problem, tuple(sizes))
+    need = ws_of(tuple(sizes))
     return Tiling(tuple(sizes), loop_order(problem), need)
 
 
