@@ -50,7 +50,8 @@ def trace_events(program: NpuProgram, result: SimResult) -> list[dict[str, Any]]
         ev.append({"ph": "X", "pid": PID, "tid": engine + 1, "cat": STEP_KINDS[kind],
                    "name": f"{t.op} #{t.dispatch} t{task} {STEP_KINDS[kind]}",
                    "ts": start * us, "dur": (end - start) * us, "args": args})
-    for time, used in zip(result.sram_times, result.sram_bytes):
+    # one SRAM track even when nothing runs in SRAM (every dispatch on the CPU)
+    for time, used in zip(result.sram_times, result.sram_bytes) if result.sram_times else [(0, 0)]:
         ev.append({"ph": "C", "pid": PID, "tid": 0, "name": "SRAM", "ts": time * us,
                    "args": {"bytes": used}})
     # Flows bind to the enclosing slices: the producer's last step, the dependent's first.

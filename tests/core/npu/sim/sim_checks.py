@@ -3,7 +3,33 @@ program and the result alone (shared by the simulator tests)."""
 
 from __future__ import annotations
 
+import jsonschema
+import pytest
+
+from npu_studio.core.npu.sim import simulate
 from npu_studio.core.npu.sim.results import STEP_KINDS
+from npu_studio.core.npu.sim.trace import trace_events
+
+# The Trace Event Format (Google's "Trace Event Format" document) for the phases we write.
+TRACE_SCHEMA = {
+    "type": "object", "required": ["traceEvents"],
+    "properties": {"traceEvents": {"type": "array", "items": {
+        "type": "object", "required": ["ph", "pid", "name"],
+        "properties": {"ph": {"enum": ["X", "C", "M", "s", "f"]}, "pid": {"type": "integer"},
+                       "tid": {"type": "integer"}, "name": {"type": "string"},
+                       "ts": {"type": "number", "minimum": 0}, "args": {"type": "object"}},
+        "allOf": [
+            {"if": {"properties": {"ph": {"const": "X"}}},
+             "then": {"required": ["ts", "dur", "tid"], "properties": {"dur": {"type": "number", "minimum": 0}}}},
+            {"if": {"properties": {"ph": {"const": "C"}}},
+             "then": {"required": ["ts", "args"],
+                      "properties": {"args": {"additionalProperties": {"type": "number"}}}}},
+            {"if": {"properties": {"ph": {"enum": ["s", "f"]}}},
+             "then": {"required": ["ts", "id", "tid", "cat"]}},
+            {"if": {"properties": {"ph": {"const": "M"}}},
+             "then": {"properties": {"name": {"enum": ["process_name", "thread_name", "thread_sort_index"]}}}},
+        ]}}},
+}
 
 
 def check_schedule(program, result):
@@ -76,3 +102,47 @@ def check_sram(program, result):
     assert peak == result.sram_peak <= result.sram_capacity
     for t, used in zip(result.sram_times, result.sram_bytes):
         assert used == sum(a.size for a in items if a.alloc <= t < a.free)
+
+
+def check_trace(events, result):
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert sorted(names.values()) == sorted(result.engines)
+    assert any(e["ph"] == "M" and e["name"] == "process_name" for e in events)
+    slices: dict[int, list] = {}
+    for e in events:
+        if e["ph"] == "X":
+            slices.setdefault(e["tid"], []).append(e)
+            assert e["args"]["end_cycle"] - e["args"]["start_cycle"] == pytest.approx(
+                e["dur"] * result.clock_mhz)
+    assert sum(len(v) for v in slices.values()) == len(result.steps)
+    for tid, xs in slices.items():
+        assert tid in names
+        xs.sort(key=lambda e: e["ts"])
+        for a, b in zip(xs, xs[1:]):
+            assert a["args"]["end_cycle"] <= b["args"]["start_cycle"]
+            assert a["ts"] + a["dur"] <= b["ts"] + 1e-9
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    assert counters == {"SRAM"}
+    assert max(e["args"]["bytes"] for e in events if e["ph"] == "C") == result.sram_peak
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert starts.keys() == ends.keys()
+    assert all(starts[i]["ts"] <= ends[i]["ts"] for i in starts)
+
+
+def check_simulation(program, validate_schema: bool = True):
+    """Simulate `program` and check the result and its Perfetto trace; the
+    result. (jsonschema takes ~10 s on a 100k-task trace: `validate_schema`
+    lets the big programs check the trace's invariants only.)"""
+    result = simulate(program)
+    check_schedule(program, result)
+    assert result.total_cycles > 0 and len(result.dispatches) == len(program.dispatches)
+    fallback = {d.index for d in program.dispatches if not d.legal}
+    assert {d.index for d in result.dispatches if d.bound == "cpu"} == fallback
+    events = trace_events(program, result)
+    if validate_schema:
+        jsonschema.validate({"traceEvents": events}, TRACE_SCHEMA)
+    check_trace(events, result)
+    # a flow arrow per dependency: some exactly when some task has dependencies
+    assert any(e["ph"] == "s" for e in events) == any(t.deps for t in program.tasks)
+    return result

@@ -7,33 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from sim_checks import TRACE_SCHEMA, check_trace
 
 from npu_studio.cli import main
 from npu_studio.core.npu.sim.results import SimResult
 
 ROOT = Path(__file__).resolve().parents[4]
-# The Trace Event Format (Google's "Trace Event Format" document) for the phases we write.
-TRACE_SCHEMA = {
-    "type": "object", "required": ["traceEvents"],
-    "properties": {"traceEvents": {"type": "array", "items": {
-        "type": "object", "required": ["ph", "pid", "name"],
-        "properties": {"ph": {"enum": ["X", "C", "M", "s", "f"]}, "pid": {"type": "integer"},
-                       "tid": {"type": "integer"}, "name": {"type": "string"},
-                       "ts": {"type": "number", "minimum": 0}, "args": {"type": "object"}},
-        "allOf": [
-            {"if": {"properties": {"ph": {"const": "X"}}},
-             "then": {"required": ["ts", "dur", "tid"], "properties": {"dur": {"type": "number", "minimum": 0}}}},
-            {"if": {"properties": {"ph": {"const": "C"}}},
-             "then": {"required": ["ts", "args"],
-                      "properties": {"args": {"additionalProperties": {"type": "number"}}}}},
-            {"if": {"properties": {"ph": {"enum": ["s", "f"]}}},
-             "then": {"required": ["ts", "id", "tid", "cat"]}},
-            {"if": {"properties": {"ph": {"const": "M"}}},
-             "then": {"properties": {"name": {"enum": ["process_name", "thread_name", "thread_sort_index"]}}}},
-        ]}}},
-}
-
-
 @pytest.fixture(scope="module")
 def example_json(example_flow, tmp_path_factory):
     from npu_studio.core.npu.passes import run_npu_pipeline
@@ -66,32 +45,6 @@ def test_outputs(example_json, tmp_path, capsys):
     trace = json.loads(out["trace"].read_text())
     jsonschema.validate(trace, TRACE_SCHEMA)
     check_trace(trace["traceEvents"], result)
-
-
-def check_trace(events, result):
-    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
-    assert sorted(names.values()) == sorted(result.engines)
-    assert any(e["ph"] == "M" and e["name"] == "process_name" for e in events)
-    slices: dict[int, list] = {}
-    for e in events:
-        if e["ph"] == "X":
-            slices.setdefault(e["tid"], []).append(e)
-            assert e["args"]["end_cycle"] - e["args"]["start_cycle"] == pytest.approx(
-                e["dur"] * result.clock_mhz)
-    assert sum(len(v) for v in slices.values()) == len(result.steps)
-    for tid, xs in slices.items():
-        assert tid in names
-        xs.sort(key=lambda e: e["ts"])
-        for a, b in zip(xs, xs[1:]):
-            assert a["args"]["end_cycle"] <= b["args"]["start_cycle"]
-            assert a["ts"] + a["dur"] <= b["ts"] + 1e-9
-    counters = {e["name"] for e in events if e["ph"] == "C"}
-    assert counters == {"SRAM"}
-    assert max(e["args"]["bytes"] for e in events if e["ph"] == "C") == result.sram_peak
-    starts = {e["id"]: e for e in events if e["ph"] == "s"}
-    ends = {e["id"]: e for e in events if e["ph"] == "f"}
-    assert starts and starts.keys() == ends.keys()
-    assert all(starts[i]["ts"] <= ends[i]["ts"] for i in starts)
 
 
 def test_workspace_keeps_the_last_result(fresh_example, capsys):
