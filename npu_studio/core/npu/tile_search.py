@@ -29,7 +29,8 @@ from .memory_plan import Request, allocate
 from .npu_ir import Buffer, DispatchInfo, NpuProgram
 from .schedule import DispatchTiles, tile_tasks
 from .sim.cost import tile_compute_cycles
-from .sim.timing import build_plan, run
+from .sim.plan import build_plan
+from .sim.timing import run
 from .target import NpuTarget
 from .tiling import (Tiling, TilingError, TilingProblem, access_bytes, choose_tiles, footprint,
                      loop_order, working_set)

@@ -1,6 +1,7 @@
 """Timing simulation of an NPU program: `simulate(program, target) -> SimResult`.
 
 cost.py      cycles of one step (SCALE-Sim's systolic model, vector, CPU, DMA)
+plan.py      the program flattened for the simulation
 timing.py    the event-driven engine simulation
 stats.py     utilization, overlap, per-dispatch numbers, critical path
 results.py   the result and its versioned JSON (docs/npu-sim-result.schema.json)
@@ -13,7 +14,7 @@ import gc
 from ..npu_ir import NpuProgram
 from ..target import NpuTarget
 from .results import SimResult
-from .timing import SimError
+from .plan import SimError
 
 
 def simulate(program: NpuProgram, target: NpuTarget | None = None) -> SimResult:
@@ -23,7 +24,8 @@ def simulate(program: NpuProgram, target: NpuTarget | None = None) -> SimResult:
     task dependencies have a cycle.
     """
     from .stats import build_result
-    from .timing import build_plan, run
+    from .plan import build_plan
+    from .timing import run
 
     target = target or program.target
     collecting = gc.isenabled()

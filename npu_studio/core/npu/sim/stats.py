@@ -3,7 +3,7 @@
 Utilization per engine, overlap of DMA and compute, per-dispatch
 numbers (span, MAC utilization, DRAM traffic, SRAM, bound), SRAM
 occupancy over time and the critical path. Pure functions over the flat
-lists of `timing.Plan` and `timing.Timeline`.
+lists of `plan.Plan` and `timing.Timeline`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from ..target import NpuTarget
 from .results import (
     DispatchStats, Overlap, SimResult, SramAllocation, StepTable, TaskTable,
 )
-from .timing import COMPUTE, CPU, DMA_COPY, DMA_IN, DMA_OUT, Plan, SimError, Timeline
+from .plan import COMPUTE, CPU, DMA_COPY, DMA_IN, DMA_OUT, Plan, SimError
+from .timing import Timeline
 
 
 def _union_length(start: np.ndarray, end: np.ndarray) -> int:
@@ -62,17 +63,21 @@ def sram_series(plan: Plan, tl: Timeline, capacity: int, source: str):
     return tuple(times), tuple(used), peak
 
 
-def critical_path(plan: Plan, tl: Timeline) -> tuple[int, ...]:
-    """Tasks along the chain of steps that released each other, ending at the last step."""
-    if not tl.end:
+def critical_path(plan: Plan, tl: Timeline, end: np.ndarray) -> tuple[int, ...]:
+    """Tasks along the chain of steps that released each other, ending at the
+    last step to end (the first of them in program order: argmax's tie rule)."""
+    if not len(end):
         return ()
-    s = max(range(len(tl.end)), key=lambda i: (tl.end[i], -i))
+    s = int(np.argmax(end))
+    step_task, cause = plan.step_task, tl.cause
     tasks: list[int] = []
+    last = -1
     while s >= 0:
-        t = plan.step_task[s]
-        if not tasks or tasks[-1] != t:
+        t = step_task[s]
+        if t != last:
             tasks.append(t)
-        s = tl.cause[s]
+            last = t
+        s = cause[s]
     return tuple(reversed(tasks))
 
 
@@ -172,6 +177,6 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
                           for (b, off, size), a, f in zip(plan.buffers, tl.alloc, tl.free)),
         dispatches=dispatch_stats(program, target, plan, cols, task_start, task_end),
         overlap=overlap(cols["engine"], cols["start"], cols["end"], target.dma_channels, total),
-        critical_path=critical_path(plan, tl),
+        critical_path=critical_path(plan, tl, cols["end"]),
         source=program.source,
     )

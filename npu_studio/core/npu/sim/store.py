@@ -15,7 +15,7 @@ from ...workspace import Workspace
 from ..npu_ir import VERSION, NpuProgram
 from ..workspace_io import npu_dir
 from .results import SimResult
-from .timing import SimError
+from .plan import SimError
 
 RESULT_NAME = "model.sim.json"
 SCHEMA = Path(__file__).resolve().parents[4] / "docs" / "npu-ir.schema.json"
