@@ -53,6 +53,7 @@ class Plan:
     task_first_group: list[int]
     buffers: list[tuple[str, int, int]]  # (id, offset, size) of used SRAM buffers
     buffer_preds: list[tuple[int, ...]]  # buffers that held overlapping addresses before
+    buffer_steps: list[list[int]]  # steps touching each buffer, in step order
     order: list[int]  # execution order of tasks (program order, or a topological one)
 
 
@@ -147,7 +148,6 @@ class _Template:
     buffers: tuple[tuple[int, ...], ...]
     group_rel: tuple[int, ...]  # group of each step, from the task's first group
     group_starts: tuple[int, ...]  # first step of each group, from the task's first step
-    task_buffers: tuple[int, ...]
     loads: int  # steps on the round-robin load channels
     by_phase: dict[int, tuple[int, ...]]  # engines when the first load takes channel `phase`
 
@@ -191,8 +191,20 @@ def _template(program: NpuProgram, target: NpuTarget, t, info, bindex, mac_cache
         bufs.append(tuple(sorted({bindex[b] for b in (*s.srcs, *s.dsts) if b in bindex})))
         group_rel.append(len(group_starts) - 1)
     return _Template(tuple(kinds), tuple(engines), tuple(work), tuple(nbytes), tuple(ops),
-                     tuple(bufs), tuple(group_rel), tuple(group_starts),
-                     tuple(sorted({b for x in bufs for b in x})), engines.count(-1), {})
+                     tuple(bufs), tuple(group_rel), tuple(group_starts), engines.count(-1), {})
+
+
+def inverse(lists: list[tuple[int, ...]], n_keys: int):
+    """For item i holding keys lists[i]: the items holding each key, in item
+    order; and the (item, key) pairs flattened. (Few keys, many items: one
+    array per key.)"""
+    counts = np.fromiter(map(len, lists), np.int64, len(lists))
+    items = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
+    keys = np.fromiter(chain.from_iterable(lists), np.int64, int(counts.sum()))
+    by_key = items[np.argsort(keys, kind="stable")]
+    splits = np.cumsum(np.bincount(keys, minlength=n_keys))[:-1]
+    groups = [x.tolist() for x in np.split(by_key, splits)] if n_keys else []
+    return groups, items, keys
 
 
 def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
@@ -202,8 +214,6 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     for r, t in enumerate(order):
         rank[t] = r
     all_buffers, bindex = _sram_buffers(program)
-    first_use = [-1] * len(all_buffers)
-    last_use = [-1] * len(all_buffers)
     engines = engine_names(target)
     in_channels = max(1, target.dma_channels - 1)
     infos = {d.index: d for d in program.dispatches}
@@ -234,17 +244,6 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
             task_engines.append(eng)
         else:
             task_engines.append(tpl.engines)
-        r = rank[t.id]
-        for b in tpl.task_buffers:
-            if identity:
-                if first_use[b] < 0:
-                    first_use[b] = r
-                last_use[b] = r
-            else:
-                if first_use[b] < 0 or r < first_use[b]:
-                    first_use[b] = r
-                if r > last_use[b]:
-                    last_use[b] = r
     # The step columns, concatenated from the templates at C speed.
     def column(field: str) -> list:
         return list(chain.from_iterable(map(attrgetter(field), task_tpl)))
@@ -265,9 +264,19 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     step_kind, step_work, step_bytes = column("kinds"), column("work"), column("nbytes")
     step_ops, step_buffers = column("ops"), column("buffers")
     step_engine = list(chain.from_iterable(task_engines))
+    # Which steps touch each buffer; its first and last user in execution order.
+    buffer_steps, touch_step, touch_buffer = inverse(step_buffers, len(all_buffers))
+    touch_rank = np.asarray(step_task, dtype=np.int64)[touch_step]
+    if not identity:
+        touch_rank = np.asarray(rank, dtype=np.int64)[touch_rank]
+    first_use = np.full(len(all_buffers), len(order), dtype=np.int64)
+    last_use = np.full(len(all_buffers), -1, dtype=np.int64)
+    np.minimum.at(first_use, touch_buffer, touch_rank)
+    np.maximum.at(last_use, touch_buffer, touch_rank)
+    first_use, last_use = first_use.tolist(), last_use.tolist()
     p = Plan(engines, task_dispatch, task_first_step, task_deps, step_task, step_index,
              step_kind, step_engine, step_work, step_bytes, step_ops, step_buffers, group_of_step,
-             group_first, task_first_group, [], [], order)
+             group_first, task_first_group, [], [], [], order)
     step_buffers = p.step_buffers
     # Only buffers some step touches take SRAM; they must fit the target.
     used = [b for b in range(len(all_buffers)) if last_use[b] >= 0]
@@ -282,6 +291,7 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
         cache = {bufs: tuple(renum[b] for b in bufs) for bufs in set(step_buffers)}
         p.step_buffers = [cache[bufs] for bufs in step_buffers]
     p.buffers = [all_buffers[b] for b in used]
+    p.buffer_steps = [buffer_steps[b] for b in used]
     p.buffer_preds = _address_preds(p.buffers, [first_use[b] for b in used],
                                     [last_use[b] for b in used], program.source)
     return p

@@ -37,7 +37,7 @@ from itertools import chain
 import numpy as np
 
 from ..target import NpuTarget
-from .plan import Plan, SimError
+from .plan import Plan, SimError, inverse
 
 
 @dataclass
@@ -49,19 +49,6 @@ class Timeline:
     cause: list[int]  # step whose end let this step start last (-1: none)
     alloc: list[int]  # per SRAM buffer
     free: list[int]
-
-
-def _inverse(lists: list[tuple[int, ...]], n_keys: int):
-    """For item i holding keys lists[i]: the items holding each key, in item
-    order; and the (item, key) pairs flattened. (Few keys, many items: one
-    array per key.)"""
-    counts = np.fromiter(map(len, lists), np.int64, len(lists))
-    items = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
-    keys = np.fromiter(chain.from_iterable(lists), np.int64, int(counts.sum()))
-    by_key = items[np.argsort(keys, kind="stable")]
-    splits = np.cumsum(np.bincount(keys, minlength=n_keys))[:-1]
-    groups = [x.tolist() for x in np.split(by_key, splits)] if n_keys else []
-    return groups, items, keys
 
 
 def _engine_queues(plan: Plan, n_engines: int) -> list[list[int]]:
@@ -104,13 +91,14 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
         for d in deps:
             dependents[d].append(t)
 
-    buf_steps, touch_step, touch_buffer = _inverse(step_buffers, len(plan.buffers))
+    buf_steps = plan.buffer_steps
     buf_left = [len(x) for x in buf_steps]
     buf_waiting = [len(p) for p in plan.buffer_preds]
-    buf_succs = _inverse(plan.buffer_preds, len(plan.buffers))[0]
+    buf_succs = inverse(plan.buffer_preds, len(plan.buffers))[0]
     # wait[s]: conditions still open: its group's turn (1) + its buffers not yet allocated.
-    unallocated = np.asarray(buf_waiting, dtype=np.int64) > 0
-    wait = (1 + np.bincount(touch_step[unallocated[touch_buffer]], minlength=n_steps)).tolist()
+    late = [buf_steps[b] for b, w in enumerate(buf_waiting) if w]
+    wait = (1 + np.bincount(np.fromiter(chain.from_iterable(late), np.int64),
+                            minlength=n_steps)).tolist()
     alloc = [-1 if w else 0 for w in buf_waiting]
     free = [-1] * len(plan.buffers)
 
