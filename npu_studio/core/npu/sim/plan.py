@@ -12,7 +12,7 @@ steps share one template, so a 100,000-task program flattens in about
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import attrgetter
 
@@ -55,6 +55,15 @@ class Plan:
     buffer_preds: list[tuple[int, ...]]  # buffers that held overlapping addresses before
     buffer_steps: list[list[int]]  # steps touching each buffer, in step order
     order: list[int]  # execution order of tasks (program order, or a topological one)
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def array(self, column: str) -> np.ndarray:
+        """A column as an int64 array, converted once (the loop reads the
+        lists; the statistics and the set-up read arrays)."""
+        a = self._arrays.get(column)
+        if a is None:
+            a = self._arrays[column] = np.asarray(getattr(self, column), dtype=np.int64)
+        return a
 
 
 def engine_names(target: NpuTarget) -> tuple[str, ...]:
@@ -266,7 +275,7 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     step_engine = list(chain.from_iterable(task_engines))
     # Which steps touch each buffer; its first and last user in execution order.
     buffer_steps, touch_step, touch_buffer = inverse(step_buffers, len(all_buffers))
-    touch_rank = np.asarray(step_task, dtype=np.int64)[touch_step]
+    touch_rank = np.repeat(np.arange(len(task_tpl), dtype=np.int64), n_steps)[touch_step]
     if not identity:
         touch_rank = np.asarray(rank, dtype=np.int64)[touch_rank]
     first_use = np.full(len(all_buffers), len(order), dtype=np.int64)

@@ -141,13 +141,13 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dic
 def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timeline) -> SimResult:
     n_steps = len(plan.step_task)
     cols = {
-        "task": np.asarray(plan.step_task, dtype=np.int64),
-        "kind": np.asarray(plan.step_kind, dtype=np.int64),
-        "engine": np.asarray(plan.step_engine, dtype=np.int64),
+        "task": plan.array("step_task"),
+        "kind": plan.array("step_kind"),
+        "engine": plan.array("step_engine"),
         "start": np.asarray(tl.start, dtype=np.int64),
         "end": np.asarray(tl.end, dtype=np.int64),
-        "bytes": np.asarray(plan.step_bytes, dtype=np.int64),
-        "ops": np.asarray(plan.step_ops, dtype=np.int64),
+        "bytes": plan.array("step_bytes"),
+        "ops": plan.array("step_ops"),
     }
     n_tasks = len(plan.task_dispatch)
     firsts = np.asarray(plan.task_first_step, dtype=np.int64)

@@ -63,7 +63,7 @@ def _engine_queues(plan: Plan, n_engines: int) -> list[list[int]]:
         offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
             np.cumsum(counts) - counts, counts)
         seq = np.repeat(first[order], counts) + offsets
-    engine = np.asarray(plan.step_engine, dtype=np.int64)[seq]
+    engine = plan.array("step_engine")[seq]
     return [seq[engine == e].tolist() for e in range(n_engines)]
 
 
@@ -123,8 +123,8 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
     now = 0
 
     # A step's first event: a DMA's setup ends (then it joins the pool), any other step ends.
-    is_dma = np.asarray(step_engine, dtype=np.int64) < n_dma
-    delay = np.where(is_dma, setup, np.asarray(step_work, dtype=np.int64)).tolist()
+    is_dma = plan.array("step_engine") < n_dma
+    delay = np.where(is_dma, setup, plan.array("step_work")).tolist()
     first_event = np.where(is_dma, ~np.arange(n_steps), np.arange(n_steps)).tolist()
 
     def begin(e: int, x: int, c: int) -> None:
