@@ -176,8 +176,9 @@ def best_tiling(problem: TilingProblem, target: NpuTarget,
     if best is not None:
         return best
     found = candidates(problem, target.sram_bytes)
-    if not found:
-        return choose_tiles(problem, target.sram_bytes)  # raises with the bytes it needs
+    if not found:  # no ladder budget holds the smallest tile: it raises with the bytes
+        return choose_tiles(problem, target.sram_bytes)  # needed, or (the SRAM is just
+        # above the smallest tile, below the next budget) tiles with all of it
     if len(found) == 1:
         return found[0][0]
     ranked = []
