@@ -159,9 +159,14 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
 
     def task_done(t: int, c: int) -> None:
         for u in dependents[t]:
-            task_waiting[u] -= 1
-            if not task_waiting[u]:
-                task_ready(u, c)
+            w = task_waiting[u] - 1
+            task_waiting[u] = w
+            if not w:  # task_ready(u, c), inlined: hot
+                g = task_first_group[u]
+                if g <= task_last_group[u]:
+                    release_group(g, c)
+                else:
+                    task_done(u, c)
 
     def finish(x: int) -> None:
         nonlocal seq
