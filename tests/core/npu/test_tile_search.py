@@ -11,6 +11,7 @@ from flowgen import flow_snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from npu_models import attention, fire
+from tests.zoo_cache import zoo_flow
 
 from npu_studio.core.npu.passes import run_npu_pipeline
 from npu_studio.core.npu.schedule import DispatchTiles, TiledOperand
@@ -132,3 +133,20 @@ def test_search_returns_the_fastest_candidate(shape, target):
         return
     every = min(simulated_cycles(*dispatch_of(t), target) for t, _ in found)
     assert simulated_cycles(*dispatch_of(best_tiling(problem, target, dispatch_of)), target) == every
+
+
+@pytest.mark.slow
+def test_resnet50_never_faster_with_less_sram_or_bandwidth():
+    """The same property on a whole zoo model with branches (its residual
+    adds run beside the convolutions): SRAM from 4 MiB down to 64 KiB,
+    DRAM bandwidth from 128 down to 8 bytes a cycle."""
+    flow = zoo_flow("resnet50")
+    base = load_target()
+    by_sram = [_run(flow, dataclasses.replace(base, sram_bytes=kib * 1024))
+               for kib in (4096, 2048, 1024, 512, 256, 128, 64)]
+    assert len({tuple(legal) for legal, _ in by_sram}) == 1  # every dispatch tiles on each
+    cycles = [c for _, c in by_sram]
+    assert cycles == sorted(cycles) and cycles[0] < cycles[-1]
+    cycles = [_run(flow, dataclasses.replace(base, dram_bytes_per_cycle=b))[1]
+              for b in (128, 64, 32, 16, 8)]
+    assert cycles == sorted(cycles) and cycles[0] < cycles[-1]
