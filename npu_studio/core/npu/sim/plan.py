@@ -275,14 +275,17 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     step_engine = list(chain.from_iterable(task_engines))
     # Which steps touch each buffer; its first and last user in execution order.
     buffer_steps, touch_step, touch_buffer = inverse(step_buffers, len(all_buffers))
-    touch_rank = np.repeat(np.arange(len(task_tpl), dtype=np.int64), n_steps)[touch_step]
-    if not identity:
-        touch_rank = np.asarray(rank, dtype=np.int64)[touch_rank]
-    first_use = np.full(len(all_buffers), len(order), dtype=np.int64)
-    last_use = np.full(len(all_buffers), -1, dtype=np.int64)
-    np.minimum.at(first_use, touch_buffer, touch_rank)
-    np.maximum.at(last_use, touch_buffer, touch_rank)
-    first_use, last_use = first_use.tolist(), last_use.tolist()
+    if identity:  # ranks are task ids, and each buffer's steps are in order
+        first_use = [step_task[x[0]] if x else len(order) for x in buffer_steps]
+        last_use = [step_task[x[-1]] if x else -1 for x in buffer_steps]
+    else:
+        touch_task = np.repeat(np.arange(len(task_tpl), dtype=np.int64), n_steps)[touch_step]
+        touch_rank = np.asarray(rank, dtype=np.int64)[touch_task]
+        first = np.full(len(all_buffers), len(order), dtype=np.int64)
+        last = np.full(len(all_buffers), -1, dtype=np.int64)
+        np.minimum.at(first, touch_buffer, touch_rank)
+        np.maximum.at(last, touch_buffer, touch_rank)
+        first_use, last_use = first.tolist(), last.tolist()
     p = Plan(engines, task_dispatch, task_first_step, task_deps, step_task, step_index,
              step_kind, step_engine, step_work, step_bytes, step_ops, step_buffers, group_of_step,
              group_first, task_first_group, [], [], [], order)

@@ -86,10 +86,12 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
     group_left = np.diff(np.asarray(group_first + [n_steps], dtype=np.int64)).tolist()
     task_last_group = [g - 1 for g in task_first_group[1:]] + ([n_groups - 1] if n_tasks else [])
     task_waiting = [len(d) for d in plan.task_deps]
-    dependents: list[list[int]] = [[] for _ in range(n_tasks)]
-    for t, deps in enumerate(plan.task_deps):
-        for d in deps:
-            dependents[d].append(t)
+    # the tasks depending on task t: dependents[dep_first[t]:dep_first[t + 1]], in task order
+    n_deps = np.fromiter(map(len, plan.task_deps), np.int64, n_tasks)
+    dep_of = np.fromiter(chain.from_iterable(plan.task_deps), np.int64, int(n_deps.sum()))
+    dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), n_deps)[
+        np.argsort(dep_of, kind="stable")].tolist()
+    dep_first = np.concatenate(([0], np.cumsum(np.bincount(dep_of, minlength=n_tasks)))).tolist()
 
     buf_steps = plan.buffer_steps
     buf_left = [len(x) for x in buf_steps]
@@ -158,7 +160,7 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
             task_done(t, c)
 
     def task_done(t: int, c: int) -> None:
-        for u in dependents[t]:
+        for u in dependents[dep_first[t]:dep_first[t + 1]]:
             w = task_waiting[u] - 1
             task_waiting[u] = w
             if not w:  # task_ready(u, c), inlined: hot
