@@ -139,19 +139,13 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
         push(events, (now + delay[x], seq, first_event[x]))
 
     def release_group(g: int, c: int) -> None:
-        nonlocal seq
         for x in range(group_first[g], group_end[g]):
             w = wait[x] - 1
             wait[x] = w
             if not w:
                 e = step_engine[x]
-                if not busy[e] and queues[e][head[e]] == x:  # begin(e, x, c), inlined: hot
-                    busy[e] = True
-                    head[e] += 1
-                    start[x] = now
-                    cause[x] = c
-                    seq += 1
-                    push(events, (now + delay[x], seq, first_event[x]))
+                if not busy[e] and queues[e][head[e]] == x:
+                    begin(e, x, c)
 
     def task_ready(t: int, c: int) -> None:
         if task_first_group[t] <= task_last_group[t]:
