@@ -239,7 +239,8 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
         task_tpl.append(tpl)
         task_dispatch.append(t.dispatch)
         deps = t.deps
-        if len(deps) > 1 and not (len(deps) == 2 and deps[0] < deps[1]):  # the scheduler's are
+        # sorted and unique; the scheduler's pairs already are (the common case)
+        if len(deps) > 1 and not (len(deps) == 2 and deps[0] < deps[1]):
             deps = tuple(sorted(set(deps)))
         task_deps.append(deps)
         if tpl.loads:
@@ -254,8 +255,8 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
         else:
             task_engines.append(tpl.engines)
     # The step columns, concatenated from the templates at C speed.
-    def column(field: str) -> list:
-        return list(chain.from_iterable(map(attrgetter(field), task_tpl)))
+    def column(name: str) -> list:
+        return list(chain.from_iterable(map(attrgetter(name), task_tpl)))
 
     n_steps = np.fromiter(map(len, map(attrgetter("kinds"), task_tpl)), np.int64, len(task_tpl))
     n_groups = np.fromiter(map(len, map(attrgetter("group_starts"), task_tpl)), np.int64,
