@@ -21,10 +21,14 @@ give four times the bandwidth). Time is integer cycles; bandwidth shares
 are exact integers (remaining bytes are scaled by lcm(1..channels)), a
 transfer ends at the first whole cycle its bytes are through.
 
-Everything is flat lists indexed by step id (plan.py builds them) and a
-heap of (time, sequence) events: a 100,000-task program simulates in
-about a second, flattening and statistics included. The same program and
-target give the same result, bit for bit.
+Everything is flat lists indexed by step id (plan.py builds them). Each
+step counts the conditions it still waits for (its group's turn, its
+engine's turn, its buffers); whoever clears the last one starts it.
+Events are single integers time | sequence | code in a heap, taken in
+time order and, at equal times, in the order they were made. A
+100,000-task program simulates in well under a second, flattening and
+statistics included; the same program and target give the same result,
+bit for bit.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ class Timeline:
     free: list[int]
 
 
-def _engine_queues(plan: Plan, n_engines: int) -> list[list[int]]:
+def _engine_queues(plan: Plan, n_engines: int) -> list[np.ndarray]:
     """Each engine's steps in execution order (tasks in `plan.order`, steps in order)."""
     n_steps = len(plan.step_task)
     if plan.order == list(range(len(plan.order))):
@@ -64,191 +68,245 @@ def _engine_queues(plan: Plan, n_engines: int) -> list[list[int]]:
             np.cumsum(counts) - counts, counts)
         seq = np.repeat(first[order], counts) + offsets
     engine = plan.array("step_engine")[seq]
-    return [seq[engine == e].tolist() for e in range(n_engines)]
+    return [seq[engine == e] for e in range(n_engines)]
+
+
+class _State:
+    """The simulation's mutable lists and the constants of its event encoding."""
+
+    def __init__(self, plan: Plan, target: NpuTarget):
+        n_steps = self.n_steps = len(plan.step_task)
+        n_tasks = len(plan.task_dispatch)
+        n_dma = target.dma_channels
+        self.scale = math.lcm(*range(1, n_dma + 1))
+        self.bw = target.dram_bytes_per_cycle * self.scale  # scaled bytes per cycle, shared
+        step_engine = plan.array("step_engine")
+
+        # Event key: time << TIME_SHIFT | sequence << CODE_BITS | code. Sequence numbers
+        # count heap pushes (one per step) and pool completions (at most two per transfer),
+        # so they fit; code < n_steps: the step ends, n_steps + x: DMA x's setup is over.
+        code_bits = (2 * n_steps + 1).bit_length()
+        self.time_shift = code_bits + (4 * n_steps + 4).bit_length()
+        self.seq_one = 1 << code_bits
+        self.code_mask = (1 << code_bits) - 1
+        # no simulation reaches 2**256 cycles; its code says "past every step"
+        self.sentinel = (1 << (256 + self.time_shift)) | self.code_mask
+        is_dma = step_engine < n_dma
+        delay = np.where(is_dma, target.dma_setup_cycles, plan.array("step_work"))
+        code = np.arange(n_steps, dtype=np.int64) + np.where(is_dma, n_steps, 0)
+        if n_steps and int(delay.max()).bit_length() + self.time_shift < 63:
+            event = ((delay << self.time_shift) | code).tolist()
+        else:
+            event = [(d << self.time_shift) | c for d, c in zip(delay.tolist(), code.tolist())]
+        self.event = event  # a step's first event, relative to its start time
+
+        n_groups = len(plan.group_first)
+        self.group_first = plan.group_first + [n_steps]
+        self.group_left = np.diff(np.asarray(self.group_first, dtype=np.int64)).tolist()
+        # after group g: the next group of its task, or ~task when g was the task's last
+        group_task = plan.array("step_task")[np.asarray(plan.group_first, dtype=np.int64)]
+        last = np.ones(n_groups, dtype=bool)
+        last[:-1] = group_task[1:] != group_task[:-1]
+        self.group_next = np.where(last, ~group_task, np.arange(1, n_groups + 1)).tolist()
+        firsts = np.asarray(plan.task_first_step + [n_steps], dtype=np.int64)
+        self.task_group = np.where(firsts[1:] > firsts[:-1],  # -1: a task without steps
+                                   np.asarray(plan.task_first_group, dtype=np.int64), -1).tolist()
+        self.task_waiting = [len(d) for d in plan.task_deps]
+        # the tasks depending on task t: dependents[dep_first[t]:dep_first[t + 1]], in task order
+        n_deps = np.fromiter(map(len, plan.task_deps), np.int64, n_tasks)
+        dep_of = np.fromiter(chain.from_iterable(plan.task_deps), np.int64, int(n_deps.sum()))
+        self.dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), n_deps)[
+            np.argsort(dep_of, kind="stable")].tolist()
+        self.dep_first = np.concatenate(
+            ([0], np.cumsum(np.bincount(dep_of, minlength=n_tasks)))).tolist()
+
+        buf_steps = self.buf_steps = plan.buffer_steps
+        self.buf_left = [len(x) for x in buf_steps]
+        self.buf_waiting = [len(p) for p in plan.buffer_preds]
+        self.buf_succs = inverse(plan.buffer_preds, len(plan.buffers))[0]
+        self.alloc = [-1 if w else 0 for w in self.buf_waiting]
+        self.free = [-1] * len(plan.buffers)
+
+        # wait[s]: conditions still open: its group's turn, its engine's turn (the step
+        # before it on its engine ended), its buffers not yet allocated.
+        late = [buf_steps[b] for b, w in enumerate(self.buf_waiting) if w]
+        wait = 2 + np.bincount(np.fromiter(chain.from_iterable(late), np.int64),
+                               minlength=n_steps)
+        next_on_engine = np.full(n_steps, -1, dtype=np.int64)
+        for q in _engine_queues(plan, len(plan.engines)):
+            if len(q):
+                wait[q[0]] -= 1  # the engine is free for its first step
+                next_on_engine[q[:-1]] = q[1:]
+        self.wait = wait.tolist()
+        self.next_on_engine = next_on_engine.tolist()
+
+        self.start = [-1] * n_steps
+        self.end = [-1] * n_steps
+        self.cause = [-1] * n_steps
+        self.events = [self.sentinel]
+
+    def begin_group(self, g: int, c: int, now: int, seq: int) -> int:
+        """Group g's turn has come (released by step c at `now`); returns the sequence."""
+        wait, start, cause, event, events = self.wait, self.start, self.cause, self.event, self.events
+        base = now << self.time_shift
+        for y in range(self.group_first[g], self.group_first[g + 1]):
+            w = wait[y] - 1
+            wait[y] = w
+            if not w:
+                start[y] = now
+                cause[y] = c
+                seq += self.seq_one
+                heapq.heappush(events, base + event[y] + seq)
+        return seq
+
+    def task_ready(self, t: int, c: int, now: int, seq: int) -> int:
+        g = self.task_group[t]
+        if g >= 0:
+            return self.begin_group(g, c, now, seq)
+        return self.task_done(t, c, now, seq)  # a task without steps is done at once
+
+    def task_done(self, t: int, c: int, now: int, seq: int) -> int:
+        task_waiting = self.task_waiting
+        for u in self.dependents[self.dep_first[t]:self.dep_first[t + 1]]:
+            w = task_waiting[u] - 1
+            task_waiting[u] = w
+            if not w:
+                seq = self.task_ready(u, c, now, seq)
+        return seq
 
 
 def run(plan: Plan, target: NpuTarget) -> Timeline:
-    n_steps = len(plan.step_task)
-    n_tasks = len(plan.task_dispatch)
-    n_groups = len(plan.group_first)
-    n_engines = len(plan.engines)
-    n_dma = target.dma_channels
-    setup = target.dma_setup_cycles
-    scale = math.lcm(*range(1, n_dma + 1))
-    bw = target.dram_bytes_per_cycle * scale  # scaled bytes per cycle, shared
-
-    step_task, step_engine = plan.step_task, plan.step_engine
-    step_work, step_buffers, group_of_step = plan.step_work, plan.step_buffers, plan.group_of_step
-    group_first = plan.group_first
-    task_first_group = plan.task_first_group
-
-    group_end = group_first[1:] + [n_steps]
-    group_left = np.diff(np.asarray(group_first + [n_steps], dtype=np.int64)).tolist()
-    task_last_group = [g - 1 for g in task_first_group[1:]] + ([n_groups - 1] if n_tasks else [])
-    task_waiting = [len(d) for d in plan.task_deps]
-    # the tasks depending on task t: dependents[dep_first[t]:dep_first[t + 1]], in task order
-    n_deps = np.fromiter(map(len, plan.task_deps), np.int64, n_tasks)
-    dep_of = np.fromiter(chain.from_iterable(plan.task_deps), np.int64, int(n_deps.sum()))
-    dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), n_deps)[
-        np.argsort(dep_of, kind="stable")].tolist()
-    dep_first = np.concatenate(([0], np.cumsum(np.bincount(dep_of, minlength=n_tasks)))).tolist()
-
-    buf_steps = plan.buffer_steps
-    buf_left = [len(x) for x in buf_steps]
-    buf_waiting = [len(p) for p in plan.buffer_preds]
-    buf_succs = inverse(plan.buffer_preds, len(plan.buffers))[0]
-    # wait[s]: conditions still open: its group's turn (1) + its buffers not yet allocated.
-    late = [buf_steps[b] for b, w in enumerate(buf_waiting) if w]
-    wait = (1 + np.bincount(np.fromiter(chain.from_iterable(late), np.int64),
-                            minlength=n_steps)).tolist()
-    alloc = [-1 if w else 0 for w in buf_waiting]
-    free = [-1] * len(plan.buffers)
-
-    queues = _engine_queues(plan, n_engines)
-    for q in queues:
-        q.append(-1)  # sentinel: never equal to a step, never ready
-    head = [0] * n_engines
-    busy = [False] * n_engines
-
-    start = [-1] * n_steps
-    end = [-1] * n_steps
-    cause = [-1] * n_steps
-    # (time, sequence, code): code < n_steps: the step ends; ~step: a DMA's setup is over and
-    # it joins the DRAM pool; n_steps: a transfer in the pool completes.
-    events: list[tuple[int, int, int]] = []
-    push, pop = heapq.heappush, heapq.heappop
+    st = _State(plan, target)
     seq = 0
-    pool: dict[int, int] = {}  # DMA step -> scaled bytes left
-    pool_time = 0
-    pending: tuple[int, int, int] | None = None  # the pool's next completion event
-    POOL = n_steps
-    now = 0
-
-    # A step's first event: a DMA's setup ends (then it joins the pool), any other step ends.
-    is_dma = plan.array("step_engine") < n_dma
-    delay = np.where(is_dma, setup, plan.array("step_work")).tolist()
-    first_event = np.where(is_dma, ~np.arange(n_steps), np.arange(n_steps)).tolist()
-
-    def begin(e: int, x: int, c: int) -> None:
-        nonlocal seq
-        busy[e] = True
-        head[e] += 1
-        start[x] = now
-        cause[x] = c
-        seq += 1
-        push(events, (now + delay[x], seq, first_event[x]))
-
-    def release_group(g: int, c: int) -> None:
-        for x in range(group_first[g], group_end[g]):
-            w = wait[x] - 1
-            wait[x] = w
-            if not w:
-                e = step_engine[x]
-                if not busy[e] and queues[e][head[e]] == x:
-                    begin(e, x, c)
-
-    def task_ready(t: int, c: int) -> None:
-        if task_first_group[t] <= task_last_group[t]:
-            release_group(task_first_group[t], c)
-        else:  # a task without steps is done as soon as it may start
-            task_done(t, c)
-
-    def task_done(t: int, c: int) -> None:
-        for u in dependents[dep_first[t]:dep_first[t + 1]]:
-            w = task_waiting[u] - 1
-            task_waiting[u] = w
-            if not w:  # task_ready(u, c), inlined: hot
-                g = task_first_group[u]
-                if g <= task_last_group[u]:
-                    release_group(g, c)
-                else:
-                    task_done(u, c)
-
-    def finish(x: int) -> None:
-        nonlocal seq
-        end[x] = now
-        for b in step_buffers[x]:
-            buf_left[b] -= 1
-            if not buf_left[b]:
-                free[b] = now
-                for nb in buf_succs[b]:
-                    buf_waiting[nb] -= 1
-                    if not buf_waiting[nb]:
-                        alloc[nb] = now
-                        for y in buf_steps[nb]:
-                            w = wait[y] - 1
-                            wait[y] = w
-                            if not w:
-                                e = step_engine[y]
-                                if not busy[e] and queues[e][head[e]] == y:
-                                    begin(e, y, x)
-        g = group_of_step[x]
-        left = group_left[g] - 1
-        group_left[g] = left
-        if not left:
-            if g < task_last_group[step_task[x]]:
-                release_group(g + 1, x)
-            else:
-                task_done(step_task[x], x)
-        e = step_engine[x]
-        y = queues[e][head[e]]
-        if y >= 0 and not wait[y]:  # begin(e, y, x), inlined: hot
-            head[e] += 1
-            start[y] = now
-            cause[y] = x
-            seq += 1
-            push(events, (now + delay[y], seq, first_event[y]))
-        else:
-            busy[e] = False
-
     for t in plan.order:
-        if not task_waiting[t]:
-            task_ready(t, -1)
+        if not st.task_waiting[t]:
+            seq = st.task_ready(t, -1, 0, seq)
+    _event_loop(st, plan.step_work, plan.step_buffers, plan.group_of_step, seq)
+    end = st.end
+    if st.n_steps and min(end) < 0:
+        stuck = end.index(-1)
+        raise SimError(None, f"simulation deadlocked: step {plan.step_index[stuck]} of task "
+                       f"{plan.step_task[stuck]} never ran (engine order against dependencies)")
+    return Timeline(st.start, end, st.cause, st.alloc, st.free)
 
-    while events or pending is not None:
-        # The pool's next completion waits outside the heap until it is due: a
-        # later change of the pool replaces it (two loads often join at once).
-        if pending is not None and (not events or pending < events[0]):
-            now, _, code = pending
-            pending = None
-        else:
-            now, _, code = pop(events)
-        if code < 0:  # setup over: the transfer starts moving bytes
-            x = ~code
-            if not step_work[x]:
-                finish(x)
-                continue
-            if pool:
-                drained = (now - pool_time) * (bw // len(pool))
-                for y in pool:
-                    pool[y] -= drained
+
+def _event_loop(st: _State, step_work: list[int], step_buffers: list[tuple[int, ...]],
+                group_of_step: list[int], seq: int) -> None:
+    # Every name the loop touches is a local: the loop runs once per event.
+    n_steps, scale, bw = st.n_steps, st.scale, st.bw
+    shift, one, code_mask, sentinel = st.time_shift, st.seq_one, st.code_mask, st.sentinel
+    wait, start, end, cause, event, events = st.wait, st.start, st.end, st.cause, st.event, st.events
+    next_on_engine = st.next_on_engine
+    group_first, group_left, group_next = st.group_first, st.group_left, st.group_next
+    task_group, task_waiting, dependents, dep_first = (st.task_group, st.task_waiting,
+                                                      st.dependents, st.dep_first)
+    buf_left, buf_succs, buf_waiting, buf_steps = (st.buf_left, st.buf_succs, st.buf_waiting,
+                                                   st.buf_steps)
+    alloc, free = st.alloc, st.free
+    task_done = st.task_done
+    push, pop = heapq.heappush, heapq.heappop
+
+    # DMA transfers moving bytes share the bandwidth equally, so all drain alike: each
+    # keeps the `drained` level at which it completes; share = bw // len(pool).
+    pool: dict[int, int] = {}
+    drained = pool_time = share = 0
+    no_pending = sentinel + 1
+    pending = no_pending  # the pool's next completion, outside the heap until it is due:
+    # a later change of the pool replaces it (two loads often join at once)
+    while True:
+        if pending < events[0]:
+            now = pending >> shift
+            pending = no_pending
+            drained += (now - pool_time) * share
             pool_time = now
-            pool[x] = step_work[x] * scale
-        elif code < POOL:
-            finish(code)
-            continue
-        else:
-            drained = (now - pool_time) * (bw // len(pool))
-            pool_time = now
-            done = []
-            for y in pool:
-                left = pool[y] - drained
-                pool[y] = left
-                if left <= 0:
-                    done.append(y)
+            done = [y for y, level in pool.items() if level <= drained]
             for y in done:
                 del pool[y]
-            for y in done:
-                finish(y)
-        # the pool changed: when does its first transfer complete now?
-        if pool:
-            seq += 1
-            pending = (now + max(0, -(-min(pool.values()) // (bw // len(pool)))), seq, POOL)
+            pooled = True
         else:
-            pending = None
-
-    if n_steps and min(end) < 0:
-        stuck = next(s for s in range(n_steps) if end[s] < 0)
-        raise SimError(None, f"simulation deadlocked: step {plan.step_index[stuck]} of task "
-                       f"{step_task[stuck]} never ran (engine order against dependencies)")
-    return Timeline(start, end, cause, alloc, free)
+            key = pop(events)
+            x = key & code_mask
+            now = key >> shift
+            if x >= n_steps:
+                x -= n_steps
+                if x >= n_steps:
+                    break  # the sentinel: every event is done
+                if step_work[x]:  # setup over: the transfer starts moving bytes
+                    if pool:
+                        drained += (now - pool_time) * share
+                    pool_time = now
+                    pool[x] = drained + step_work[x] * scale
+                    share = bw // len(pool)
+                    seq += one
+                    wait_cycles = -(-(min(pool.values()) - drained) // share)
+                    pending = ((now + max(0, wait_cycles)) << shift) + seq
+                    continue
+            done = (x,)
+            pooled = False
+        base = now << shift
+        for x in done:  # step x ends
+            end[x] = now
+            for b in step_buffers[x]:
+                left = buf_left[b] - 1
+                buf_left[b] = left
+                if not left:
+                    free[b] = now
+                    for nb in buf_succs[b]:
+                        w = buf_waiting[nb] - 1
+                        buf_waiting[nb] = w
+                        if not w:
+                            alloc[nb] = now
+                            for y in buf_steps[nb]:
+                                w = wait[y] - 1
+                                wait[y] = w
+                                if not w:
+                                    start[y] = now
+                                    cause[y] = x
+                                    seq += one
+                                    push(events, base + event[y] + seq)
+            g = group_of_step[x]
+            left = group_left[g] - 1
+            group_left[g] = left
+            if not left:
+                g = group_next[g]
+                if g < 0:  # the task is done: its dependents may be ready
+                    t = ~g
+                    for u in dependents[dep_first[t]:dep_first[t + 1]]:
+                        w = task_waiting[u] - 1
+                        task_waiting[u] = w
+                        if not w:
+                            g = task_group[u]
+                            if g < 0:
+                                seq = task_done(u, x, now, seq)
+                                continue
+                            for y in range(group_first[g], group_first[g + 1]):
+                                w = wait[y] - 1
+                                wait[y] = w
+                                if not w:
+                                    start[y] = now
+                                    cause[y] = x
+                                    seq += one
+                                    push(events, base + event[y] + seq)
+                else:
+                    for y in range(group_first[g], group_first[g + 1]):
+                        w = wait[y] - 1
+                        wait[y] = w
+                        if not w:
+                            start[y] = now
+                            cause[y] = x
+                            seq += one
+                            push(events, base + event[y] + seq)
+            y = next_on_engine[x]  # the engine is free for its next step
+            if y >= 0:
+                w = wait[y] - 1
+                wait[y] = w
+                if not w:
+                    start[y] = now
+                    cause[y] = x
+                    seq += one
+                    push(events, base + event[y] + seq)
+        if pooled and pool:  # the pool changed: when does its first transfer complete now?
+            share = bw // len(pool)
+            seq += one
+            wait_cycles = -(-(min(pool.values()) - drained) // share)
+            pending = ((now + max(0, wait_cycles)) << shift) + seq
