@@ -178,9 +178,10 @@ class _State:
 def run(plan: Plan, target: NpuTarget) -> Timeline:
     st = _State(plan, target)
     seq = 0
-    for t in plan.order:
-        if not st.task_waiting[t]:
-            seq = st.task_ready(t, -1, 0, seq)
+    # listed first: a task without steps readies its dependents at once, and each task is
+    # readied once
+    for t in [t for t in plan.order if not st.task_waiting[t]]:
+        seq = st.task_ready(t, -1, 0, seq)
     _event_loop(st, plan.step_work, plan.step_buffers, plan.group_of_step, seq)
     end = st.end
     if st.n_steps and min(end) < 0:

@@ -102,6 +102,20 @@ def test_dependency_cycle_is_an_error():
     assert r.tasks.start[1] >= r.tasks.end[2] >= r.tasks.start[2] >= r.tasks.end[0]
 
 
+def test_task_without_steps_readies_its_dependent_once():
+    # task 0 has no steps and no dependencies; task 2 waits for it and, on the MAC array,
+    # for task 1: it must run after task 1, not be counted ready twice
+    t = _target()
+    step = (Step("compute", ("a",), ("c",), ops=512),)
+    tasks = [Task(0, 0, "npu.matmul", False, (0,) * 3, (8,) * 3, (), ()),
+             Task(1, 0, "npu.matmul", False, (0,) * 3, (8,) * 3, step, ()),
+             Task(2, 0, "npu.matmul", False, (0,) * 3, (8,) * 3, step, (0,))]
+    r = simulate(_prog(t, tasks, _sram("a", "c")))
+    # 8x8x8 on an 8x8 output-stationary array: K + R + C - 2 = 22 cycles each
+    assert list(zip(r.steps.start, r.steps.end)) == [(0, 22), (22, 44)]
+    assert r.critical_path == (1, 2)
+
+
 def test_sram_too_small_is_an_error():
     t = _target()
     task = Task(0, 0, "npu.matmul", False, (0,) * 3, (8,) * 3,
