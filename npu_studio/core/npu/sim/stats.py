@@ -2,8 +2,8 @@
 
 Utilization per engine, overlap of DMA and compute, per-dispatch
 numbers (span, MAC utilization, DRAM traffic, SRAM, bound), SRAM
-occupancy over time and the critical path. Pure functions over the flat
-lists of `plan.Plan` and `timing.Timeline`.
+occupancy over time and the critical path. Pure functions over the
+columns of `plan.Plan` and the lists of `timing.Timeline`.
 """
 
 from __future__ import annotations
@@ -69,21 +69,21 @@ def critical_path(plan: Plan, tl: Timeline, end: np.ndarray) -> tuple[int, ...]:
     if not len(end):
         return ()
     s = int(np.argmax(end))
-    step_task, cause = plan.step_task, tl.cause
-    tasks: list[int] = []
-    last = -1
-    while s >= 0:
-        t = step_task[s]
-        if t != last:
-            tasks.append(t)
-            last = t
+    cause = tl.cause
+    chain = [s]
+    walk = chain.append
+    while s >= 0:  # a step's cause ended before it started: the walk ends at -1
         s = cause[s]
-    return tuple(reversed(tasks))
+        walk(s)
+    tasks = plan.step_task[chain[-2::-1]]  # first to last, without the -1
+    keep = np.ones(len(tasks), dtype=bool)
+    keep[1:] = tasks[1:] != tasks[:-1]  # a task's consecutive steps name it once
+    return tuple(tasks[keep].tolist())
 
 
 def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dict,
                    task_start: np.ndarray, task_end: np.ndarray) -> tuple[DispatchStats, ...]:
-    task_disp = np.asarray(plan.task_dispatch, dtype=np.int64)
+    task_disp = plan.task_dispatch
     n_disp = int(task_disp.max()) + 1 if len(task_disp) else 0
     step_disp = task_disp[cols["task"]]
     kind, dur = cols["kind"], cols["end"] - cols["start"]
@@ -138,24 +138,28 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dic
     return tuple(out)
 
 
+def _ints(column: np.ndarray) -> tuple[int, ...]:
+    return tuple(column.tolist())
+
+
 def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timeline) -> SimResult:
     n_steps = len(plan.step_task)
     cols = {
-        "task": plan.array("step_task"),
-        "kind": plan.array("step_kind"),
-        "engine": plan.array("step_engine"),
+        "task": plan.step_task,
+        "kind": plan.step_kind,
+        "engine": plan.step_engine,
         "start": np.asarray(tl.start, dtype=np.int64),
         "end": np.asarray(tl.end, dtype=np.int64),
-        "bytes": plan.array("step_bytes"),
-        "ops": plan.array("step_ops"),
+        "bytes": plan.step_bytes,
+        "ops": plan.step_ops,
     }
     n_tasks = len(plan.task_dispatch)
-    firsts = np.asarray(plan.task_first_step, dtype=np.int64)
+    firsts = plan.task_first_step
     if n_steps and n_tasks and np.all(np.diff(np.append(firsts, n_steps)) > 0):
         task_start = np.minimum.reduceat(cols["start"], firsts)
         task_end = np.maximum.reduceat(cols["end"], firsts)
     else:  # some task has no step: it takes no time, at 0
-        bounds = plan.task_first_step + [n_steps]
+        bounds = firsts.tolist() + [n_steps]
         task_start = np.asarray([min(tl.start[bounds[t]:bounds[t + 1]], default=0)
                                  for t in range(n_tasks)], dtype=np.int64)
         task_end = np.asarray([max(tl.end[bounds[t]:bounds[t + 1]], default=0)
@@ -167,11 +171,11 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
     return SimResult(
         target=target.name, clock_mhz=target.clock_mhz, total_cycles=total,
         engines=plan.engines, engine_busy=tuple(busy),
-        steps=StepTable(tuple(plan.step_task), tuple(plan.step_index), tuple(plan.step_kind),
-                        tuple(plan.step_engine), tuple(tl.start), tuple(tl.end),
-                        tuple(plan.step_bytes), tuple(plan.step_ops)),
-        tasks=TaskTable(tuple(plan.task_dispatch), tuple(task_start.tolist()),
-                        tuple(task_end.tolist()), tuple(plan.task_first_step)),
+        steps=StepTable(_ints(plan.step_task), _ints(plan.step_index), _ints(plan.step_kind),
+                        _ints(plan.step_engine), tuple(tl.start), tuple(tl.end),
+                        _ints(plan.step_bytes), _ints(plan.step_ops)),
+        tasks=TaskTable(_ints(plan.task_dispatch), _ints(task_start), _ints(task_end),
+                        _ints(plan.task_first_step)),
         sram_capacity=target.sram_bytes, sram_peak=peak, sram_times=times, sram_bytes=used,
         allocations=tuple(SramAllocation(b, off, size, a, f)
                           for (b, off, size), a, f in zip(plan.buffers, tl.alloc, tl.free)),

@@ -36,7 +36,6 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
@@ -61,13 +60,13 @@ def _engine_queues(plan: Plan, n_engines: int) -> list[np.ndarray]:
     if plan.order == list(range(len(plan.order))):
         seq = np.arange(n_steps, dtype=np.int64)
     else:
-        first = np.asarray(plan.task_first_step + [n_steps], dtype=np.int64)
+        first = np.append(plan.task_first_step, n_steps)
         order = np.asarray(plan.order, dtype=np.int64)
         counts = first[order + 1] - first[order]
         offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
             np.cumsum(counts) - counts, counts)
         seq = np.repeat(first[order], counts) + offsets
-    engine = plan.array("step_engine")[seq]
+    engine = plan.step_engine[seq]
     return [seq[engine == e] for e in range(n_engines)]
 
 
@@ -76,11 +75,11 @@ class _State:
 
     def __init__(self, plan: Plan, target: NpuTarget):
         n_steps = self.n_steps = len(plan.step_task)
-        n_tasks = len(plan.task_dispatch)
+        n_tasks = len(plan.order)
         n_dma = target.dma_channels
         self.scale = math.lcm(*range(1, n_dma + 1))
         self.bw = target.dram_bytes_per_cycle * self.scale  # scaled bytes per cycle, shared
-        step_engine = plan.array("step_engine")
+        step_engine = plan.step_engine
 
         # Event key: time << TIME_SHIFT | sequence << CODE_BITS | code. Sequence numbers
         # count heap pushes (one per step) and pool completions (at most two per transfer),
@@ -92,7 +91,7 @@ class _State:
         # no simulation reaches 2**256 cycles; its code says "past every step"
         self.sentinel = (1 << (256 + self.time_shift)) | self.code_mask
         is_dma = step_engine < n_dma
-        delay = np.where(is_dma, target.dma_setup_cycles, plan.array("step_work"))
+        delay = np.where(is_dma, target.dma_setup_cycles, plan.step_work)
         code = np.arange(n_steps, dtype=np.int64) + np.where(is_dma, n_steps, 0)
         if n_steps and int(delay.max()).bit_length() + self.time_shift < 63:
             event = ((delay << self.time_shift) | code).tolist()
@@ -101,21 +100,21 @@ class _State:
         self.event = event  # a step's first event, relative to its start time
 
         n_groups = len(plan.group_first)
-        self.group_first = plan.group_first + [n_steps]
-        self.group_left = np.diff(np.asarray(self.group_first, dtype=np.int64)).tolist()
+        group_first = np.append(plan.group_first, n_steps)
+        self.group_first = group_first.tolist()
+        self.group_left = np.diff(group_first).tolist()
         # after group g: the next group of its task, or ~task when g was the task's last
-        group_task = plan.array("step_task")[np.asarray(plan.group_first, dtype=np.int64)]
+        group_task = plan.step_task[plan.group_first]
         last = np.ones(n_groups, dtype=bool)
         last[:-1] = group_task[1:] != group_task[:-1]
         self.group_next = np.where(last, ~group_task, np.arange(1, n_groups + 1)).tolist()
-        firsts = np.asarray(plan.task_first_step + [n_steps], dtype=np.int64)
+        firsts = np.append(plan.task_first_step, n_steps)
         self.task_group = np.where(firsts[1:] > firsts[:-1],  # -1: a task without steps
-                                   np.asarray(plan.task_first_group, dtype=np.int64), -1).tolist()
-        self.task_waiting = [len(d) for d in plan.task_deps]
+                                   plan.task_first_group, -1).tolist()
+        self.task_waiting = plan.dep_count.tolist()
         # the tasks depending on task t: dependents[dep_first[t]:dep_first[t + 1]], in task order
-        n_deps = np.fromiter(map(len, plan.task_deps), np.int64, n_tasks)
-        dep_of = np.fromiter(chain.from_iterable(plan.task_deps), np.int64, int(n_deps.sum()))
-        self.dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), n_deps)[
+        dep_of = plan.dep_flat
+        self.dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), plan.dep_count)[
             np.argsort(dep_of, kind="stable")].tolist()
         self.dep_first = np.concatenate(
             ([0], np.cumsum(np.bincount(dep_of, minlength=n_tasks)))).tolist()
@@ -129,9 +128,8 @@ class _State:
 
         # wait[s]: conditions still open: its group's turn, its engine's turn (the step
         # before it on its engine ended), its buffers not yet allocated.
-        late = [buf_steps[b] for b, w in enumerate(self.buf_waiting) if w]
-        wait = 2 + np.bincount(np.fromiter(chain.from_iterable(late), np.int64),
-                               minlength=n_steps)
+        late = np.asarray(self.buf_waiting, dtype=np.int64) > 0
+        wait = 2 + np.bincount(plan.touch_step[late[plan.touch_buffer]], minlength=n_steps)
         next_on_engine = np.full(n_steps, -1, dtype=np.int64)
         for q in _engine_queues(plan, len(plan.engines)):
             if len(q):
@@ -182,12 +180,12 @@ def run(plan: Plan, target: NpuTarget) -> Timeline:
     # readied once
     for t in [t for t in plan.order if not st.task_waiting[t]]:
         seq = st.task_ready(t, -1, 0, seq)
-    _event_loop(st, plan.step_work, plan.step_buffers, plan.group_of_step, seq)
+    _event_loop(st, plan.step_work.tolist(), plan.step_buffers, plan.group_of_step.tolist(), seq)
     end = st.end
     if st.n_steps and min(end) < 0:
         stuck = end.index(-1)
-        raise SimError(None, f"simulation deadlocked: step {plan.step_index[stuck]} of task "
-                       f"{plan.step_task[stuck]} never ran (engine order against dependencies)")
+        raise SimError(None, f"simulation deadlocked: step {int(plan.step_index[stuck])} of task "
+                       f"{int(plan.step_task[stuck])} never ran (engine order against dependencies)")
     return Timeline(st.start, end, st.cause, st.alloc, st.free)
 
 

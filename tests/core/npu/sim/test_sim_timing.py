@@ -116,6 +116,15 @@ def test_task_without_steps_readies_its_dependent_once():
     assert r.critical_path == (1, 2)
 
 
+def test_program_without_steps_takes_no_time():
+    t = _target()
+    for tasks in ([], [Task(0, 0, "npu.matmul", False, (0,) * 3, (8,) * 3, (), ()),
+                       Task(1, 0, "npu.matmul", False, (0,) * 3, (8,) * 3, (), (0,))]):
+        r = simulate(_prog(t, tasks, _sram("a", "c")))
+        assert (r.total_cycles, len(r.steps), r.critical_path, r.sram_peak) == (0, 0, (), 0)
+        assert r.tasks.start == r.tasks.end == (0,) * len(tasks)
+
+
 def test_sram_too_small_is_an_error():
     t = _target()
     task = Task(0, 0, "npu.matmul", False, (0,) * 3, (8,) * 3,
