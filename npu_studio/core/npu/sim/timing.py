@@ -76,7 +76,7 @@ class _State:
     def __init__(self, plan: Plan, target: NpuTarget):
         n_steps = self.n_steps = len(plan.step_task)
         n_tasks = len(plan.order)
-        n_dma = target.dma_channels
+        n_dma = self.n_dma = target.dma_channels
         self.scale = math.lcm(*range(1, n_dma + 1))
         self.bw = target.dram_bytes_per_cycle * self.scale  # scaled bytes per cycle, shared
         step_engine = plan.step_engine
@@ -206,9 +206,11 @@ def _event_loop(st: _State, step_work: list[int], step_buffers: list[tuple[int, 
     push, pop = heapq.heappush, heapq.heappop
 
     # DMA transfers moving bytes share the bandwidth equally, so all drain alike: each
-    # keeps the `drained` level at which it completes; share = bw // len(pool).
+    # keeps the `drained` level at which it completes; `low` is the lowest of them.
     pool: dict[int, int] = {}
+    shares = [0] + [bw // k for k in range(1, st.n_dma + 1)]  # by transfers in the pool
     drained = pool_time = share = 0
+    low = sentinel
     no_pending = sentinel + 1
     pending = no_pending  # the pool's next completion, outside the heap until it is due:
     # a later change of the pool replaces it (two loads often join at once)
@@ -218,7 +220,10 @@ def _event_loop(st: _State, step_work: list[int], step_buffers: list[tuple[int, 
             pending = no_pending
             drained += (now - pool_time) * share
             pool_time = now
-            done = [y for y, level in pool.items() if level <= drained]
+            done = []
+            for y, level in pool.items():
+                if level <= drained:
+                    done.append(y)
             for y in done:
                 del pool[y]
             pooled = True
@@ -230,15 +235,17 @@ def _event_loop(st: _State, step_work: list[int], step_buffers: list[tuple[int, 
                 x -= n_steps
                 if x >= n_steps:
                     break  # the sentinel: every event is done
-                if step_work[x]:  # setup over: the transfer starts moving bytes
-                    if pool:
-                        drained += (now - pool_time) * share
+                work = step_work[x]
+                if work:  # setup over: the transfer starts moving bytes
+                    drained += (now - pool_time) * share
                     pool_time = now
-                    pool[x] = drained + step_work[x] * scale
-                    share = bw // len(pool)
+                    level = pool[x] = drained + work * scale
+                    if level < low:
+                        low = level
+                    share = shares[len(pool)]
                     seq += one
-                    wait_cycles = -(-(min(pool.values()) - drained) // share)
-                    pending = ((now + max(0, wait_cycles)) << shift) + seq
+                    wait_cycles = -((drained - low) // share)
+                    pending = ((now + wait_cycles if wait_cycles > 0 else now) << shift) + seq
                     continue
             done = (x,)
             pooled = False
@@ -304,8 +311,12 @@ def _event_loop(st: _State, step_work: list[int], step_buffers: list[tuple[int, 
                     cause[y] = x
                     seq += one
                     push(events, base + event[y] + seq)
-        if pooled and pool:  # the pool changed: when does its first transfer complete now?
-            share = bw // len(pool)
-            seq += one
-            wait_cycles = -(-(min(pool.values()) - drained) // share)
-            pending = ((now + max(0, wait_cycles)) << shift) + seq
+        if pooled:  # the pool changed: when does its first transfer complete now?
+            if pool:
+                share = shares[len(pool)]
+                low = min(pool.values())
+                seq += one
+                wait_cycles = -((drained - low) // share)
+                pending = ((now + wait_cycles if wait_cycles > 0 else now) << shift) + seq
+            else:
+                share, low = 0, sentinel
