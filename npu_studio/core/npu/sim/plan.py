@@ -237,10 +237,13 @@ def _checked_order(program: NpuProgram, deps: list) -> tuple[list[int], np.ndarr
         in_order = bool(np.array_equal(ids, np.arange(n)) and np.all((flat >= 0) & (flat < owner)))
     except (OverflowError, TypeError, ValueError):  # not even int64: _task_order names it
         in_order = False
-    order = list(range(n)) if in_order else _task_order(program)
+    if not in_order:
+        order = _task_order(program)
+        counts, flat = _flat_deps(deps)
+        owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+    else:
+        order = list(range(n))
     # sorted and unique; the scheduler's already are (the common case)
-    counts, flat = _flat_deps(deps)
-    owner = np.repeat(np.arange(n, dtype=np.int64), counts)
     repeats = (owner[1:] == owner[:-1]) & (flat[1:] <= flat[:-1])
     if repeats.any():
         for t in set(owner[1:][repeats].tolist()):
@@ -250,7 +253,7 @@ def _checked_order(program: NpuProgram, deps: list) -> tuple[list[int], np.ndarr
 
 
 def _task_templates(program: NpuProgram, target: NpuTarget, bindex: dict[str, int]):
-    """The templates, in order of first use, and each task's template index."""
+    """The templates, in order of first use, each task's template index and dispatch."""
     tasks = program.tasks
     n = len(tasks)
     steps = list(map(attrgetter("steps"), tasks))
@@ -276,7 +279,7 @@ def _task_templates(program: NpuProgram, target: NpuTarget, bindex: dict[str, in
     mac_cache: dict[tuple[int, tuple[int, ...]], int] = {}
     templates = [_template(program, target, tasks[i], infos.get(dispatch[i]), bindex, mac_cache)
                  for i in reps]
-    return templates, task_tpl
+    return templates, task_tpl, np.asarray(dispatch, dtype=np.int64)
 
 
 def _rows(templates: list[_Template], name: str) -> np.ndarray:
@@ -289,7 +292,7 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     n_tasks = len(order)
     identity = order == list(range(n_tasks))
     all_buffers, bindex = _sram_buffers(program)
-    templates, task_tpl = _task_templates(program, target, bindex)
+    templates, task_tpl, task_dispatch = _task_templates(program, target, bindex)
 
     # Every step is a row of its task's template: gather the columns from the templates.
     tpl_steps = np.fromiter(map(len, map(attrgetter("kinds"), templates)), np.int64, len(templates))
@@ -310,6 +313,7 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
 
     # Which steps touch each buffer; its first and last user in execution order.
     tpl_buffers = list(chain.from_iterable(map(attrgetter("buffers"), templates)))
+    buffers_of = [t.buffers for t in templates]  # per template: its steps' buffers
     touches = np.fromiter(map(len, tpl_buffers), np.int64, len(tpl_buffers))
     touch_count = touches[row]
     touch_step = np.repeat(np.arange(len(row), dtype=np.int64), touch_count)
@@ -344,17 +348,19 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     if len(used) < len(all_buffers):
         renum = np.full(len(all_buffers), -1, dtype=np.int64)
         renum[used] = np.arange(len(used))
-        tpl_buffers = [tuple(renum[list(bufs)].tolist()) if bufs else bufs for bufs in tpl_buffers]
+        buffers_of = [tuple(tuple(renum[list(bufs)].tolist()) if bufs else bufs for bufs in tpl)
+                      for tpl in buffers_of]
         touch_buffer = renum[touch_buffer]
         buffer_steps = [buffer_steps[b] for b in used]
     buffers = [all_buffers[b] for b in used]
     return Plan(
         engine_names(target), order,
-        np.fromiter(map(attrgetter("dispatch"), program.tasks), np.int64, n_tasks),
+        task_dispatch,
         first_step, first_group, dep_count, dep_flat,
         step_task, step_index, _rows(templates, "kinds")[row], step_engine,
         _rows(templates, "work")[row], _rows(templates, "nbytes")[row], _rows(templates, "ops")[row],
-        group_of_step, group_first, list(map(tpl_buffers.__getitem__, row.tolist())),
+        group_of_step, group_first,
+        list(chain.from_iterable(map(buffers_of.__getitem__, task_tpl.tolist()))),
         touch_step, touch_buffer, buffers,
         _address_preds(buffers, first_use[used].tolist(), last_use[used].tolist(), program.source),
         buffer_steps)
