@@ -148,8 +148,8 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
         "task": plan.step_task,
         "kind": plan.step_kind,
         "engine": plan.step_engine,
-        "start": np.asarray(tl.start, dtype=np.int64),
-        "end": np.asarray(tl.end, dtype=np.int64),
+        "start": np.fromiter(tl.start, np.int64, n_steps),
+        "end": np.fromiter(tl.end, np.int64, n_steps),
         "bytes": plan.step_bytes,
         "ops": plan.step_ops,
     }

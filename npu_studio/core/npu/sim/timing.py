@@ -54,8 +54,9 @@ class Timeline:
     free: list[int]
 
 
-def _engine_queues(plan: Plan, n_engines: int) -> list[np.ndarray]:
-    """Each engine's steps in execution order (tasks in `plan.order`, steps in order)."""
+def _engine_queues(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Every engine's steps in execution order (tasks in `plan.order`, steps in
+    order), one engine after the other, and the engine of each."""
     n_steps = len(plan.step_task)
     if plan.order == list(range(len(plan.order))):
         seq = np.arange(n_steps, dtype=np.int64)
@@ -66,8 +67,9 @@ def _engine_queues(plan: Plan, n_engines: int) -> list[np.ndarray]:
         offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
             np.cumsum(counts) - counts, counts)
         seq = np.repeat(first[order], counts) + offsets
-    engine = plan.step_engine[seq]
-    return [seq[engine == e] for e in range(n_engines)]
+    engine = plan.step_engine[seq].astype(np.int16)  # a few engines: a radix sort
+    by_engine = np.argsort(engine, kind="stable")
+    return seq[by_engine], engine[by_engine]
 
 
 class _State:
@@ -130,11 +132,13 @@ class _State:
         # before it on its engine ended), its buffers not yet allocated.
         late = np.asarray(self.buf_waiting, dtype=np.int64) > 0
         wait = 2 + np.bincount(plan.touch_step[late[plan.touch_buffer]], minlength=n_steps)
+        queued, engine = _engine_queues(plan)
         next_on_engine = np.full(n_steps, -1, dtype=np.int64)
-        for q in _engine_queues(plan, len(plan.engines)):
-            if len(q):
-                wait[q[0]] -= 1  # the engine is free for its first step
-                next_on_engine[q[:-1]] = q[1:]
+        same = engine[1:] == engine[:-1]
+        next_on_engine[queued[:-1][same]] = queued[1:][same]
+        heads = np.ones(n_steps, dtype=bool)
+        heads[1:] = ~same
+        wait[queued[heads]] -= 1  # each engine is free for its first step
         self.wait = wait.tolist()
         self.next_on_engine = next_on_engine.tolist()
 
