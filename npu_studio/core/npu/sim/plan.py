@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from operator import attrgetter
 
@@ -26,6 +27,7 @@ from .cost import MAC_KINDS, cpu_cycles, mac_cycles, vector_cycles
 DMA_IN, COMPUTE, DMA_OUT, CPU, DMA_COPY = 0, 1, 2, 3, 4  # results.STEP_KINDS codes
 _KIND_CODE = {"dma_in": DMA_IN, "compute": COMPUTE, "dma_out": DMA_OUT, "cpu": CPU,
               "dma_copy": DMA_COPY}
+_STEP_FIELDS = attrgetter("kind", "srcs", "dsts", "bytes", "ops")  # all a template reads of a step
 
 
 class SimError(StudioError):
@@ -264,17 +266,32 @@ def _task_templates(program: NpuProgram, target: NpuTarget, bindex: dict[str, in
     # also share dispatch and tile sizes, on which a template depends.
     ids = np.fromiter(map(id, steps), np.int64, n)
     _, first, group = np.unique(ids, return_index=True, return_inverse=True)
+    if len(first) * 2 > n:  # hardly shared (a program read from a file): compare the steps
+        try:
+            values = map(tuple, map(partial(map, _STEP_FIELDS), steps))
+            return _templates_of(program, target, bindex, list(zip(values, dispatch, tiles)),
+                                 dispatch)
+        except TypeError:  # unhashable fields: keep to the steps tuples
+            pass
     rep = first[group].tolist()
     if dispatch == list(map(dispatch.__getitem__, rep)) and tiles == list(map(tiles.__getitem__, rep)):
         by_first = np.argsort(first)
         number = np.empty(len(first), dtype=np.int64)
         number[by_first] = np.arange(len(first))
-        reps, task_tpl = first[by_first].tolist(), number[group]
-    else:
-        keys = list(zip(map(id, steps), dispatch, tiles))
-        reps = sorted(dict(zip(reversed(keys), range(n - 1, -1, -1))).values())
-        index = {keys[i]: k for k, i in enumerate(reps)}
-        task_tpl = np.fromiter(map(index.__getitem__, keys), np.int64, n)
+        return _templates_of(program, target, bindex, None, dispatch,
+                             first[by_first].tolist(), number[group])
+    return _templates_of(program, target, bindex, list(zip(map(id, steps), dispatch, tiles)),
+                         dispatch)
+
+
+def _templates_of(program, target, bindex, keys, dispatch, reps=None, task_tpl=None):
+    """One template per distinct key (or per representative task `reps`), in order of
+    first use; each task's template index and dispatch."""
+    if keys is not None:  # each task's first task with its key, hashing each key once
+        first_use = np.fromiter(map({}.setdefault, keys, range(len(keys))), np.int64, len(keys))
+        firsts, task_tpl = np.unique(first_use, return_inverse=True)
+        reps = firsts.tolist()
+    tasks = program.tasks
     infos = {d.index: d for d in program.dispatches}
     mac_cache: dict[tuple[int, tuple[int, ...]], int] = {}
     templates = [_template(program, target, tasks[i], infos.get(dispatch[i]), bindex, mac_cache)
