@@ -1,5 +1,7 @@
-"""NPU timing simulator: throughput on a 100,000-task program and wall time
-against SCALE-Sim on the same layers; writes its section of docs/PERFORMANCE.md.
+"""NPU timing simulator: throughput on a 100,000-task program (and its
+phases: flattening, event loop, statistics), on resnet50 at the 64 KiB f32
+target, and wall time against SCALE-Sim on the same layers; writes its
+section of docs/PERFORMANCE.md.
 
     python benchmarks/npu_sim.py
 
@@ -13,6 +15,7 @@ same layer as an untiled one-task program, best of 5.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import sys
 import time
@@ -22,13 +25,19 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "core" / "npu" / "sim"))
+sys.path.insert(0, str(ROOT / "tests" / "core" / "npu"))
 sys.path.insert(0, str(HERE))
 
 from perf_doc import write_section  # noqa: E402
+from flowgen import flow_snapshot, zoo_model  # noqa: E402
 from sim_synth import matmul_chain, program  # noqa: E402
 
+from npu_studio.core.npu.passes import run_npu_pipeline  # noqa: E402
 from npu_studio.core.npu.sim import simulate  # noqa: E402
-from npu_studio.core.npu.target import load_target  # noqa: E402
+from npu_studio.core.npu.sim.plan import build_plan  # noqa: E402
+from npu_studio.core.npu.sim.stats import build_result  # noqa: E402
+from npu_studio.core.npu.sim.timing import run  # noqa: E402
+from npu_studio.core.npu.target import RESOURCES, load_target, parse_target  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "core" / "npu" / "sim" / "scalesim_golden.json"
 
@@ -43,11 +52,45 @@ def _best(fn, n=5):
     return best, out
 
 
+def _phases(prog, target, n=3) -> dict[str, float]:
+    """Best of n seconds of each phase of simulate(), with the collector off as simulate has it."""
+    best: dict[str, float] = {}
+    for _ in range(n):
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            plan = build_plan(prog, target)
+            t1 = time.perf_counter()
+            timeline = run(plan, target)
+            t2 = time.perf_counter()
+            build_result(prog, target, plan, timeline)
+            t3 = time.perf_counter()
+        finally:
+            gc.enable()
+        for name, dt in (("plan", t1 - t0), ("run", t2 - t1), ("stats", t3 - t2)):
+            best[name] = min(best.get(name, dt), dt)
+    return best
+
+
+def _tiny_f32():
+    """The tiny target (64 KiB SRAM) with f32 enabled, as the NPU tests build it."""
+    text = (RESOURCES / "tiny.toml").read_text().replace(
+        'supported = ["f16", "bf16", "i8"]', 'supported = ["f32", "f16", "bf16", "i8"]')
+    return parse_target(text, "tiny_f32.toml")
+
+
 def main() -> int:
     target = load_target()
     prog = matmul_chain(100_000, target)
     steps = sum(len(t.steps) for t in prog.tasks)
     wall, result = _best(lambda: simulate(prog), n=3)
+    phase = _phases(prog, target)
+    small = _tiny_f32()
+    resnet = run_npu_pipeline(flow_snapshot(zoo_model("resnet50")), small)
+    r_steps = sum(len(t.steps) for t in resnet.tasks)
+    r_wall, r_result = _best(lambda: simulate(resnet, small), n=3)
+    r_phase = _phases(resnet, small)
     lines = [
         "## NPU timing simulator (issue 9)",
         "",
@@ -55,6 +98,19 @@ def main() -> int:
         "chained tiled matmuls from the real scheduler) simulates on the default target in "
         f"**{wall:.2f} s** (best of 3; {wall / len(prog.tasks) * 1e6:.1f} us per task; aim: under 1 s), "
         f"{result.total_cycles:,} cycles.",
+        "",
+        f"resnet50 (light zoo) on the 64 KiB f32 target (`tiny` with f32): {len(resnet.tasks):,} tasks "
+        f"({r_steps:,} steps) simulate in **{r_wall:.2f} s**, {r_result.total_cycles:,} cycles.",
+        "",
+        "Phases of `simulate` (best of 3 each): flattening the program (`plan.build_plan`), the "
+        "event loop (`timing.run`), statistics and the result (`stats.build_result`):",
+        "",
+        "| program | plan (s) | run (s) | stats (s) |",
+        "|---|---|---|---|",
+        f"| {len(prog.tasks):,}-task matmul chain | {phase['plan']:.3f} | {phase['run']:.3f} | "
+        f"{phase['stats']:.3f} |",
+        f"| resnet50, 64 KiB f32 | {r_phase['plan']:.3f} | {r_phase['run']:.3f} | "
+        f"{r_phase['stats']:.3f} |",
         "",
         "MAC cycles against SCALE-Sim v3 on the same layers (golden file written by "
         "`benchmarks/scalesim_golden.py`, SCALE-Sim's wall time from that run; ours simulates the "
