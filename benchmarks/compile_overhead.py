@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.perf_doc import write_section  # noqa: E402
-from npu_studio.core.compiler import CompileJob, build_command  # noqa: E402
-from npu_studio.core.importer import import_model  # noqa: E402
+from npu_studio.core.compile.compiler import CompileJob, build_command  # noqa: E402
+from npu_studio.core.compile.importer import import_model  # noqa: E402
 
 
 def resnet50() -> Path:

@@ -18,8 +18,8 @@ import onnx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from npu_studio.core.ir_index import index_file  # noqa: E402
-from npu_studio.core.phases import SNAPSHOT_PHASES  # noqa: E402
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES  # noqa: E402
+from npu_studio.core.ir.dispatch_index import index_file  # noqa: E402
 from tests.core.conftest_index import ZOO, compile_phases, phase_file, prepare  # noqa: E402
 
 BEGIN, END = "<!-- index-bench -->", "<!-- /index-bench -->"

@@ -35,15 +35,14 @@ from PySide6.QtTest import QTest  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from npu_studio.ui.ir_view import IrView, Region  # noqa: E402
-
+from npu_studio.ui.ir.ir_view import IrView, Region  # noqa: E402
 
 
 def example_flow_snapshot() -> Path:
     """The bundled example's flow snapshot, compiled into a temporary workspace."""
     import tempfile
 
-    from npu_studio.core.workspace import compile_model
+    from npu_studio.core.workspace.workspace import compile_model
     from npu_studio.resources import EXAMPLE_MODEL
 
     ws = compile_model(EXAMPLE_MODEL, Path(tempfile.mkdtemp(prefix="ir-view-bench-")) / "ws")

@@ -30,12 +30,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "core" / "npu" / "sim"))
 
+from perf_doc import write_section  # noqa: E402
 from PySide6 import QtWidgets  # noqa: E402
 
-from perf_doc import write_section  # noqa: E402
-from npu_studio.core.npu.target import load_target, parse_target, RESOURCES  # noqa: E402
 from npu_studio.core.npu.schedule_model import simulate_run  # noqa: E402
-from npu_studio.ui.schedule_dock import ScheduleDock  # noqa: E402
+from npu_studio.core.npu.target import RESOURCES, load_target, parse_target  # noqa: E402
+from npu_studio.ui.schedule.dock import ScheduleDock  # noqa: E402
 
 
 def frame(dock: ScheduleDock, x0: float, x1: float) -> float:
@@ -89,7 +89,7 @@ def apply_resnet50(app) -> dict:
     import onnx
 
     from npu_studio.core.npu.passes import run_npu_pipeline
-    from npu_studio.core.workspace import compile_model
+    from npu_studio.core.workspace.workspace import compile_model
 
     zoo = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
     ws = compile_model(zoo, Path(tempfile.mkdtemp(prefix="sched-bench-")) / "ws")

@@ -3,10 +3,10 @@
 On light resnet50 (imported once): a full compile of the workspace (all
 phase snapshots and executable dumps) alternates with substituting one conv
 executable's unedited source, which rebuilds from the stream snapshot
-(core/substitution.py REBUILD_FROM). Also measured: what the three
+(core/executables/substitution.py REBUILD_FROM). Also measured: what the three
 executable dumps add to a compile (the same iree-compile command with and
 without them), and the spread of the kernel and whole-model timings
-(core/kernel_timing.py) over repetitions. Results go into docs/PERFORMANCE.md.
+(core/run/kernel_timing.py) over repetitions. Results go into docs/PERFORMANCE.md.
 
     .venv/bin/python benchmarks/substitution_rebuild.py [--runs 3] [--repetitions 10]
 """
@@ -26,13 +26,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.perf_doc import write_section  # noqa: E402
-from npu_studio.core import substitution as subs  # noqa: E402
-from npu_studio.core.compiler import build_command  # noqa: E402
-from npu_studio.core.executables import list_executables  # noqa: E402
-from npu_studio.core.kernel_timing import time_substitution  # noqa: E402
-from npu_studio.core.numeric_gate import gate_substitution  # noqa: E402
-from npu_studio.core.runner import pick_function, random_inputs  # noqa: E402
-from npu_studio.core.workspace import Workspace  # noqa: E402
+from npu_studio.core.compile.compiler import build_command  # noqa: E402
+from npu_studio.core.executables import substitution as subs  # noqa: E402
+from npu_studio.core.executables.catalog import list_executables  # noqa: E402
+from npu_studio.core.run.kernel_timing import time_substitution  # noqa: E402
+from npu_studio.core.run.numeric_gate import gate_substitution  # noqa: E402
+from npu_studio.core.run.runner import pick_function, random_inputs  # noqa: E402
+from npu_studio.core.workspace import substitutions as sub_records
+from npu_studio.core.workspace.workspace import Workspace  # noqa: E402
 
 
 def resnet50() -> Path:
@@ -82,7 +83,7 @@ def main() -> None:
             if name is None:
                 name = next(i.name for i in list_executables(ws) if i.ops.startswith("conv") and i.benchmark)
             source = next(i.source for i in list_executables(ws) if i.name == name).read_text()
-            rebuild.append(timed(lambda: subs.substitute(ws, name, subs.SOURCE, source).run()))
+            rebuild.append(timed(lambda: subs.substitute(ws, name, sub_records.SOURCE, source).run()))
             cpu["rebuild"].append(CPU[-1])
             with_dumps.append(iree_compile(ws, work, True))
             cpu["with"].append(CPU[-1])
@@ -91,7 +92,7 @@ def main() -> None:
             print(f"full {full[-1]:.2f} s, rebuild {rebuild[-1]:.2f} s, iree-compile with dumps "
                   f"{with_dumps[-1]:.2f} s, without {without_dumps[-1]:.2f} s", flush=True)
         plain = subs.plain_build(ws)
-        gate = gate_substitution(ws, name, subs.SOURCE, plain_folder=plain)
+        gate = gate_substitution(ws, name, sub_records.SOURCE, plain_folder=plain)
         sig = pick_function(ws.snapshot_path("input"))
         timing = time_substitution(ws, name, plain, inputs=random_inputs(sig), function=sig.name,
                                    repetitions=args.repetitions)

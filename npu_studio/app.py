@@ -1,4 +1,4 @@
-"""The desktop app: `npu-studio [FILE_OR_WORKSPACE ...]` (arguments parsed in cli.parse_app_args)."""
+"""The desktop app: `npu-studio [FILE_OR_WORKSPACE ...]` (arguments parsed in app_args.py)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`npu-studio-gui`: the app only (no headless commands)."""
-    from .cli import parse_app_args
+    from .app_args import parse_app_args
 
     return run(parse_app_args(sys.argv[1:] if argv is None else argv))
 

@@ -12,24 +12,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import runpy
 import signal
 import sys
 import threading
-from pathlib import Path
 
+from .app_args import COMMANDS, USAGE, add_app_options, parse_app_args, say
 from .core.errors import StudioError, format_error
-from .core.interpreter import RUN_MODULE_FLAG
-
-# Each module has add_parser(subparsers) and run(args) -> exit code; its help= line is the --help entry.
-COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
-            "substitute")
+from .core.processes import RUN_MODULE_FLAG
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
-USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
-       npu-studio COMMAND [ARGS ...]
-       npu-studio --version"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,54 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
                                     "or workspace folders to open, one window each")
     add_app_options(app)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands (headless)", prog="npu-studio")
-    for name in COMMANDS:
+    for name in COMMANDS:  # each module has add_parser(subparsers) and run(args) -> exit code
         module = importlib.import_module(f"npu_studio.cli_commands.{name.replace('-', '_')}")
         module.add_parser(sub)
     return parser
 
 
-def add_app_options(parser) -> None:
-    parser.add_argument("--workspace", type=Path, metavar="DIR",
-                        help="workspace folder for the (single) model opened")
-    parser.add_argument("--self-test", action="store_true",
-                        help="open the example, compile, index and run the NPU pipeline, then exit "
-                             "(0 when all of it worked); runs offscreen when there is no display")
-
-
-def fail(message: str) -> None:
-    """Bad input: one line, exit code 2 (argparse would add its usage lines)."""
-    say(f"npu-studio: error: {message}")
-    raise SystemExit(2)
-
-
-def say(line: str) -> None:
-    """One line on stderr; file names with undecodable bytes are shown escaped, never crash the print."""
-    print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr, flush=True)
-
-
-def parse_app_args(argv: list[str]) -> argparse.Namespace:
-    """The app's arguments, checked before any Qt is loaded: a bad path is one line and exit 2."""
-    parser = argparse.ArgumentParser(prog="npu-studio", usage=USAGE)
-    parser.add_argument("paths", nargs="*", type=Path, metavar="FILE_OR_WORKSPACE")
-    add_app_options(parser)
-    args = parser.parse_args(argv)
-    for path in args.paths:
-        if path.exists():
-            continue
-        if not path.suffix and os.sep not in str(path):
-            fail(f"'{path}' is neither a command nor a file (commands: {', '.join(COMMANDS)})")
-        fail(f"{path}: no such file or directory")
-    if args.workspace is not None and len(args.paths) != 1:
-        fail("--workspace needs exactly one model to open")
-    if args.self_test and args.paths:
-        fail("--self-test opens the bundled example; give no paths with it")
-    return args
-
-
 def version_text() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
-    from .core.toolchain import ToolchainError, compiler_version
+    from .core.compile.toolchain import ToolchainError, compiler_version
 
     try:
         own = version("npu-studio")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from .core.phases import SNAPSHOT_PHASES
+from .core.compile.phases import SNAPSHOT_PHASES
 from .resources import EXAMPLE_MODEL
 from .ui.main_window import MainWindow
 

@@ -47,7 +47,7 @@ def example_workspace(tmp_path_factory):
 
     Tests that modify a workspace must copy it first (see `fresh_example`).
     """
-    from npu_studio.core.workspace import compile_model
+    from npu_studio.core.workspace.workspace import compile_model
 
     return compile_model(EXAMPLE, tmp_path_factory.mktemp("example") / "ws")
 
@@ -57,7 +57,7 @@ def fresh_example(example_workspace, tmp_path):
     """A private copy of the compiled example workspace, safe to edit."""
     import shutil
 
-    from npu_studio.core.workspace import Workspace
+    from npu_studio.core.workspace.workspace import Workspace
 
     dest = tmp_path / "ws"
     shutil.copytree(example_workspace.root, dest)

@@ -24,7 +24,7 @@ def zoo_model(name: str) -> Path:
 
 def zoo_workspace(name: str):
     """The product's own compile of light_<name>.onnx (every phase), made once per run."""
-    from npu_studio.core.workspace import Workspace, compile_model
+    from npu_studio.core.workspace.workspace import Workspace, compile_model
 
     run_dir = Path(os.environ[RUN_DIR_ENV])  # set by tests/conftest.py
     folder = run_dir / "zoo" / name

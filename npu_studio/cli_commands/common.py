@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..core.compiler import TARGETS
-from ..core.params import DEFAULT_THRESHOLD_BYTES, ParamOptions
+from ..core.compile.compiler import TARGETS
+from ..core.compile.params import DEFAULT_THRESHOLD_BYTES, ParamOptions
 from ..core.units import format_bytes
 
 

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.op_count import ops_by_dialect
-from ..core.workspace import Workspace, compile_model
+from ..core.ir.op_count import ops_by_dialect
+from ..core.workspace.workspace import Workspace, compile_model
 from .common import add_params_options, add_target_option, human_size, params_options, progress_printer
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.ir_diff import DiffOptions
-from ..core.phase_diff import workspace_diff
-from ..core.phases import PHASES
+from ..core.compile.phases import PHASES
+from ..core.debug.phase_diff import workspace_diff
+from ..core.ir.diff import DiffOptions
 from ..core.textio import check_output_file, write_text_atomic
-from ..core.workspace import Workspace
+from ..core.workspace.workspace import Workspace
 
 
 def add_parser(sub) -> None:

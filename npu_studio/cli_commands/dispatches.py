@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.dispatch_report import format_dispatches, to_json
+from ..core.compile.phases import SNAPSHOT_PHASES
 from ..core.errors import StudioError
-from ..core.ir_index import index_file
-from ..core.phases import SNAPSHOT_PHASES
-from ..core.workspace import open_or_compile
+from ..core.ir.dispatch_index import index_file
+from ..core.ir.dispatch_report import format_dispatches, to_json
+from ..core.workspace.workspace import open_or_compile
 
 
 def add_parser(sub) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.executables import list_executables
-from ..core.substitution import load
-from ..core.workspace import Workspace
+from ..core.executables.catalog import list_executables
+from ..core.workspace.substitutions import load
+from ..core.workspace.workspace import Workspace
 
 
 def add_parser(sub) -> None:

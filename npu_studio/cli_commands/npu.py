@@ -13,7 +13,7 @@ from pathlib import Path
 from ..core.errors import StudioError, os_error
 from ..core.textio import check_output_file
 from ..core.units import format_bytes
-from ..core.workspace import open_or_compile
+from ..core.workspace.workspace import open_or_compile
 
 
 def add_parser(sub) -> None:

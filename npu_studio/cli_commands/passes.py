@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..core.compile.phases import SNAPSHOT_PHASES
+from ..core.debug.pass_trace import PassTraceJob, iter_passes
 from ..core.errors import StudioError
-from ..core.pass_trace import PassTraceJob, iter_passes
-from ..core.phases import SNAPSHOT_PHASES
-from ..core.workspace import Workspace
+from ..core.workspace.workspace import Workspace
 
 
 def add_parser(sub) -> None:

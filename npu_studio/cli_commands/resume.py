@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core import edit_state
+from ..core.compile.phases import SNAPSHOT_PHASES
 from ..core.errors import StudioError
-from ..core.phases import SNAPSHOT_PHASES
 from ..core.textio import read_text
-from ..core.workspace import Workspace
+from ..core.workspace import edit_state
+from ..core.workspace.workspace import Workspace
 from .common import progress_printer
 from .compile import phase_rows, print_phase_table
 

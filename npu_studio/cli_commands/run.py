@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import StudioError, os_error
-from ..core.runner import load_inputs, pick_function, random_inputs, run_vmfb
+from ..core.run.runner import load_inputs, pick_function, random_inputs, run_vmfb
 from ..core.textio import check_output_dir
-from ..core.workspace import Workspace
+from ..core.workspace.workspace import Workspace
 
 
 def add_parser(sub) -> None:

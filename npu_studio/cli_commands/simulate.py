@@ -46,7 +46,7 @@ def load_source(source: Path, target_path):
     from ..core.npu.sim.store import load_program
     from ..core.npu.target import load_target
     from ..core.npu.workspace_io import json_path, run_for_workspace
-    from ..core.workspace import open_or_compile
+    from ..core.workspace.workspace import open_or_compile
 
     target = load_target(target_path) if target_path else None  # TargetError: file:line: key
     if source.is_file() and source.name.endswith(".json"):
@@ -67,11 +67,11 @@ def load_source(source: Path, target_path):
 
 
 def run(args) -> int:
+    from ..core.errors import os_error
     from ..core.npu.sim import simulate
     from ..core.npu.sim.export import summary, write_csv
     from ..core.npu.sim.store import save_result
     from ..core.npu.sim.trace import write_trace
-    from ..core.errors import os_error
     from ..core.textio import check_output_file
 
     if args.input and not args.check:

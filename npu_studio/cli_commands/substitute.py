@@ -10,10 +10,11 @@ import json
 import sys
 from pathlib import Path
 
-from ..core import substitution as subs
 from ..core.errors import StudioError
-from ..core.numeric_gate import DEFAULT_TOLERANCE, gate_substitution
-from ..core.workspace import Workspace
+from ..core.executables import substitution as subs
+from ..core.run.numeric_gate import DEFAULT_TOLERANCE, gate_substitution
+from ..core.workspace import substitutions as sub_records
+from ..core.workspace.workspace import Workspace
 from .common import progress_printer
 from .executables import substitution_label
 
@@ -34,7 +35,7 @@ def add_parser(sub) -> None:
     text = p.add_mutually_exclusive_group()
     text.add_argument("--source", type=Path, metavar="FILE", help="edited executable source (.mlir)")
     text.add_argument("--configuration", type=Path, metavar="FILE", help="edited configured executable (.mlir)")
-    p.add_argument("--kind", choices=subs.KINDS, help="with --remove/--off/--on: which substitution of NAME")
+    p.add_argument("--kind", choices=sub_records.KINDS, help="with --remove/--off/--on: which substitution of NAME")
     p.add_argument("--input", action="append", type=Path, default=[], metavar="X.NPY",
                    help=".npy input, once per argument")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
@@ -61,11 +62,11 @@ def run(args) -> int:
         return _list(ws, args.json)
     if (args.source or args.configuration) is None:
         raise StudioError(None, "--executable needs --source FILE or --configuration FILE")
-    kind = subs.SOURCE if args.source else subs.CONFIGURATION
+    kind = sub_records.SOURCE if args.source else sub_records.CONFIGURATION
     path: Path = args.source or args.configuration
     if args.input:  # a wrong input file is reported before the rebuild, not after it
-        from ..core.numeric_gate import load_inputs
-        from ..core.runner import pick_function
+        from ..core.run.numeric_gate import load_inputs
+        from ..core.run.runner import pick_function
 
         load_inputs(args.input, pick_function(ws.snapshot_path("input")))
     try:
@@ -81,7 +82,7 @@ def run(args) -> int:
 
 
 def _kind_of(ws, name: str, kind: str | None) -> str:
-    kinds = [s.kind for s in subs.load(ws) if s.name == name and s.file]
+    kinds = [s.kind for s in sub_records.load(ws) if s.name == name and s.file]
     if kind is None and len(kinds) == 1:
         return kinds[0]
     if kind is None:
@@ -90,9 +91,9 @@ def _kind_of(ws, name: str, kind: str | None) -> str:
 
 
 def _report(ws, args, kind: str) -> int:
-    from ..core.kernel_timing import time_substitution
-    from ..core.numeric_gate import load_inputs
-    from ..core.runner import pick_function, random_inputs
+    from ..core.run.kernel_timing import time_substitution
+    from ..core.run.numeric_gate import load_inputs
+    from ..core.run.runner import pick_function, random_inputs
 
     plain = subs.plain_build(ws)
     gate = gate_substitution(ws, args.executable, kind, input_files=args.input or None,
@@ -114,7 +115,7 @@ def _report(ws, args, kind: str) -> int:
 
 
 def _list(ws, as_json: bool) -> int:
-    items = subs.load(ws)
+    items = sub_records.load(ws)
     if as_json:
         print(json.dumps([vars(s) for s in items], indent=2))
     elif not items:

@@ -46,6 +46,10 @@ class Cancelled(StudioError):
         self.finished: list = []  # a compile's phases that had finished, kept (compiler.PhaseTiming)
 
 
+class RunFailed(StudioError):
+    """The runtime could not run the module: missing inputs, no such function, a crash or a time-out."""
+
+
 class BadFile(StudioError):
     """A file the user gave (or one in a workspace) cannot be read or has the wrong content."""
 

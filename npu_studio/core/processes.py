@@ -9,6 +9,11 @@ to clean up. SIGINT and SIGTERM reach us as exceptions (see
 
 PR_SET_PDEATHSIG fires when the *thread* that started the child ends, so
 children are started and waited for on the same thread.
+
+A child Python (`module_command`) is `python -m MODULE` from a checkout or a
+venv; in a PyInstaller bundle `sys.executable` is the `npu-studio` launcher
+itself and there is no interpreter on the machine, so the launcher takes
+`--run-module MODULE ...` instead (handled in cli.main).
 """
 
 from __future__ import annotations
@@ -21,6 +26,18 @@ import subprocess
 import sys
 
 PR_SET_PDEATHSIG = 1
+RUN_MODULE_FLAG = "--run-module"
+
+
+def is_frozen() -> bool:
+    return bool(getattr(sys, "frozen", False))
+
+
+def module_command(module: str) -> list[str]:
+    """argv that runs `module` as __main__ in a new process."""
+    if is_frozen():
+        return [sys.executable, RUN_MODULE_FLAG, module]
+    return [sys.executable, "-m", module]
 
 
 def _load_prctl():

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import edit_state
+from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
-from .ir_index import DispatchRecord, PhaseIndex
+from .ir.dispatch_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
 from .npu.target import RESOURCES
-from .phases import SNAPSHOT_PHASES, phase_index, phases_after
-from .workspace import Workspace
+from .workspace import edit_state
+from .workspace.workspace import Workspace
 
 PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "edited", "stale", "failed"
 NPU_PHASE = "npu"

@@ -12,25 +12,25 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..core.compile_options import TARGETS
+from ..core.compile.options import TARGETS
 from ..core.errors import StudioError, format_error
-from ..core.ir_index import PhaseIndex
+from ..core.ir.dispatch_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
-from ..core.workspace import Workspace, is_model_file
+from ..core.workspace.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
-from .dispatch_binding import DispatchBinding
-from .dispatch_panel import DispatchPanel
-from .edit_controller import install_edit_support
-from .executables_view import ExecutablesPanel
-from .find_bar import FindBar
-from .ir_view import IrView
+from .dispatches.binding import DispatchBinding
+from .dispatches.panel import DispatchPanel
+from .edit.controller import install_edit_support
+from .executables.view import ExecutablesPanel
+from .ir.find_bar import FindBar
+from .ir.ir_view import IrView
+from .ir.param_view import install_parameter_view
 from .log_panel import LogPanel
-from .npu_panel import TABLE_PHASES, NpuPanel
-from .param_view import install_parameter_view
+from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
-from .schedule_controller import ScheduleController
-from .schedule_dock import ScheduleDock
+from .schedule.controller import ScheduleController
+from .schedule.dock import ScheduleDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding

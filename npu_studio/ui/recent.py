@@ -7,7 +7,7 @@ from typing import Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from ..core.workspace import Workspace, is_model_file
+from ..core.workspace.workspace import Workspace, is_model_file
 
 MAX_RECENT = 10
 

@@ -16,20 +16,20 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
-from ..core import edit_state
-from ..core.diagnostics import parse_diagnostics
+from ..core.compile.onnx_ops import node_op_types
+from ..core.compile.phases import SNAPSHOT_PHASES
 from ..core.errors import Cancelled, CompileFailed, StudioError, format_error
-from ..core.ir_index import index_file, link_phase_indexes
-from ..core.mlir_text import SnapshotParseError
+from ..core.ir.diagnostics import parse_diagnostics
+from ..core.ir.dispatch_index import index_file, link_phase_indexes
+from ..core.ir.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
 from ..core.npu.coverage import coverage
 from ..core.npu.passes import NpuError
 from ..core.npu.target import TargetError
-from ..core.onnx_ops import node_op_types
-from ..core.phases import SNAPSHOT_PHASES
 from ..core.session import NpuResult, Session
 from ..core.units import format_bytes
-from ..core.workspace import Workspace
+from ..core.workspace import edit_state
+from ..core.workspace.workspace import Workspace
 from .jobs import CancelToken, JobManager
 
 

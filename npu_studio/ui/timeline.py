@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..core.units import format_bytes
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 
-from npu_studio.core.phases import SNAPSHOT_PHASES
+from ..core.units import format_bytes
 
 STATES = ("pending", "running", "done", "failed", "edited", "stale")
 _FILL = {

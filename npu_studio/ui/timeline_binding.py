@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..core.ir_index import PhaseIndex
-from ..core.phases import SNAPSHOT_PHASES
+from ..core.compile.phases import SNAPSHOT_PHASES
+from ..core.ir.dispatch_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
 from .timeline import PhaseTimeline
 

@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import version_converter
 
-from npu_studio.core.workspace import compile_model
+from npu_studio.core.workspace.workspace import compile_model
 from tests.zoo_cache import zoo_workspace
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from npu_studio.core.phases import SNAPSHOT_PHASES
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 
 from ..conftest import EXAMPLE
 from .bad_models import write_bad_models

@@ -10,14 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.zoo_cache import zoo_workspace
-
 from npu_studio.cli_commands.run import run_workspace
-
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 from npu_studio.core.errors import Cancelled, CompileFailed
-from npu_studio.core.mlir_text import ParsedSnapshot
-from npu_studio.core.phases import SNAPSHOT_PHASES
-from npu_studio.core.workspace import EDITED, Workspace, compile_model
+from npu_studio.core.ir.mlir_text import ParsedSnapshot
+from npu_studio.core.workspace.workspace import EDITED, Workspace, compile_model
+from tests.zoo_cache import zoo_workspace
 
 from ..conftest import EXAMPLE, light_zoo_models
 from .onnx_reference import run_onnxruntime
@@ -83,7 +81,7 @@ def test_editing_the_bias_in_flow_and_resuming_shifts_the_output(fresh_example):
 
 
 def test_reopening_a_workspace_restores_it_without_compiling(example_workspace, monkeypatch):
-    import npu_studio.core.compiler as compiler
+    import npu_studio.core.compile.compiler as compiler
 
     monkeypatch.setattr(compiler.subprocess, "Popen", None)  # any compile would now fail
     ws = Workspace.open(example_workspace.root)

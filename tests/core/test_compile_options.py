@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from npu_studio.core import toolchain
-from npu_studio.core.compile_options import CompileOptions
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.compile import toolchain
+from npu_studio.core.compile.options import CompileOptions
+from npu_studio.core.workspace.workspace import Workspace
 
 
 def test_flags_are_ones_iree_compile_knows():
@@ -31,7 +31,8 @@ def test_bad_options_name_the_valid_values():
 
 
 def test_a_compile_that_stops_at_flow_writes_the_phases_up_to_flow_and_no_module(tmp_path):
-    from npu_studio.core.phases import SNAPSHOT_PHASES
+    from npu_studio.core.compile.phases import SNAPSHOT_PHASES
+
     from ..conftest import EXAMPLE
 
     ws = Workspace.create(EXAMPLE, tmp_path / "ws")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
-from npu_studio.core import toolchain
-from npu_studio.core.diagnostics import first_error_in, parse_diagnostics
+from npu_studio.core.compile import toolchain
+from npu_studio.core.ir.diagnostics import first_error_in, parse_diagnostics
 
 BAD = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>

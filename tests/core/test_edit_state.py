@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from npu_studio.core import edit_state
-from npu_studio.core.phase_diff import workspace_diff
-from npu_studio.core.phases import SNAPSHOT_PHASES
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
+from npu_studio.core.debug.phase_diff import workspace_diff
+from npu_studio.core.workspace import edit_state
+from npu_studio.core.workspace.workspace import Workspace
 
 BIAS_ADD = "%6 = arith.addf %in, %in_1 : f32"
 

@@ -347,7 +347,7 @@ func.func @empty(%a: tensor<0x4xf32>) -> tensor<0x4xf32> {
 @pytest.fixture(scope="module")
 def big_and_empty(tmp_path_factory):
     """A module whose first input (4 TB) cannot be allocated and whose second function returns nothing."""
-    from npu_studio.core.workspace import compile_model
+    from npu_studio.core.workspace.workspace import compile_model
 
     folder = tmp_path_factory.mktemp("big")
     return compile_model(write(folder / "big.mlir", BIG_AND_EMPTY), folder / "ws")

@@ -2,8 +2,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from npu_studio.core.compile.importer import import_model
 from npu_studio.core.errors import ImportFailed
-from npu_studio.core.importer import import_model
 
 from ..conftest import EXAMPLE
 from .bad_models import write_bad_models

@@ -7,7 +7,7 @@ import random
 import subprocess
 import sys
 
-from npu_studio.core.ir_diff import DiffOptions, diff_texts, normalize_text, opcodes
+from npu_studio.core.ir.diff import DiffOptions, diff_texts, normalize_text, opcodes
 
 A = """#loc1 = loc("Conv_0")
 module {

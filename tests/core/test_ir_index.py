@@ -8,19 +8,18 @@ from pathlib import Path
 import jsonschema
 import onnx
 import pytest
+from iree.compiler import ir
 from onnx import TensorProto, helper
 
-from iree.compiler import ir
-
-from npu_studio.core.dispatch_report import format_dispatches, to_json
-from npu_studio.core.ir_index import (
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
+from npu_studio.core.ir.dispatch_index import (
     index_file,
     index_workspace_phases,
     link_phase_indexes,
     onnx_names,
 )
-from npu_studio.core.mlir_text import SnapshotParseError
-from npu_studio.core.phases import SNAPSHOT_PHASES
+from npu_studio.core.ir.dispatch_report import format_dispatches, to_json
+from npu_studio.core.ir.mlir_text import SnapshotParseError
 
 from .conftest_index import EXAMPLE, ZOO, compiled, phase_file, prepare  # noqa: F401
 

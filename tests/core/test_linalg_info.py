@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from iree.compiler import ir
 
-from npu_studio.core.linalg_info import (
+from npu_studio.core.ir.linalg import (
     KINDS,
     OpDescription,
     TensorInfo,

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-
 import pytest
-
-from npu_studio.core.phases import SNAPSHOT_PHASES
 from pygments.token import (
     Comment,
     Error,
@@ -17,7 +14,8 @@ from pygments.token import (
     Whitespace,
 )
 
-from npu_studio.core.mlir_lexer import (
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
+from npu_studio.core.ir.mlir_lexer import (
     STATE_RESOURCES,
     STATE_ROOT,
     MlirLexer,

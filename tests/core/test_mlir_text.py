@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from npu_studio.core.mlir_text import (
+from npu_studio.core.ir.mlir_text import (
     ParsedSnapshot,
     SnapshotParseError,
     blank_locations,

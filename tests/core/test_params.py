@@ -1,4 +1,4 @@
-"""Weights outside the IR: a parameter archive per workspace (core/params.py)."""
+"""Weights outside the IR: a parameter archive per workspace (core/compile/params.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from npu_studio.cli_commands.run import run_workspace
+from npu_studio.core.compile.importer import import_model
+from npu_studio.core.compile.params import DEFAULT_THRESHOLD_BYTES, ParameterArchive, ParamOptions, stats
 from npu_studio.core.errors import ImportFailed
-from npu_studio.core.importer import import_model
-from npu_studio.core.ir_index import index_file
-from npu_studio.core.params import DEFAULT_THRESHOLD_BYTES, ParameterArchive, ParamOptions, stats
-from npu_studio.core.workspace import Workspace, compile_model
+from npu_studio.core.ir.dispatch_index import index_file
+from npu_studio.core.workspace.workspace import Workspace, compile_model
 
 from .onnx_reference import run_onnxruntime
 
@@ -188,7 +188,7 @@ def test_npu_plan_counts_a_parameter_as_weight_bytes_in_dram(tmp_path):
 
 
 def test_big_weights_are_cut_out_of_the_model_bytes_and_found_at_their_ranges(tmp_path):
-    from npu_studio.core.onnx_wire import model_bytes_without_large_data
+    from npu_studio.core.compile.onnx_wire import model_bytes_without_large_data
 
     path = tmp_path / "proj.onnx"
     onnx.save(matmul_model(256, 128), str(path))

@@ -8,10 +8,9 @@ import subprocess
 import pytest
 
 from npu_studio.cli import main as cli_main
-from npu_studio.core import toolchain
-from npu_studio.core.compiler import target_flags
-from npu_studio.core.pass_trace import PassTraceJob
-
+from npu_studio.core.compile import toolchain
+from npu_studio.core.compile.compiler import target_flags
+from npu_studio.core.debug.pass_trace import PassTraceJob
 
 _AFTER = re.compile(r"^// -----// IR Dump After (\S+?):? ")
 
@@ -40,7 +39,7 @@ def dumps_by_hand(input_path, source: str, phase: str, target: str = "llvm-cpu",
 def flow_trace(example_workspace, tmp_path_factory):
     import shutil
 
-    from npu_studio.core.workspace import Workspace
+    from npu_studio.core.workspace.workspace import Workspace
 
     root = tmp_path_factory.mktemp("passes") / "ws"
     shutil.copytree(example_workspace.root, root)

@@ -1,7 +1,7 @@
-from npu_studio.core import toolchain
-from npu_studio.core.phases import PHASES, SNAPSHOT_PHASES, phases_after
-
 import pytest
+
+from npu_studio.core.compile import toolchain
+from npu_studio.core.compile.phases import PHASES, SNAPSHOT_PHASES, phases_after
 
 
 def test_phase_list_is_the_compilers_own():

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from npu_studio.core.ir_index import index_workspace_phases
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES, phases_after
+from npu_studio.core.ir.dispatch_index import index_workspace_phases
 from npu_studio.core.npu import target_store, workspace_io
 from npu_studio.core.npu.target import RESOURCES, TargetError
-from npu_studio.core.phases import SNAPSHOT_PHASES, phases_after
 from npu_studio.core.session import NPU_PHASE, NpuResult, Session
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.workspace.workspace import Workspace
 
 
 class Recorder:

@@ -1,4 +1,4 @@
-"""Executable substitution on the example (core/substitution.py, numeric_gate.py, kernel_timing.py).
+"""Executable substitution on the example (core/executables/substitution.py, numeric_gate.py, kernel_timing.py).
 
 Every rebuild is a compile, so each test is one flow over a private copy of
 the session's compiled example. Truths: IREE's own runtime output of the
@@ -16,14 +16,15 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from npu_studio.core import substitution as subs
-from npu_studio.core.compile_options import CompileOptions
-from npu_studio.core.compiler import build_command
-from npu_studio.core.executables import list_executables
-from npu_studio.core.kernel_timing import time_substitution
-from npu_studio.core.numeric_gate import gate_substitution
-from npu_studio.core.runner import pick_function, random_inputs, run_vmfb
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.compile.compiler import build_command
+from npu_studio.core.compile.options import CompileOptions
+from npu_studio.core.executables import substitution as subs
+from npu_studio.core.executables.catalog import list_executables
+from npu_studio.core.run.kernel_timing import time_substitution
+from npu_studio.core.run.numeric_gate import gate_substitution
+from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb
+from npu_studio.core.workspace import substitutions as sub_records
+from npu_studio.core.workspace.workspace import Workspace
 
 from ..conftest import EXAMPLE
 
@@ -77,60 +78,60 @@ def test_unedited_source_is_bit_identical_and_bias_sub_moves_outputs_by_twice_th
     plain_out = _outputs(ws)
 
     # unedited: bit-identical, and the report says so
-    result = subs.substitute(ws, name, subs.SOURCE, source).run()
-    assert result.from_phase == subs.REBUILD_FROM[subs.SOURCE] == "stream"
+    result = subs.substitute(ws, name, sub_records.SOURCE, source).run()
+    assert result.from_phase == subs.REBUILD_FROM[sub_records.SOURCE] == "stream"
     assert f"hal.executable `{name}` substituted" in result.stderr
-    report = gate_substitution(ws, name, subs.SOURCE)
+    report = gate_substitution(ws, name, sub_records.SOURCE)
     assert report.bit_identical and report.passed
     assert "bit-identical" in report.format()
     assert np.array_equal(_outputs(ws), plain_out)
 
     # bias add -> sub: every output moves by exactly -2 x its channel's bias
-    subs.substitute(ws, name, subs.SOURCE, _subf_bias(source)).run()
+    subs.substitute(ws, name, sub_records.SOURCE, _subf_bias(source)).run()
     bias = numpy_helper.to_array(next(i for i in onnx.load(str(EXAMPLE)).graph.initializer if i.name == "bias"))
     sub_out = _outputs(ws)
     ulp = float(np.spacing(np.float32(np.abs(plain_out).max() + 2 * np.abs(bias).max())))
     np.testing.assert_allclose(sub_out.astype(np.float64) - plain_out, np.broadcast_to(
         -2.0 * bias[None, :, None, None].astype(np.float64), plain_out.shape), rtol=0, atol=2 * ulp)
-    report = gate_substitution(ws, name, subs.SOURCE, tolerance=1e-5)
+    report = gate_substitution(ws, name, sub_records.SOURCE, tolerance=1e-5)
     assert not report.passed and "FAIL" in report.format()
     out = report.outputs[0]
     assert out.outside == out.total == plain_out.size
     assert out.max_abs == pytest.approx(2 * np.abs(bias).max(), abs=2 * ulp)
-    assert subs.find(ws, name, subs.SOURCE).verdict["passed"] is False
+    assert sub_records.find(ws, name, sub_records.SOURCE).verdict["passed"] is False
 
 
 def test_rejected_and_failed_edits_keep_the_text_and_the_build_and_substitutions_persist(fresh_example):
     ws = fresh_example
     [info] = list_executables(ws)
     name, source = info.name, info.source.read_text()
-    subs.substitute(ws, name, subs.SOURCE, source).run()
+    subs.substitute(ws, name, sub_records.SOURCE, source).run()
     good_vmfb = _sha(ws.vmfb_path)
 
     # a syntax error: rejected at its line and column before any build; text kept; build untouched
     broken = source.replace("arith.mulf %in, %in_1", "arith.mulf %in %in_1", 1)
     line, col = _line_col(broken, "%in %in_1")
     with pytest.raises(subs.SubstitutionError) as e:
-        subs.substitute(ws, name, subs.SOURCE, broken)
+        subs.substitute(ws, name, sub_records.SOURCE, broken)
     # the parser points at the end of `%in`, where the comma is missing
     assert (e.value.line, e.value.col) == (line, col + len("%in"))
-    assert subs.draft_path(ws, name, subs.SOURCE).read_text() == broken
+    assert subs.draft_path(ws, name, sub_records.SOURCE).read_text() == broken
     assert _sha(ws.vmfb_path) == good_vmfb
 
     # parses, but the compiler rejects it: its error at the line:col of the user's text
     bad_type = source.replace("tensor<8x498x498xf32>>", "tensor<8x498x497xf32>>")
     store_line, store_col = _line_col(bad_type, "iree_tensor_ext.dispatch.tensor.store")
     with pytest.raises(subs.SubstitutionError) as e:
-        subs.substitute(ws, name, subs.SOURCE, bad_type).run()
+        subs.substitute(ws, name, sub_records.SOURCE, bad_type).run()
     assert (e.value.line, e.value.col) == (store_line, store_col)
-    assert subs.draft_path(ws, name, subs.SOURCE).read_text() == bad_type
+    assert subs.draft_path(ws, name, sub_records.SOURCE).read_text() == bad_type
     assert _sha(ws.vmfb_path) == good_vmfb
     assert _outputs(ws).shape == (1, 8, 498, 498)  # the previous build still runs
 
     # close and reopen: the substitution is listed and a later resume applies it again
     ws = Workspace.open(ws.root)
-    [sub] = subs.load(ws)
-    assert (sub.name, sub.kind, sub.applied) == (name, subs.SOURCE, True)
+    [sub] = sub_records.load(ws)
+    assert (sub.name, sub.kind, sub.applied) == (name, sub_records.SOURCE, True)
     assert sub.error is not None and sub.draft is not None  # the failed text is still offered
     resumed = ws.resume("flow")
     assert f"hal.executable `{name}` substituted" in resumed.stderr
@@ -143,13 +144,13 @@ def test_configuration_with_other_tile_sizes_gives_identical_numbers_and_timings
     old = "distribution = [0, 8, 6, 6, 0, 0, 0]"
     assert old in config
     edited = config.replace(old, "distribution = [0, 8, 12, 12, 0, 0, 0]")
-    result = subs.substitute(ws, info.name, subs.CONFIGURATION, edited).run()
+    result = subs.substitute(ws, info.name, sub_records.CONFIGURATION, edited).run()
     assert result.from_phase == "executable-sources"
     # IREE's own benchmark dump of the new build carries the new tiles
     [bench] = (ws.root / "executables" / "benchmarks").glob("*.mlir")
     assert "distribution = [0, 8, 12, 12, 0, 0, 0]" in bench.read_text()
     plain = subs.plain_build(ws)
-    report = gate_substitution(ws, info.name, subs.CONFIGURATION, plain_folder=plain)
+    report = gate_substitution(ws, info.name, sub_records.CONFIGURATION, plain_folder=plain)
     assert report.bit_identical
     timing = time_substitution(ws, info.name, plain, repetitions=2, min_time=0.01, whole_model=False)
     assert not timing.note
@@ -158,22 +159,22 @@ def test_configuration_with_other_tile_sizes_gives_identical_numbers_and_timings
     assert timing.ratio == pytest.approx(timing.substituted.median_ms / timing.plain.median_ms)
 
     # switched off: IREE's dump shows the old tiles again; removed: gone from the manifest, its file kept
-    subs.set_enabled(ws, info.name, subs.CONFIGURATION, False).run()
+    subs.set_enabled(ws, info.name, sub_records.CONFIGURATION, False).run()
     assert old in bench.read_text()
-    [sub] = subs.load(ws)
+    [sub] = sub_records.load(ws)
     assert subs.remove(ws, info.name) is None  # it was off: nothing to rebuild
-    assert subs.load(ws) == [] and (ws.root / sub.file).is_file()
+    assert sub_records.load(ws) == [] and (ws.root / sub.file).is_file()
 
 
 def test_rebuild_phases_are_the_latest_that_still_apply_the_substitution(example_workspace, tmp_path):
     """From the phase after REBUILD_FROM, IREE no longer substitutes (it does from REBUILD_FROM: above)."""
-    from npu_studio.core.phases import PHASES
+    from npu_studio.core.compile.phases import PHASES
 
     ws = example_workspace
     [info] = list_executables(ws)
-    for kind, text_path in ((subs.SOURCE, info.source), (subs.CONFIGURATION, info.configuration)):
+    for kind, text_path in ((sub_records.SOURCE, info.source), (sub_records.CONFIGURATION, info.configuration)):
         later = PHASES[PHASES.index(subs.REBUILD_FROM[kind]) + 1]
-        options = CompileOptions(from_phase=later, extra_flags=(f"{subs.FLAGS[kind]}={info.name}={text_path}",))
+        options = CompileOptions(from_phase=later, extra_flags=(f"{sub_records.FLAGS[kind]}={info.name}={text_path}",))
         cmd = build_command(ws.snapshot_path(later), tmp_path / kind, tmp_path / f"{kind}.vmfb", options)
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         assert "substituted" not in proc.stderr
@@ -184,11 +185,11 @@ def test_name_checks_before_any_build(fresh_example):
     [info] = list_executables(ws)
     text = info.source.read_text()
     with pytest.raises(subs.SubstitutionError, match="no executable @nope"):
-        subs.substitute(ws, "nope", subs.SOURCE, text)
+        subs.substitute(ws, "nope", sub_records.SOURCE, text)
     other = text.replace(f"@{info.name} ", "@renamed ", 1)
     line, col = _line_col(other, "@renamed")
     with pytest.raises(subs.SubstitutionError, match=f"defines hal.executable @renamed, not @") as e:
-        subs.substitute(ws, info.name, subs.SOURCE, other)
+        subs.substitute(ws, info.name, sub_records.SOURCE, other)
     assert (e.value.line, e.value.col) == (line, col)
     assert ws.manifest.command == Workspace.open(ws.root).manifest.command  # nothing compiled
 
@@ -198,9 +199,9 @@ def test_reimporting_the_model_keeps_its_substitutions(fresh_example):
     [info] = list_executables(ws)
     typo = info.source.read_text().replace("arith.mulf %in, %in_1", "arith.mulf %in %in_1", 1)
     with pytest.raises(subs.SubstitutionError):
-        subs.substitute(ws, info.name, subs.SOURCE, typo)
+        subs.substitute(ws, info.name, sub_records.SOURCE, typo)
     again = Workspace.create(EXAMPLE, ws.root)  # what opening the model file again does
-    [sub] = subs.load(again)
-    assert (sub.name, sub.kind) == (info.name, subs.SOURCE)
-    assert subs.draft_path(again, info.name, subs.SOURCE).read_text() == typo
+    [sub] = sub_records.load(again)
+    assert (sub.name, sub.kind) == (info.name, sub_records.SOURCE)
+    assert subs.draft_path(again, info.name, sub_records.SOURCE).read_text() == typo
     assert not any(p.name.startswith(".") for p in ws.root.parent.iterdir())  # nothing left beside it

@@ -9,8 +9,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from npu_studio.cli import main
-from npu_studio.core.params import ParamOptions
-from npu_studio.core.workspace import compile_model
+from npu_studio.core.compile.params import ParamOptions
+from npu_studio.core.workspace.workspace import compile_model
 
 from .onnx_reference import run_onnxruntime
 
@@ -81,9 +81,10 @@ def test_substituting_an_executable_of_a_parameterized_model(tmp_path, capsys):
 
 def test_a_dynamic_shape_executable_is_reported_as_not_timeable_alone(tmp_path):
     """IREE writes no standalone benchmark for a dispatch with a dynamic dim: the timing says so."""
-    from npu_studio.core import substitution as subs
-    from npu_studio.core.executables import list_executables
-    from npu_studio.core.kernel_timing import time_substitution
+    from npu_studio.core.executables import substitution as subs
+    from npu_studio.core.executables.catalog import list_executables
+    from npu_studio.core.run.kernel_timing import time_substitution
+    from npu_studio.core.workspace import substitutions as sub_records
 
     w = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
     graph = helper.make_graph(
@@ -94,7 +95,7 @@ def test_a_dynamic_shape_executable_is_reported_as_not_timeable_alone(tmp_path):
     ws = compile_model(tmp_path / "dyn.onnx", tmp_path / "ws")
     [info] = list_executables(ws)
     assert info.benchmark is None and "?x4x8" in info.ops
-    subs.substitute(ws, info.name, subs.SOURCE, info.source.read_text()).run()
+    subs.substitute(ws, info.name, sub_records.SOURCE, info.source.read_text()).run()
     timing = time_substitution(ws, info.name, subs.plain_build(ws), whole_model=False)
     assert timing.plain is None and timing.substituted is None
     assert "cannot be benchmarked on its own" in timing.note and "dynamic shapes" in timing.note

@@ -15,11 +15,11 @@ import pytest
 from onnx import TensorProto, helper
 
 from npu_studio.cli import main
-from npu_studio.core import publish_journal
 from npu_studio.core.errors import CompileFailed
-from npu_studio.core.publish_journal import Publish
-from npu_studio.core.workspace import Workspace, default_workspace_for
-from npu_studio.core.workspace_lock import WorkspaceLock
+from npu_studio.core.workspace import publish_journal
+from npu_studio.core.workspace.lock import WorkspaceLock
+from npu_studio.core.workspace.publish_journal import Publish
+from npu_studio.core.workspace.workspace import Workspace, default_workspace_for
 
 from ..conftest import EXAMPLE, REPO
 from .test_compile import _compiler_processes_under

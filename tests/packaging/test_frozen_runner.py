@@ -8,15 +8,15 @@ import sys
 import numpy as np
 
 from npu_studio.cli_commands.run import run_workspace
-from npu_studio.core import interpreter
+from npu_studio.core import processes
 
 from ..conftest import EXAMPLE
 from ..core.onnx_reference import run_onnxruntime
 
 
 def test_module_command_outside_a_bundle_is_python_dash_m():
-    assert interpreter.module_command("npu_studio.core.run_vmfb") == [sys.executable, "-m",
-                                                                        "npu_studio.core.run_vmfb"]
+    assert processes.module_command("npu_studio.core.run.run_vmfb") == [sys.executable, "-m",
+                                                                      "npu_studio.core.run.run_vmfb"]
 
 
 def test_runner_through_a_launcher_without_dash_m(example_workspace, tmp_path, monkeypatch):
@@ -33,11 +33,11 @@ def test_runner_through_a_launcher_without_dash_m(example_workspace, tmp_path, m
     sig, inputs, outputs = run_workspace(example_workspace, None, seed=5)
     (expected,) = run_onnxruntime(EXAMPLE, inputs)
     np.testing.assert_allclose(outputs[0], expected, atol=1e-4, rtol=0)
-    assert calls.read_text().startswith(f"{interpreter.RUN_MODULE_FLAG} npu_studio.core.run_vmfb ")
+    assert calls.read_text().startswith(f"{processes.RUN_MODULE_FLAG} npu_studio.core.run.run_vmfb ")
 
 
 def test_run_module_refuses_modules_outside_the_package(capsys):
     from npu_studio.cli import main
 
-    assert main([interpreter.RUN_MODULE_FLAG, "os"]) == 2
+    assert main([processes.RUN_MODULE_FLAG, "os"]) == 2
     assert capsys.readouterr().err.strip() == "npu-studio: error: --run-module takes a module of npu_studio"

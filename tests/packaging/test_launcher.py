@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 import npu_studio.cli_commands
-from npu_studio.cli import COMMANDS
+from npu_studio.app_args import COMMANDS
 
 from ..conftest import EXAMPLE, REPO
 

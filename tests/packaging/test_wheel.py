@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_studio.core.phases import SNAPSHOT_PHASES
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 
 from ..conftest import REPO
 

@@ -8,9 +8,9 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from npu_studio.core.ir_diff import diff_texts
-from npu_studio.core.phase_diff import workspace_diff
-from npu_studio.ui.diff_view import DiffView
+from npu_studio.core.debug.phase_diff import workspace_diff
+from npu_studio.core.ir.diff import diff_texts
+from npu_studio.ui.edit.diff_view import DiffView
 
 
 def test_side_by_side_rows_align_scroll_together_and_the_patch_applies(qtbot, example_workspace, tmp_path):
@@ -48,9 +48,9 @@ def test_pass_view_hides_unchanged_shows_a_diff_and_finds_the_first_flow_dispatc
                                                                                   tmp_path):
     import shutil
 
-    from npu_studio.core.pass_trace import PassTraceJob
-    from npu_studio.core.workspace import Workspace
-    from npu_studio.ui.pass_view import PassView
+    from npu_studio.core.debug.pass_trace import PassTraceJob
+    from npu_studio.core.workspace.workspace import Workspace
+    from npu_studio.ui.edit.pass_view import PassView
 
     shutil.copytree(example_workspace.root, tmp_path / "ws")
     trace = PassTraceJob(Workspace.open(tmp_path / "ws"), "flow").run()
@@ -72,8 +72,8 @@ def test_pass_view_hides_unchanged_shows_a_diff_and_finds_the_first_flow_dispatc
 
 
 def test_replace_in_the_editor_is_one_undo_step_and_autosave_is_debounced(qtbot):
-    from npu_studio.ui.edit_support import DraftAutosaver, ReplaceBar
-    from npu_studio.ui.ir_view import IrView
+    from npu_studio.ui.edit.support import DraftAutosaver, ReplaceBar
+    from npu_studio.ui.ir.ir_view import IrView
 
     view = IrView()
     qtbot.addWidget(view)

@@ -10,10 +10,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6 import QtCore  # noqa: E402
 
-from npu_studio.core.ir_index import DispatchRecord, PhaseIndex  # noqa: E402
-from npu_studio.core.linalg_info import OpDescription, TensorInfo  # noqa: E402
-from npu_studio.ui.dispatch_panel import DispatchPanel  # noqa: E402
-from npu_studio.ui.npu_panel import HEADERS  # noqa: E402
+from npu_studio.core.ir.dispatch_index import DispatchRecord, PhaseIndex  # noqa: E402
+from npu_studio.core.ir.linalg import OpDescription, TensorInfo  # noqa: E402
+from npu_studio.ui.dispatches.panel import DispatchPanel  # noqa: E402
+from npu_studio.ui.npu.panel import HEADERS  # noqa: E402
 
 
 def op(kind: str, flops: int) -> OpDescription:

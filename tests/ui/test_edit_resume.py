@@ -19,8 +19,8 @@ import pytest
 from PySide6 import QtCore, QtGui
 
 from npu_studio.cli_commands.run import run_workspace
-from npu_studio.core.phases import SNAPSHOT_PHASES
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
+from npu_studio.core.workspace.workspace import Workspace
 from npu_studio.ui.main_window import MainWindow
 
 from ..conftest import EXAMPLE

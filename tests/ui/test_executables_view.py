@@ -12,8 +12,8 @@ import pytest
 from onnx import numpy_helper
 from PySide6 import QtCore, QtGui
 
-from npu_studio.core import substitution as subs
-from npu_studio.ui.executables_view import FAIL_COLOR
+from npu_studio.core.workspace import substitutions as sub_records
+from npu_studio.ui.executables.view import FAIL_COLOR
 
 from ..conftest import EXAMPLE
 
@@ -66,9 +66,9 @@ def test_substitute_from_the_dispatch_table_and_read_the_verdict(window, qtbot, 
     _replace_in_editor(editor.view, "arith.addf %in, %in_1", "arith.subf %in, %in_1", last=True)
     edited = editor.text()
     # a look at the configuration and back: the edit is still there
-    editor.set_kind(subs.CONFIGURATION)
+    editor.set_kind(sub_records.CONFIGURATION)
     assert "lowering_config" in editor.text()
-    editor.set_kind(subs.SOURCE)
+    editor.set_kind(sub_records.SOURCE)
     assert editor.text() == edited
     panel.time_check.setChecked(False)
     with qtbot.waitSignal(panel.sig_finished, timeout=180_000) as done:
@@ -85,5 +85,5 @@ def test_substitute_from_the_dispatch_table_and_read_the_verdict(window, qtbot, 
     assert panel.table.item(row, 4).text() == "source (on)"
     assert panel.table.item(row, 5).text().startswith("FAIL")
     assert panel.table.item(row, 5).foreground().color() == FAIL_COLOR
-    [record] = subs.load(window.workspace)
+    [record] = sub_records.load(window.workspace)
     assert record.applied and record.verdict["passed"] is False

@@ -9,8 +9,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6 import QtCore, QtWidgets  # noqa: E402
 
-from npu_studio.ui.find_bar import FindBar, install_find_shortcut  # noqa: E402
-from npu_studio.ui.ir_view import IrView  # noqa: E402
+from npu_studio.ui.ir.find_bar import FindBar, install_find_shortcut  # noqa: E402
+from npu_studio.ui.ir.ir_view import IrView  # noqa: E402
 
 Key = QtCore.Qt.Key
 SHIFT = QtCore.Qt.KeyboardModifier.ShiftModifier

@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
-from npu_studio.ui.gantt import GanttChart, GanttTask  # noqa: E402
+from npu_studio.ui.schedule.gantt import GanttChart, GanttTask  # noqa: E402
 
 ROWS = ["DMA0", "DMA1", "MAC", "VEC", "CPU"]
 TASKS = [

@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6 import QtGui  # noqa: E402
 
-from npu_studio.ui.highlighter import MAX_LINE_CHARS, MlirHighlighter  # noqa: E402
+from npu_studio.ui.ir.highlighter import MAX_LINE_CHARS, MlirHighlighter  # noqa: E402
 
 LINE = "    %0 = arith.constant 0.000000e+00 : f32 loc(#loc1)"
 

@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui  # noqa: E402
 
-from npu_studio.ui.ir_view import IrView, Region, elide_text, real_to_display_col  # noqa: E402
+from npu_studio.ui.ir.ir_view import IrView, Region, elide_text, real_to_display_col  # noqa: E402
 
 BLOB = "0x" + "DEADBEEF" * 100  # 802 characters
 TEXT = (

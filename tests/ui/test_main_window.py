@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6 import QtCore, QtGui
 
-from npu_studio.core.phases import SNAPSHOT_PHASES
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 from npu_studio.ui.main_window import MainWindow
 
 from ..conftest import EXAMPLE, light_zoo_models

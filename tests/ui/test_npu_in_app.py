@@ -11,10 +11,10 @@ import pytest
 from PySide6 import QtCore
 
 from npu_studio.core.npu import target_store, workspace_io
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.workspace.workspace import Workspace
 from npu_studio.resources import TARGETS_DIR
 from npu_studio.ui.main_window import MainWindow
-from npu_studio.ui.npu_panel import HEADERS, NPU_PHASE, SETTINGS_KEY
+from npu_studio.ui.npu.panel import HEADERS, NPU_PHASE, SETTINGS_KEY
 
 from ..conftest import EXAMPLE
 

@@ -11,10 +11,10 @@ import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
-from npu_studio.core.param_refs import refs_in_line  # noqa: E402
-from npu_studio.core.workspace import compile_model  # noqa: E402
-from npu_studio.ui.ir_view import IrView  # noqa: E402
-from npu_studio.ui.param_view import install_parameter_view  # noqa: E402
+from npu_studio.core.compile.param_refs import refs_in_line  # noqa: E402
+from npu_studio.core.workspace.workspace import compile_model  # noqa: E402
+from npu_studio.ui.ir.ir_view import IrView  # noqa: E402
+from npu_studio.ui.ir.param_view import install_parameter_view  # noqa: E402
 
 from ..core.test_params import matmul_model  # noqa: E402
 

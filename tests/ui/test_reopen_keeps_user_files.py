@@ -6,7 +6,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from npu_studio.core.workspace import Workspace, default_workspace_for
+from npu_studio.core.workspace.workspace import Workspace, default_workspace_for
 
 from ..core.test_workspace_transactions import add_user_files, assert_kept, relu_model
 from .test_main_window import drop

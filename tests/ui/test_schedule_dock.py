@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtCore
 
-from npu_studio.ui.schedule_dock import ScheduleDock
+from npu_studio.ui.schedule.dock import ScheduleDock
 from tests.core.npu.schedule_sample import sample_model
 
 
@@ -106,7 +106,7 @@ def test_png_export(dock, tmp_path):
 
 
 def test_the_number_column_is_the_legend(dock):
-    from npu_studio.ui.schedule_summary import dispatch_color
+    from npu_studio.ui.schedule.summary import dispatch_color
 
     s = dock.summary
     swatch = s.items.item(s.row_of(1), 0).data(QtCore.Qt.ItemDataRole.DecorationRole)

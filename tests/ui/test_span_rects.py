@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_studio.ui.span_rects import SpanRects
+from npu_studio.ui.schedule.span_rects import SpanRects
 
 
 def test_bars_closer_than_half_a_pixel_merge_within_their_group_only():
@@ -44,7 +44,7 @@ def test_zoomed_out_frames_use_a_coarser_level_with_the_same_picture():
     per_px = 1_000_000 / 800
     gs, ge, y0, _, _ = item.visible_rects(0, 1_000_000, per_px)
     base = item._levels[0][1]
-    from npu_studio.ui.span_rects import _merge
+    from npu_studio.ui.schedule.span_rects import _merge
 
     rs, re_, ry0, _, _, _ = _merge(base, 0, 1_000_000, per_px)
     # the same rectangles per row, ends within a pixel of merging the raw bars once

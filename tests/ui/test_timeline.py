@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
-from npu_studio.core.phases import SNAPSHOT_PHASES  # noqa: E402
+from npu_studio.core.compile.phases import SNAPSHOT_PHASES  # noqa: E402
 from npu_studio.ui.timeline import (  # noqa: E402
     STATES,
     PhaseTimeline,

@@ -8,12 +8,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6 import QtCore  # noqa: E402
 
-from npu_studio.core.ir_index import index_workspace_phases  # noqa: E402
+from npu_studio.core.ir.dispatch_index import index_workspace_phases  # noqa: E402
 from npu_studio.core.npu import target_store  # noqa: E402
 from npu_studio.core.session import Session  # noqa: E402
-from npu_studio.core.workspace import Workspace  # noqa: E402
+from npu_studio.core.workspace.workspace import Workspace  # noqa: E402
 from npu_studio.resources import TARGETS_DIR  # noqa: E402
-from npu_studio.ui.npu_panel import NpuPanel  # noqa: E402
+from npu_studio.ui.npu.panel import NpuPanel  # noqa: E402
 from npu_studio.ui.studio import Studio  # noqa: E402
 from npu_studio.ui.timeline import PhaseTimeline  # noqa: E402
 from npu_studio.ui.timeline_binding import TimelineBinding  # noqa: E402

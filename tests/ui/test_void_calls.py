@@ -16,7 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6 import QtGui, QtWidgets  # noqa: E402
 
-from npu_studio.ui.highlighter import MlirHighlighter  # noqa: E402
+from npu_studio.ui.ir.highlighter import MlirHighlighter  # noqa: E402
 
 LABEL_CALLS = 50_000
 LINES = 1_000

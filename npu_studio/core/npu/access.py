@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..linalg_info import OpDescription, dtype_nbytes
-from ..linalg_info.affine import affine_terms
+from ..ir.linalg import OpDescription, dtype_nbytes
+from ..ir.linalg.affine import affine_terms
 from .flow_graph import tensor_shape_dtype
 from .tiling import Access, Loop
 

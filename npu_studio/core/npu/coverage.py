@@ -13,10 +13,11 @@ from pathlib import Path
 
 from iree.compiler import ir
 
-from ..ir_index import index_text
+from ..ir.dispatch_index import index_text
 from ..units import format_count
+from .analysis import DispatchAnalysis
 from .flow_graph import FlowGraph
-from .legality import DispatchAnalysis, analyze
+from .legality import analyze
 from .npu_ir import NpuProgram
 from .rules import RULES
 from .target import NpuTarget

@@ -10,66 +10,18 @@ vector functions used, and for data-movement dispatches the transfer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..ir_index import DispatchRecord
-from ..linalg_info import OpDescription
-from .access import BoundAccess, Source, accesses, loops_of
+from ..ir.linalg import OpDescription
+from .access import Source, accesses, loops_of
+from .analysis import DispatchAnalysis
 from .flow_graph import DispatchSite, FlowGraph
 from .rules import MAC_KINDS, RULES, VECTOR_KINDS, function_of
 from .target import NpuTarget
-from .tiling import Loop
-from .transfers import Transfer, memcpy_transfer, op_transfer
-
-
-@dataclass
-class DispatchAnalysis:
-    site: DispatchSite
-    kind: str = "none"  # the dispatch index's root kind ("none" without a root op)
-    unit: str = "cpu"  # mac | vector | dma | cpu
-    op_name: str = ""
-    desc: OpDescription | None = None
-    root_op: ir.Operation | None = None
-    fused_ops: list[ir.Operation] = field(default_factory=list)
-    fused_kinds: list[tuple[str, str]] = field(default_factory=list)  # (label, kind)
-    loops: tuple[Loop, ...] = ()
-    accesses: list[BoundAccess] | None = field(default_factory=list)
-    consts: list[ir.Operation] = field(default_factory=list)
-    transfer: Transfer | None = None
-    acc_dtype: str = ""  # accumulator of a MAC op
-    root_input_dtypes: tuple[str, ...] = ()
-    transposed: tuple[str, ...] = ()  # MAC operands read transposed ("input 1")
-    vector_ops: tuple[str, ...] = ()  # body ops the vector unit computes
-    vector_cost: int = 0  # cycles per element for those, on this target
-    input_shapes: list[tuple] = field(default_factory=list)
-    output_shapes: list[tuple] = field(default_factory=list)
-    all_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # host buffers, root op
-    root_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # what the NPU computes on
-    dtypes_used: list[tuple[str, str]] = field(default_factory=list)
-    grouped: bool = False
-    unmapped: str = ""  # what a CPU-only dispatch holds
-    sram_error: str = ""
-    rule: str = ""  # id of the rule that failed ("" when legal)
-    reason: str = ""
-
-    @property
-    def legal(self) -> bool:
-        return not self.reason
-
-    @property
-    def record(self) -> DispatchRecord:
-        return self.site.record
-
-    @property
-    def flops(self) -> int:
-        return sum(d.flops or 0 for d in self.record.ops)
-
-    def fail(self, rule_id: str, value: str) -> None:
-        r = next(r for r in RULES if r.id == rule_id)
-        self.rule, self.reason = r.id, r.reason(value)
+from .transfers import memcpy_transfer, op_transfer
 
 
 def linalg_ops(func: ir.Operation) -> list[ir.Operation]:

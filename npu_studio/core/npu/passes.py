@@ -20,15 +20,16 @@ from pathlib import Path
 from iree.compiler import ir, passmanager
 
 from ..errors import StudioError
-from ..ir_index import PhaseIndex, index_text
-from ..linalg_info import dtype_nbytes
+from ..ir.dispatch_index import PhaseIndex, index_text
+from ..ir.linalg import dtype_nbytes
 from ..textio import read_text
+from .analysis import DispatchAnalysis
 from .flow_graph import FlowGraph
-from .legality import DispatchAnalysis, analyze
+from .legality import analyze
 from .memory_plan import Request, allocate
 from .npu_ir import Buffer, DispatchInfo, NpuProgram
-from .schedule import (DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch,
-                       build_tasks, task_positions)
+from .rules import fail
+from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch, build_tasks, task_positions
 from .target import NpuTarget, load_target
 from .tile_search import best_tiling
 from .tiling import Tiling, TilingError, TilingProblem, access_bytes, tile_counts
@@ -109,7 +110,7 @@ class _State:
                 t = best_tiling(problem, self.target, lambda t, a=a: self._tiled(a, t))
             except TilingError as e:
                 a.sram_error = str(e)
-                a.fail("sram-fit", str(e))
+                fail(a, "sram-fit", str(e))
                 self._mark(a)
                 continue
             self.tilings[a.site.index] = t

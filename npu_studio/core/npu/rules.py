@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from .target import NpuTarget
 
 if TYPE_CHECKING:
-    from .legality import DispatchAnalysis
+    from .analysis import DispatchAnalysis
 
 MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
 VECTOR_KINDS = ("pooling", "reduction", "elementwise", "softmax")
@@ -73,6 +73,12 @@ def rule(id: str, name: str, units=ALL_UNITS, pass_: str = "npu-legalize"):
 
 def rule_by_id(id: str) -> Rule:
     return next(r for r in RULES if r.id == id)
+
+
+def fail(a: "DispatchAnalysis", rule_id: str, value: str) -> None:
+    """Mark `a` as failing rule `rule_id` with the offending `value`."""
+    r = rule_by_id(rule_id)
+    a.rule, a.reason = r.id, r.reason(value)
 
 
 # -- the rules, in checking order ------------------------------------------------

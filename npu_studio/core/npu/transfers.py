@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from ..linalg_info import OpDescription, dtype_nbytes
+from ..ir.linalg import OpDescription, dtype_nbytes
 from .flow_graph import DispatchSite, FlowGraph
 
 _LOAD = "iree_tensor_ext.dispatch.tensor.load"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..workspace import Workspace
+from ..workspace.workspace import Workspace
 from . import target_store
 from .npu_dialect import to_mlir
 from .npu_ir import NpuProgram

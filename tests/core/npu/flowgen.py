@@ -13,7 +13,7 @@ from pathlib import Path
 
 import onnx
 
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.workspace.workspace import Workspace
 
 CACHE = Path(os.environ.get("NPU_CACHE", "/tmp/npu_cache"))
 ZOO = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
@@ -24,7 +24,7 @@ def flow_snapshot(model: onnx.ModelProto | str | Path) -> Path:
     if not isinstance(model, onnx.ModelProto):
         model = onnx.load(str(model))
     data = model.SerializeToString()
-    from npu_studio.core.toolchain import compiler_version
+    from npu_studio.core.compile.toolchain import compiler_version
 
     key = hashlib.sha256(data + b"flow-ws1" + compiler_version().encode()).hexdigest()[:20]
     out = CACHE / f"{key}.flow.mlir"

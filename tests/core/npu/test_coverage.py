@@ -8,12 +8,11 @@ import math
 import sys
 
 import pytest
-
 from checks import check_all
 from flowgen import ZOO_NAMES, flow_snapshot
-from tests.zoo_cache import zoo_flow
 from npu_models import attention, f16_matmul, fire, i8_matmul
-from npu_studio.core.ir_index import index_file
+
+from npu_studio.core.ir.dispatch_index import index_file
 from npu_studio.core.npu.coverage import coverage, coverage_of_analyses, legalize_flow
 from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
 from npu_studio.core.npu.npu_ir import NpuProgram
@@ -22,6 +21,7 @@ from npu_studio.core.npu.rules import RULES
 from npu_studio.core.npu.supported_ops import DOC as SUPPORTED_OPS_DOC
 from npu_studio.core.npu.supported_ops import main as supported_ops_main
 from npu_studio.core.npu.target import RESOURCES, TargetError, parse_target
+from tests.zoo_cache import zoo_flow
 
 DEFAULT = (RESOURCES / "default.toml").read_text()
 

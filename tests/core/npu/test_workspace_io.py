@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.zoo_cache import zoo_flow
 
 from npu_studio.core.npu import target_store
 from npu_studio.core.npu import workspace_io as io
@@ -13,7 +12,8 @@ from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
 from npu_studio.core.npu.npu_ir import NpuProgram
 from npu_studio.core.npu.passes import NpuError, run_npu_pipeline
 from npu_studio.core.npu.target import RESOURCES, TargetError
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.workspace.workspace import Workspace
+from tests.zoo_cache import zoo_flow
 
 
 def test_run_for_workspace_writes_json_and_mlir(fresh_example):
@@ -43,7 +43,7 @@ def test_other_target_and_failures_keep_earlier_results(fresh_example, tmp_path)
 
 
 def test_no_flow_snapshot_is_an_npu_error(tmp_path):
-    from npu_studio.core.workspace import Manifest
+    from npu_studio.core.workspace.workspace import Manifest
 
     ws = Workspace(tmp_path, Manifest(source="source/x.onnx", origin="", imported="imported.mlir",
                                       target="llvm-cpu"))

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import StudioError
-from ...runner import pick_function, random_inputs, run_vmfb
-from ...workspace import Workspace
+from ...run.runner import pick_function, random_inputs, run_vmfb
+from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
 from . import iree_dispatches
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault, max_error

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-
 from iree.compiler import ir
 
-from ...ir_index.labels import choose_root
-from ...linalg_info import describe_linalg_op
+from ...ir.dispatch_index.labels import choose_root
+from ...ir.linalg import describe_linalg_op
 from . import linalg_eval
 from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
 

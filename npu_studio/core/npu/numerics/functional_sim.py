@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
 from iree.compiler import ir
 
-from ...params import ParameterArchive
+from ...compile.params import ParameterArchive
 from ..npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
 from .host import HostInterpreter, tied_operands

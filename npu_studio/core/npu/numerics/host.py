@@ -13,10 +13,9 @@ import re
 from typing import Callable
 
 import numpy as np
-
 from iree.compiler import ir
 
-from ...params import ParameterArchive
+from ...compile.params import ParameterArchive
 from ..flow_graph import FlowGraph
 from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype, scalar_value
 

@@ -21,12 +21,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
 from iree.compiler import ir
 
-from ...compile_options import target_flags
+from ...compile.options import target_flags
+from ...compile.toolchain import compiler_version, iree_compile
 from ...errors import StudioError
-from ...toolchain import compiler_version, iree_compile
 from .host import segments, tied_operands
 
 CACHE_DIR = "npu/check"

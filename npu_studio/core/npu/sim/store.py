@@ -11,11 +11,11 @@ import json
 import os
 from pathlib import Path
 
-from ...workspace import Workspace
+from ...workspace.workspace import Workspace
 from ..npu_ir import VERSION, NpuProgram
 from ..workspace_io import npu_dir
-from .results import SimResult
 from .plan import SimError
+from .results import SimResult
 
 RESULT_NAME = "model.sim.json"
 SCHEMA = Path(__file__).resolve().parents[4] / "docs" / "npu-ir.schema.json"

@@ -7,15 +7,15 @@ import shutil
 import numpy as np
 import pytest
 
+from npu_studio.core.compile.params import ParamOptions
 from npu_studio.core.npu.numerics import TileFault, check
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim
 from npu_studio.core.npu.numerics.iree_dispatches import CACHE_DIR, DispatchRunner, build
 from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.params import ParamOptions
-from npu_studio.core.runner import pick_function
-from npu_studio.core.workspace import Workspace, compile_model
-
+from npu_studio.core.run.runner import pick_function
+from npu_studio.core.workspace.workspace import Workspace, compile_model
 from tests.core.onnx_reference import run_onnxruntime
+
 from . import check_models as models
 
 

@@ -8,8 +8,8 @@ import shutil
 import numpy as np
 
 from npu_studio.cli import main
-from npu_studio.core.runner import pick_function
-from npu_studio.core.workspace import Workspace
+from npu_studio.core.run.runner import pick_function
+from npu_studio.core.workspace.workspace import Workspace
 
 
 def test_check_on_given_inputs_and_bad_input(example_workspace, tmp_path, capsys):

@@ -1,0 +1,59 @@
+"""The app's command-line arguments, checked before any Qt is loaded.
+
+Shared by `npu-studio` (cli.py, which also runs the headless commands) and
+`npu-studio-gui` (app.py): a bad path is one line and exit code 2. The
+command names are here so that a mistyped command is not taken for a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+# The headless commands: one module each in cli_commands/, its help= line the --help entry.
+COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
+            "substitute")
+
+USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
+       npu-studio COMMAND [ARGS ...]
+       npu-studio --version"""
+
+
+def add_app_options(parser) -> None:
+    parser.add_argument("--workspace", type=Path, metavar="DIR",
+                        help="workspace folder for the (single) model opened")
+    parser.add_argument("--self-test", action="store_true",
+                        help="open the example, compile, index and run the NPU pipeline, then exit "
+                             "(0 when all of it worked); runs offscreen when there is no display")
+
+
+def fail(message: str) -> None:
+    """Bad input: one line, exit code 2 (argparse would add its usage lines)."""
+    say(f"npu-studio: error: {message}")
+    raise SystemExit(2)
+
+
+def say(line: str) -> None:
+    """One line on stderr; file names with undecodable bytes are shown escaped, never crash the print."""
+    print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr, flush=True)
+
+
+def parse_app_args(argv: list[str]) -> argparse.Namespace:
+    """The app's arguments, checked before any Qt is loaded: a bad path is one line and exit 2."""
+    parser = argparse.ArgumentParser(prog="npu-studio", usage=USAGE)
+    parser.add_argument("paths", nargs="*", type=Path, metavar="FILE_OR_WORKSPACE")
+    add_app_options(parser)
+    args = parser.parse_args(argv)
+    for path in args.paths:
+        if path.exists():
+            continue
+        if not path.suffix and os.sep not in str(path):
+            fail(f"'{path}' is neither a command nor a file (commands: {', '.join(COMMANDS)})")
+        fail(f"{path}: no such file or directory")
+    if args.workspace is not None and len(args.paths) != 1:
+        fail("--workspace needs exactly one model to open")
+    if args.self_test and args.paths:
+        fail("--self-test opens the bundled example; give no paths with it")
+    return args

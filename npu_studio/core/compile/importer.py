@@ -1,0 +1,169 @@
+"""ONNX -> MLIR import that keeps node names for provenance.
+
+The `iree-import-onnx` CLI drops ONNX node names; the Python importer
+printed with debug info keeps them as `loc("NodeName")`, so ops in later
+phases can be traced back to the node they came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .onnx_model import checker_reason, missing_external_data
+
+if TYPE_CHECKING:
+    from .params import ParamOptions
+
+MLIR_SUFFIXES = (".mlir", ".mlirbc")
+TARGET_OPSET = 17  # older opsets often fail to lower (e.g. BatchNormalization at 9)
+
+
+@dataclass
+class ImportResult:
+    mlir_path: Path
+    opset_before: int | None  # None for MLIR input
+    opset_after: int | None
+    renamed_nodes: int  # nodes that had no name and got one
+    parameters: list = field(default_factory=list)  # params.Parameter moved to the archive
+
+
+def import_model(source: Path, out_path: Path, params: "ParamOptions | None" = None) -> ImportResult:
+    """Import `source` (.onnx, .mlir, .mlirbc) and write MLIR to `out_path`.
+
+    MLIR files are copied as they are. With `params`, ONNX weights of at
+    least `params.threshold_bytes` go to `params.ARCHIVE_NAME` next to
+    `out_path` and the IR names them (see core/compile/params.py). Raises
+    ImportFailed with a one-line reason naming `source`.
+    """
+    from ..errors import ImportFailed
+
+    source = Path(source)
+    if source.is_dir():
+        raise ImportFailed(source, "is a folder, not a model file")
+    if not source.is_file():
+        raise ImportFailed(source, "no such file")
+    if source.stat().st_size == 0:
+        raise ImportFailed(source, "file is empty")
+    suffix = source.suffix.lower()
+    if suffix in MLIR_SUFFIXES:
+        from ..textio import decode, read_bytes
+
+        data = read_bytes(source)
+        if suffix == ".mlir":
+            decode(data, source)  # BadFile with the line and byte offset of the first bad byte
+        out_path = out_path.with_suffix(suffix)
+        out_path.write_bytes(data)
+        return ImportResult(out_path, None, None, 0)
+    if suffix != ".onnx":
+        raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")
+    moved: list = []
+    if params is None:
+        model = load_onnx(source)
+    else:
+        from .params import ARCHIVE_NAME, load_with_archive
+
+        model, moved = load_with_archive(source, out_path.parent / ARCHIVE_NAME, params)
+    before = default_opset(model)
+    model = upgrade_opset(model, source)
+    renamed = name_unnamed_nodes(model)
+    text = onnx_to_mlir_text(model, source, {p.name for p in moved})
+    out_path.write_text(text)
+    return ImportResult(out_path, before, default_opset(model), renamed, moved)
+
+
+def load_onnx(source: Path):
+    """Load and check an ONNX model; every failure becomes ImportFailed."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from ..errors import ImportFailed
+
+    try:
+        model = onnx.load(str(source), load_external_data=False)
+    except DecodeError as exc:
+        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+    except Exception as exc:  # onnx raises a variety of types for unreadable files
+        raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
+    missing = missing_external_data(model, source.parent)
+    if missing:
+        raise ImportFailed(source, f"missing external data file {missing} (expected next to the model)")
+    try:
+        onnx.load_external_data_for_model(model, str(source.parent))
+    except Exception as exc:
+        raise ImportFailed(source, f"cannot read external data: {exc}") from None
+    if not model.graph.node and not model.graph.output:
+        raise ImportFailed(source, "not a valid ONNX model (empty graph: corrupt or truncated file?)")
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as exc:
+        raise ImportFailed(source, checker_reason(str(exc))) from None
+    return model
+
+
+def default_opset(model) -> int | None:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return imp.version
+    return None
+
+
+def upgrade_opset(model, source: Path):
+    """Convert to opset 17 when older; shape inference afterwards either way."""
+    import onnx
+    from onnx import version_converter
+
+    from ..errors import ImportFailed
+
+    current = default_opset(model)
+    if current is not None and current < TARGET_OPSET:
+        try:
+            model = version_converter.convert_version(model, TARGET_OPSET)
+        except Exception as exc:
+            raise ImportFailed(source, f"cannot upgrade opset {current} to {TARGET_OPSET}: {exc}") from None
+    try:
+        return onnx.shape_inference.infer_shapes(model)
+    except Exception as exc:
+        raise ImportFailed(source, f"ONNX shape inference failed: {exc}") from None
+
+
+def name_unnamed_nodes(model) -> int:
+    """Give every unnamed node a stable name `<OpType>_<index>`; returns how many."""
+    taken = {n.name for n in model.graph.node if n.name}
+    renamed = 0
+    for i, node in enumerate(model.graph.node):
+        if node.name:
+            continue
+        name = f"{node.op_type}_{i}"
+        while name in taken:
+            name += "_"
+        node.name = name
+        taken.add(name)
+        renamed += 1
+    return renamed
+
+
+def onnx_to_mlir_text(model, source: Path, parameters: set[str] = frozenset()) -> str:
+    """The model as MLIR with node names as locations; `parameters` become named archive references."""
+    from iree.compiler import ir
+    from iree.compiler.extras import onnx_importer
+
+    from ..errors import ImportFailed
+
+    try:
+        ctx = ir.Context()
+        info = onnx_importer.ModelInfo(model)
+        module = info.create_module(context=ctx).operation
+        if parameters:
+            from .params import archive_importer
+
+            imp = archive_importer(info, module, parameters)
+        else:
+            imp = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+        imp.import_all()
+        module.verify()
+        return module.get_asm(enable_debug_info=True)
+    except Exception as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ImportFailed(source, f"ONNX import to MLIR failed: {reason}") from None

@@ -1,0 +1,94 @@
+"""Named parameter references in printed IR: `#stream.parameter.named<"model"::"W"> : tensor<...>`.
+
+The IR view shows what a reference stands for (name, shape, element type,
+size) and, on request, statistics of its data read from the workspace's
+archive. References are found per line with a regex: they are printed on
+one line, and a view asks about one line at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import numpy_storage_dtype
+from ..units import format_bytes
+
+_REF = re.compile(r'#stream\.parameter\.named<"(?P<scope>[^"]*)"::"(?P<key>[^"]*)">(?:\s*:\s*tensor<(?P<type>[^>]*)>)?')
+
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    scope: str
+    key: str
+    shape: tuple[int, ...] | None  # None when the line does not say
+    element_type: str | None
+    start: int  # column span of the reference in its line (0-based, end exclusive)
+    end: int
+
+    @property
+    def nbytes(self) -> int | None:
+        if self.shape is None or self.numpy_dtype is None:
+            return None
+        return math.prod(self.shape) * self.numpy_dtype.itemsize
+
+    @property
+    def numpy_dtype(self) -> np.dtype | None:
+        # bf16 is read as its raw 16 bits (widened in `as_float`)
+        return numpy_storage_dtype(self.element_type) if self.element_type else None
+
+    def describe(self) -> str:
+        """`W: 1024x1024xf32, 4.0 MiB (parameter "model"::"W")`"""
+        parts = [self.key]
+        if self.shape is not None:
+            parts.append(": " + "x".join(map(str, self.shape)) + f"x{self.element_type}")
+        if self.nbytes is not None:
+            parts.append(f", {format_bytes(self.nbytes)}")
+        return "".join(parts) + f' (parameter "{self.scope}"::"{self.key}")'
+
+
+def _parse_type(text: str | None) -> tuple[tuple[int, ...] | None, str | None]:
+    if not text:
+        return None, None
+    *dims, element = text.split("x")
+    if any(not d.isdigit() for d in dims):
+        return None, element  # dynamic or encoded: the shape is not known from here
+    return tuple(int(d) for d in dims), element
+
+
+def refs_in_line(line: str) -> list[ParamRef]:
+    refs = []
+    for m in _REF.finditer(line):
+        shape, element = _parse_type(m.group("type"))
+        refs.append(ParamRef(m.group("scope"), m.group("key"), shape, element, m.start(), m.end()))
+    return refs
+
+
+def ref_at(line: str, col: int) -> ParamRef | None:
+    """The reference under column `col` (0-based) of `line`, or the line's only one when col is None."""
+    refs = refs_in_line(line)
+    for ref in refs:
+        if ref.start <= col < ref.end:
+            return ref
+    return None
+
+
+def declared_types(text: str) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Shape and element type of every key referenced with a type somewhere in `text`."""
+    found: dict[str, tuple[tuple[int, ...], str]] = {}
+    for m in _REF.finditer(text):
+        shape, element = _parse_type(m.group("type"))
+        if shape is not None and element:
+            found.setdefault(m.group("key"), (shape, element))
+    return found
+
+
+def as_float(values: np.ndarray, element_type: str) -> np.ndarray:
+    """Values to take statistics of: bf16's raw bits widened to f32; others as they are."""
+    if element_type == "bf16":
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values

@@ -1,0 +1,26 @@
+"""Count the operations of a snapshot with the MLIR parser."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from ..textio import read_text
+
+
+def ops_by_dialect(path: Path) -> Counter:
+    """Operations per dialect prefix (`linalg`, `flow`, ...) in the file at `path`."""
+    from iree.compiler import ir
+
+    counts: Counter = Counter()
+
+    def visit(op):
+        counts[op.name.split(".", 1)[0]] += 1
+        return ir.WalkResult.ADVANCE
+
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(read_text(path))
+        module.operation.walk(visit)
+    counts["builtin"] -= 1  # the top-level module itself
+    return +counts

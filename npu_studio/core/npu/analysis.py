@@ -1,0 +1,61 @@
+"""What the NPU passes know about one dispatch: the facts legality gathers and the rules check.
+
+Filled by `legality.analyze` (unit, types, loops, accesses, transfer), then
+by the tiler (`sram_error`); `rule` and `reason` name the first rule that failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+
+from ..ir.dispatch_index import DispatchRecord
+from ..ir.linalg import OpDescription
+from .access import BoundAccess
+from .flow_graph import DispatchSite
+from .tiling import Loop
+from .transfers import Transfer
+
+
+@dataclass
+class DispatchAnalysis:
+    site: DispatchSite
+    kind: str = "none"  # the dispatch index's root kind ("none" without a root op)
+    unit: str = "cpu"  # mac | vector | dma | cpu
+    op_name: str = ""
+    desc: OpDescription | None = None
+    root_op: ir.Operation | None = None
+    fused_ops: list[ir.Operation] = field(default_factory=list)
+    fused_kinds: list[tuple[str, str]] = field(default_factory=list)  # (label, kind)
+    loops: tuple[Loop, ...] = ()
+    accesses: list[BoundAccess] | None = field(default_factory=list)
+    consts: list[ir.Operation] = field(default_factory=list)
+    transfer: Transfer | None = None
+    acc_dtype: str = ""  # accumulator of a MAC op
+    root_input_dtypes: tuple[str, ...] = ()
+    transposed: tuple[str, ...] = ()  # MAC operands read transposed ("input 1")
+    vector_ops: tuple[str, ...] = ()  # body ops the vector unit computes
+    vector_cost: int = 0  # cycles per element for those, on this target
+    input_shapes: list[tuple] = field(default_factory=list)
+    output_shapes: list[tuple] = field(default_factory=list)
+    all_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # host buffers, root op
+    root_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # what the NPU computes on
+    dtypes_used: list[tuple[str, str]] = field(default_factory=list)
+    grouped: bool = False
+    unmapped: str = ""  # what a CPU-only dispatch holds
+    sram_error: str = ""
+    rule: str = ""  # id of the rule that failed ("" when legal)
+    reason: str = ""
+
+    @property
+    def legal(self) -> bool:
+        return not self.reason
+
+    @property
+    def record(self) -> DispatchRecord:
+        return self.site.record
+
+    @property
+    def flops(self) -> int:
+        return sum(d.flops or 0 for d in self.record.ops)

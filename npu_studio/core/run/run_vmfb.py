@@ -1,0 +1,40 @@
+"""Child-process entry: python -m npu_studio.core.run.run_vmfb VMFB FUNCTION OUT_DIR [INPUT.npy ...] [--parameters=IRPA]
+
+Writes OUT_DIR/output<i>.npy and prints the number of outputs. With
+`--parameters`, the module's `#stream.parameter.named<"model"::...>` weights
+are read from that archive (mapped, not loaded).
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def main(argv: list[str]) -> int:
+    import iree.runtime as rt
+
+    params = [a.split("=", 1)[1] for a in argv if a.startswith("--parameters=")]
+    vmfb, function, out_dir, *inputs = [a for a in argv if not a.startswith("--parameters=")]
+    config = rt.Config("local-task")
+    ctx = rt.SystemContext(config=config)
+    if params:
+        from npu_studio.core.compile.params import ParameterArchive
+
+        archive = ParameterArchive(params[0])
+        ctx.add_vm_module(rt.create_io_parameters_module(config.vm_instance, archive.provider()))
+    ctx.add_vm_module(rt.VmModule.mmap(config.vm_instance, vmfb))
+    module = ctx.modules.module
+    if function not in module.vm_module.function_names:
+        print(f"no function @{function} in {vmfb}", file=sys.stderr)
+        return 2
+    result = module[function](*[np.load(p) for p in inputs])
+    results = result if isinstance(result, (tuple, list)) else [result]
+    for i, r in enumerate(results):
+        np.save(Path(out_dir) / f"output{i}.npy", np.asarray(r.to_host() if hasattr(r, "to_host") else r))
+    print(len(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,256 @@
+"""Honest edit state of a workspace's phases: edited means "differs from what the compiler wrote".
+
+Files this module keeps in the workspace (next to the Workspace's own):
+
+    originals/NN.<phase>.mlir   the compiler's output of a phase the user edited (kept on first edit,
+                                dropped when the compiler writes that phase again)
+    builds/previous/NN.<phase>.mlir  the snapshots a resume replaced (hard links: free),
+                                so a phase can be diffed before and after a resume
+    edits/drafts/NN.<phase>.mlir     unsaved editor text, autosaved as typed (atomic writes)
+
+The policies are plain functions over a Workspace, used by the app and the CLI alike.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compile.compiler import CompileResult, snapshot_name
+from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
+from ..errors import StudioError
+from .workspace import DONE, EDITED, STALE, Workspace
+
+PREVIOUS_BUILD = "builds/previous"
+
+
+def original_path(ws: Workspace, phase: str) -> Path:
+    return ws.root / "originals" / snapshot_name(phase)
+
+
+def previous_build_path(ws: Workspace, phase: str) -> Path:
+    return ws.root / PREVIOUS_BUILD / snapshot_name(phase)
+
+
+def compiler_text_path(ws: Workspace, phase: str) -> Path:
+    """Where the compiler's own output of `phase` is: the kept original, or the snapshot if never edited."""
+    kept = original_path(ws, phase)
+    return kept if kept.is_file() else ws.snapshot_path(phase)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise StudioError(path, exc.strerror or str(exc)) from None
+
+
+def is_edited(ws: Workspace, phase: str, text: str | None = None) -> bool:
+    """Whether `text` (default: the phase's snapshot) differs from the compiler's output of the phase."""
+    if text is None:
+        if not original_path(ws, phase).is_file():
+            return False
+        text = _read(ws.snapshot_path(phase))
+    return text != _read(compiler_text_path(ws, phase))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.unlink(missing_ok=True)
+    try:
+        os.link(src, dest)  # the snapshot is replaced with os.replace later, so the link keeps this content
+    except OSError:
+        shutil.copy2(src, dest)
+
+
+# -- resuming ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    needed: bool
+    reason: str  # one line for the log
+
+
+def resume_plan(ws: Workspace, phase: str, text: str) -> ResumePlan:
+    """Whether resuming `phase` with `text` would change anything.
+
+    Nothing to do when the text is the snapshot the later phases were built from
+    and every later phase and the vmfb are there and current.
+    """
+    if phase not in SNAPSHOT_PHASES:
+        raise StudioError(ws.root, f"cannot resume from phase {phase!r}")
+    snap = ws.snapshot_path(phase)
+    if not snap.is_file():
+        raise StudioError(snap, f"no snapshot for phase {phase}; compile first")
+    if text != _read(snap):
+        return ResumePlan(True, f"{phase} was edited")
+    vmfb = ws.vmfb_path
+    if vmfb is None or not vmfb.is_file():
+        return ResumePlan(True, "no module.vmfb")
+    # The compiler writes every snapshot before the vmfb: a newer snapshot was edited in place.
+    if snap.stat().st_mtime_ns > vmfb.stat().st_mtime_ns:
+        return ResumePlan(True, f"{snap.name} changed after the last build")
+    for later in phases_after(phase):
+        rec = ws.manifest.phases.get(later)
+        if rec is None or rec.state != DONE or not (ws.root / rec.file).is_file():
+            return ResumePlan(True, f"{later} is not up to date")
+    return ResumePlan(False, f"{phase} is unchanged and every later phase is up to date: nothing recompiled")
+
+
+def keep_original(ws: Workspace, phase: str) -> None:
+    """Keep the compiler's output of `phase` before an edit replaces its snapshot (once: later edits
+    replace an edit, not the compiler's output)."""
+    snap, kept = ws.snapshot_path(phase), original_path(ws, phase)
+    if not kept.is_file() and snap.is_file() and not (ws.manifest.phases.get(phase) and
+                                                       ws.manifest.phases[phase].state == EDITED):
+        _link_or_copy(snap, kept)
+
+
+def record_edit(ws: Workspace, phase: str, text: str) -> None:
+    """Make `text` the phase's snapshot, keeping the compiler's output first; edited only if it differs."""
+    snap = ws.snapshot_path(phase)
+    kept = original_path(ws, phase)
+    keep_original(ws, phase)
+    if text == _read(kept if kept.is_file() else snap):
+        revert(ws, phase)
+        return
+    ws.record_edit(phase, text)
+
+
+def finish(ws: Workspace, result: CompileResult) -> None:
+    """Record a successful compile; phases the compiler wrote again have no edits any more."""
+    ws.finish(result)
+    for t in result.phases:
+        original_path(ws, t.phase).unlink(missing_ok=True)
+    if result.from_phase != "start" and phase_index(result.from_phase) > 0:
+        rec = ws.manifest.phases.get(result.from_phase)
+        if rec is not None:
+            rec.state = EDITED if is_edited(ws, result.from_phase) else DONE
+            ws.save()
+
+
+def revert(ws: Workspace, phase: str) -> bool:
+    """Put the compiler's output of `phase` back and drop its draft. True if the snapshot changed.
+
+    Later phases built from the edit go stale (a resume rebuilds them).
+    """
+    ws.discard_draft(phase)
+    kept = original_path(ws, phase)
+    rec = ws.manifest.phases.get(phase)
+    if not kept.is_file():
+        if rec is not None and rec.state == EDITED:
+            rec.state = DONE
+            ws.save()
+        return False
+    snap = ws.snapshot_path(phase)
+    changed = _read(kept) != _read(snap)
+    tmp = snap.with_name(snap.name + ".tmp")
+    shutil.copyfile(kept, tmp)
+    os.replace(tmp, snap)
+    kept.unlink()
+    if rec is not None:
+        rec.state, rec.size_bytes = DONE, snap.stat().st_size
+    if changed:
+        for later in phases_after(phase):
+            if later in ws.manifest.phases:
+                ws.manifest.phases[later].state = STALE
+    ws.save()
+    return changed
+
+
+# -- drafts: unsaved editor text --------------------------------------------------
+
+
+def autosave_draft(ws: Workspace, phase: str, text: str) -> bool:
+    """Keep unsaved editor text (atomic, fsynced: a crash leaves the old or the new draft, never half).
+
+    Text equal to the phase's snapshot is no edit: its draft is dropped. Returns whether a draft is kept.
+    """
+    try:
+        unchanged = text == ws.snapshot_path(phase).read_text()
+    except OSError:
+        unchanged = False
+    if unchanged:
+        ws.discard_draft(phase)
+        return False
+    _write_atomic(ws.root / "edits" / "drafts" / snapshot_name(phase), text)
+    return True
+
+
+def phase_states(ws: Workspace) -> dict[str, str]:
+    """State of every snapshot phase: a draft or a differing snapshot is edited; the rest as recorded."""
+    drafts = {p for p in SNAPSHOT_PHASES if (ws.root / "edits" / "drafts" / snapshot_name(p)).is_file()}
+    states = {}
+    for phase in SNAPSHOT_PHASES:
+        rec = ws.manifest.phases.get(phase)
+        if rec is None:
+            states[phase] = "pending"
+        elif phase in drafts or (rec.state == EDITED and is_edited(ws, phase)):
+            states[phase] = EDITED
+        elif rec.state == EDITED:
+            states[phase] = DONE
+        else:
+            states[phase] = rec.state
+    return states
+
+
+def set_aside(ws: Workspace, phase: str) -> Path:
+    """Link aside what a resume from `phase` replaces (the later snapshots; the compiler's original of
+    the phase if none is kept yet). Call put_in_place after the resume succeeded, then remove the folder."""
+    aside = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=ws.root))
+    for later in phases_after(phase):
+        if ws.snapshot_path(later).is_file():
+            _link_or_copy(ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
+    snap, original = ws.snapshot_path(phase), original_path(ws, phase)
+    rec = ws.manifest.phases.get(phase)
+    if not original.is_file() and snap.is_file() and not (rec is not None and rec.state == EDITED):
+        _link_or_copy(snap, aside / "original")
+    return aside
+
+
+def put_in_place(ws: Workspace, phase: str, aside: Path) -> None:
+    """After a successful resume: the set-aside snapshots become the previous build, the original kept."""
+    shutil.rmtree(ws.root / PREVIOUS_BUILD, ignore_errors=True)
+    (ws.root / PREVIOUS_BUILD).parent.mkdir(exist_ok=True)
+    (aside / "previous").mkdir(exist_ok=True)
+    os.replace(aside / "previous", ws.root / PREVIOUS_BUILD)
+    if (aside / "original").is_file():
+        original = original_path(ws, phase)
+        original.parent.mkdir(exist_ok=True)
+        os.replace(aside / "original", original)
+
+
+def resume(ws: Workspace, phase: str, text: str, *, on_progress=None,
+           display_path: Path | None = None) -> CompileResult | None:
+    """Resume from `phase` with `text`; None (and nothing compiled) when the plan says nothing changed.
+
+    The compile is a workspace transaction: `text` becomes the phase's snapshot only when it
+    succeeds. What it replaces (the compiler's original of the phase, the previous build's
+    snapshots) is linked aside first and put in place only then, so a failed resume leaves the
+    workspace as it was. Errors name `display_path` (default: the draft the text is kept in).
+    """
+    if not resume_plan(ws, phase, text).needed:
+        ws.discard_draft(phase)
+        return None
+    aside = set_aside(ws, phase)
+    try:
+        result = ws.resume_job(phase, text, on_progress=on_progress, display_path=display_path).run()
+        put_in_place(ws, phase, aside)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+    finish(ws, result)
+    return result

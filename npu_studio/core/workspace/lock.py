@@ -1,0 +1,118 @@
+"""One writer at a time: an exclusive lock on a workspace's `.lock` file.
+
+`fcntl.flock` locks belong to the open file, so the kernel drops a lock when
+its holder dies, however it dies: a stale lock of a dead process is simply
+free for the next writer. The holder's pid is written into the file only to
+name it in the error a second writer gets.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from ..errors import WorkspaceBusy, WorkspaceError, os_error
+
+LOCK_NAME = ".lock"
+
+
+class WorkspaceLock:
+    """`with WorkspaceLock(root):` holds the workspace for writing; `wait` seconds before giving up."""
+
+    def __init__(self, root: Path, *, wait: float = 0.0, poll: float = 0.1):
+        self.root = Path(root)
+        self.path = self.root / LOCK_NAME
+        self.wait, self.poll = wait, poll
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> "WorkspaceLock":
+        if self._fd is not None:
+            return self
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise os_error(self.root, exc, "cannot lock workspace") from None
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _read_pid(fd)
+                    os.close(fd)
+                    who = f"process {holder}" if holder else "another process"
+                    raise WorkspaceBusy(self.root, f"workspace is being written by {who} "
+                                                   "(a compile or resume); try again when it has finished") from None
+                time.sleep(self.poll)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    def __del__(self) -> None:  # a holder dropped without release() must not keep the workspace
+        self.release()
+
+    def __enter__(self) -> "WorkspaceLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def holder_pid(root: Path) -> int | None:
+    """The pid holding the workspace's lock, or None when nobody writes to it."""
+    try:
+        fd = os.open(Path(root) / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _read_pid(fd) or -1
+    finally:
+        os.close(fd)
+    return None
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        return int(os.pread(fd, 32, 0).decode().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def ensure_writable_folder(root: Path) -> None:
+    """Refuse a workspace path that is a file or a folder we cannot write, with one line."""
+    root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise WorkspaceError(root, "is a file, not a workspace folder")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise os_error(root, exc, "cannot create workspace folder") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise WorkspaceError(root, "workspace folder is not writable")

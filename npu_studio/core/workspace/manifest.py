@@ -1,0 +1,137 @@
+"""A workspace's manifest.json: what is there and how it was made.
+
+Manifests are validated against the JSON schema shipped with the package
+(schemas/workspace-manifest.schema.json) before anything in them is used,
+and every path they name must stay inside the workspace, so a hand-edited
+or hostile manifest can neither crash the app nor point it at other files.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import asdict, dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+
+from ..compile.options import DEFAULT_TARGET, TARGETS
+from ..errors import WorkspaceError
+from ..textio import read_bytes, write_text_atomic
+
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+
+# Phase states, as the timeline shows them.
+DONE, EDITED, STALE, PENDING = "done", "edited", "stale", "pending"
+
+
+@dataclass
+class PhaseRecord:
+    file: str
+    seconds: float | None = None
+    size_bytes: int = 0
+    state: str = DONE
+
+
+@dataclass
+class Manifest:
+    source: str
+    imported: str
+    origin: str = ""  # absolute path of the file the user opened
+    target: str = DEFAULT_TARGET
+    compiler_version: str = ""
+    phases: dict[str, PhaseRecord] = field(default_factory=dict)
+    vmfb: str | None = None
+    command: list[str] = field(default_factory=list)
+    total_seconds: float | None = None
+    import_seconds: float | None = None
+    from_phase: str = "start"
+    edits: list[dict] = field(default_factory=list)
+    params: dict | None = None  # {"archive": "params.irpa", "threshold": bytes} when weights are outside the IR
+    options: dict | None = None  # the CompileOptions of the last compile (CompileOptions.to_json)
+    substitutions: list[dict] = field(default_factory=list)  # executable substitutions (core/executables/substitution.py)
+    plain_build: dict | None = None  # the build without substitutions the numeric gate compares against
+    version: int = MANIFEST_VERSION
+    # Keys this version does not know (written by a later one): kept as they are.
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        extra = data.pop("extra")
+        return json.dumps({**extra, **data}, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, path: Path = Path(MANIFEST)) -> "Manifest":
+        """Parse and validate; WorkspaceError naming `path` for anything malformed."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise WorkspaceError(path, f"manifest is not JSON: {exc.msg}", line=exc.lineno, col=exc.colno) from None
+        except UnicodeDecodeError as exc:
+            raise WorkspaceError(path, f"manifest is not UTF-8 text (byte offset {exc.start})") from None
+        validate(data, path)
+        if data.get("target", DEFAULT_TARGET) not in TARGETS:
+            raise WorkspaceError(path, f"manifest names the unknown backend {data['target']!r}; "
+                                       f"expected one of {', '.join(TARGETS)}")
+        known = {f.name for f in fields(cls)} - {"extra"}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["phases"] = {k: PhaseRecord(**v) for k, v in data.get("phases", {}).items()}
+        return cls(**kwargs, extra={k: v for k, v in data.items() if k not in known})
+
+    @classmethod
+    def load(cls, root: Path) -> "Manifest":
+        path = Path(root) / MANIFEST
+        manifest = cls.from_json(read_bytes(path), path)
+        check_paths_inside(manifest, Path(root), path)
+        return manifest
+
+    def save(self, root: Path) -> None:
+        write_text_atomic(Path(root) / MANIFEST, self.to_json())
+
+    def files(self) -> list[str]:
+        """Every workspace-relative path the manifest names."""
+        names = [self.source, self.imported, *(r.file for r in self.phases.values())]
+        names += [e["file"] for e in self.edits]
+        if self.vmfb:
+            names.append(self.vmfb)
+        if self.params:
+            names.append(self.params["archive"])
+        names += [r[k] for r in self.substitutions for k in ("file", "draft") if r.get(k)]
+        if self.plain_build:
+            names.append(self.plain_build["vmfb"])
+        return names
+
+
+@functools.cache
+def schema() -> dict:
+    text = resources.files("npu_studio.core.workspace").joinpath("schemas/workspace-manifest.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema())
+
+
+def validate(data, path: Path) -> None:
+    import jsonschema
+
+    validator = _validator()
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "top level"
+        raise WorkspaceError(path, f"manifest does not match its schema at {where}: {_short(error.message)}")
+
+
+def check_paths_inside(manifest: Manifest, root: Path, path: Path) -> None:
+    """Every file the manifest names must resolve inside the workspace (symbolic links included)."""
+    base = root.resolve()
+    for name in manifest.files():
+        if not (root / name).resolve().is_relative_to(base):
+            raise WorkspaceError(path, f"manifest names {name!r}, which is outside the workspace")
+
+
+def _short(message: str, limit: int = 160) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."

@@ -1,0 +1,133 @@
+"""Publish staged files into a workspace as one step, with the manifest last.
+
+A compile writes everything into a staging folder. Publishing then moves
+each staged file into place with `os.replace` and writes the manifest. To
+make the whole set of moves atomic, the plan (moves, deletions of our own
+old files, the new manifest text) is first written to `publish.journal`
+with a rename: that rename is the commit point.
+
+- Interrupted before the commit: the journal does not exist, the staging
+  folder is a leftover of a dead process (removed on the next open) and
+  the workspace is exactly as before.
+- Interrupted after it: the next writer (or open) finds the journal and
+  rolls it forward; every step is idempotent, so a half-done roll forward
+  is finished the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import WorkspaceError
+from ..textio import write_text_atomic
+
+JOURNAL = "publish.journal"
+STAGING_PREFIX = ".staging-"
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class Publish:
+    """Moves from a staging folder into `root`; paths are relative to each."""
+
+    root: Path
+    staging: Path
+    moves: list[tuple[str, str]] = field(default_factory=list)  # (staged, published)
+    deletes: list[str] = field(default_factory=list)  # files the app created earlier and no longer uses
+
+    def move(self, staged: Path | str, dest: str) -> Path:
+        staged = Path(staged)
+        rel = staged.relative_to(self.staging) if staged.is_absolute() else staged
+        self.moves.append((str(rel), dest))
+        return self.root / dest
+
+    def delete(self, dest: str) -> None:
+        if dest not in self.deletes:
+            self.deletes.append(dest)
+
+    def commit(self, manifest_text: str) -> None:
+        """Write the journal (the commit point), then apply it."""
+        plan = {"staging": self.staging.name, "moves": self.moves, "deletes": self.deletes,
+                "manifest": manifest_text}
+        write_text_atomic(self.root / JOURNAL, json.dumps(plan))
+        _fsync_dir(self.root)
+        apply_journal(self.root)
+
+
+def apply_journal(root: Path) -> bool:
+    """Roll a committed publish forward; False when there was none. Call with the workspace locked."""
+    root = Path(root)
+    path = root / JOURNAL
+    if not path.is_file():
+        return False
+    try:
+        plan = json.loads(path.read_bytes())
+        staging = _inside(root, plan["staging"])
+        moves = [(_inside(staging, s), _inside(root, d)) for s, d in plan["moves"]]
+        deletes = [_inside(root, d) for d in plan["deletes"]]
+        manifest = str(plan["manifest"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise WorkspaceError(path, f"unreadable publish journal ({exc}); remove it to keep the previous build")
+    if not staging.name.startswith(STAGING_PREFIX):
+        raise WorkspaceError(path, "publish journal names no staging folder")
+    for src, dest in moves:
+        if src.exists():  # gone: moved by an earlier, interrupted roll forward
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+    for dest in deletes:
+        if dest.is_dir() and not dest.is_symlink():
+            shutil.rmtree(dest, ignore_errors=True)
+        else:
+            dest.unlink(missing_ok=True)
+    write_text_atomic(root / MANIFEST, manifest)
+    path.unlink()
+    shutil.rmtree(staging, ignore_errors=True)
+    return True
+
+
+def _inside(base: Path, rel: str) -> Path:
+    p = Path(rel)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        raise ValueError(f"path {rel!r} leaves {base}")
+    return base / p
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def new_staging(root: Path) -> Path:
+    """A fresh staging folder in `root`, named after this process so leftovers can be told apart."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=root))
+
+
+def clean_stale_staging(root: Path) -> list[Path]:
+    """Remove staging folders of processes that are gone; returns what was removed."""
+    from .lock import pid_alive
+
+    removed = []
+    for entry in Path(root).glob(STAGING_PREFIX + "*"):
+        pid = entry.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
+            continue
+        if pid.isdigit() and int(pid) == os.getpid():
+            continue  # ours: in use by another job of this process, or removed by it
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def recover(root: Path) -> None:
+    """Finish a committed publish and drop leftovers of dead writers. Call with the workspace locked."""
+    apply_journal(root)
+    clean_stale_staging(root)

@@ -1,0 +1,87 @@
+"""The executable substitutions a workspace keeps: their records and the flags they add to every compile.
+
+Each substitution is a record in the manifest (`Substitution`) and files under
+`substitutions/`: every text that built (NAME.KIND.N.mlir) and, beside it, the
+copy the compiler reads (`substitutions/compiler/`, locations blanked so that
+errors point at the user's line and column). Every switched-on substitution is
+passed to every compile and resume (`active_flags`). Checking and building a
+substitution is `core/executables/substitution.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+SOURCE, CONFIGURATION = "source", "configuration"
+KINDS = (SOURCE, CONFIGURATION)
+FLAGS = {
+    SOURCE: "--iree-hal-substitute-executable-source",
+    CONFIGURATION: "--iree-hal-substitute-executable-configuration",
+}
+FOLDER = "substitutions"
+
+
+@dataclass
+class Substitution:
+    name: str  # the hal.executable symbol
+    kind: str  # SOURCE or CONFIGURATION
+    file: str | None = None  # the text that last built, relative to the workspace
+    enabled: bool = True
+    draft: str | None = None  # text not built yet (rejected or failed), relative to the workspace
+    error: str | None = None  # why the draft did not build
+    verdict: dict | None = None  # summary of the last numeric gate (core/run/numeric_gate.py)
+
+    @property
+    def applied(self) -> bool:
+        return self.enabled and self.file is not None
+
+
+def load(ws) -> list[Substitution]:
+    return [Substitution(**d) for d in ws.manifest.substitutions]
+
+
+def store(ws, subs: list[Substitution]) -> None:
+    ws.manifest.substitutions = [asdict(s) for s in subs]
+    ws.save()
+
+
+def find(ws, name: str, kind: str) -> Substitution | None:
+    return next((s for s in load(ws) if s.name == name and s.kind == kind), None)
+
+
+def update(ws, sub: Substitution) -> None:
+    """Store `sub` in the manifest, replacing the record of the same executable and kind."""
+    subs = [s for s in load(ws) if (s.name, s.kind) != (sub.name, sub.kind)]
+    store(ws, [*subs, sub])
+
+
+def compiler_copy(ws, rel: str) -> Path:
+    """The file the compiler reads for a substituted text: its `loc(...)`s blanked.
+
+    IREE's dumps carry a `loc(...)` (ONNX node names) on every op, and the
+    compiler reports errors at those, not at a line of the file. Blanked to
+    spaces, every op gets its own position, which is the same line and
+    column in the user's text.
+    """
+    return ws.root / FOLDER / "compiler" / Path(rel).name
+
+
+def write_compiler_copy(ws, rel: str, text: str) -> Path:
+    from ..ir.mlir_text import blank_locations  # deferred: it loads IREE's MLIR bindings
+
+    path = compiler_copy(ws, rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(blank_locations(text, drop_resources=False))
+    return path
+
+
+def active_flags(ws, subs: list[Substitution] | None = None) -> list[str]:
+    flags = []
+    for s in load(ws) if subs is None else subs:
+        if s.applied:
+            copy = compiler_copy(ws, s.file)
+            if not copy.is_file():  # a workspace written before copies existed, or a lost copy
+                write_compiler_copy(ws, s.file, (ws.root / s.file).read_text())
+            flags.append(f"{FLAGS[s.kind]}={s.name}={copy}")
+    return flags

@@ -1,0 +1,1 @@
+"""The Executables dock: the list of the build's executables and the editor that substitutes one."""

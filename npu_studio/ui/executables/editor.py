@@ -1,0 +1,94 @@
+"""The editor of one executable's source or configuration.
+
+An editable IrView (MLIR highlighting, line numbers, Qt's undo stack) with
+the find bar, undo/redo buttons, a choice between the source and the
+configured form, and a one-line error that puts the cursor on its line and
+column.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...core.workspace.substitutions import CONFIGURATION, SOURCE
+from ..ir.find_bar import FindBar
+from ..ir.ir_view import IrView
+
+
+class ExecutableEditor(QtWidgets.QWidget):
+    sig_kind_changed = QtCore.Signal(str)  # SOURCE or CONFIGURATION
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.view = IrView()
+        self.view.setAccessibleName("Executable editor")
+        self.view.set_editable(True)
+        self.find_bar = FindBar(self.view)
+        self.kind_combo = QtWidgets.QComboBox()
+        self.kind_combo.addItem("Source", SOURCE)
+        self.kind_combo.addItem("Configuration (tile sizes)", CONFIGURATION)
+        self.kind_combo.setAccessibleName("Executable form")
+        self.kind_combo.currentIndexChanged.connect(lambda _i: self.sig_kind_changed.emit(self.kind()))
+        self.title = QtWidgets.QLabel()
+        self.undo_button = self._tool("Undo", QtGui.QKeySequence.StandardKey.Undo, self.view.undo)
+        self.redo_button = self._tool("Redo", QtGui.QKeySequence.StandardKey.Redo, self.view.redo)
+        self.find_button = self._tool("Find", QtGui.QKeySequence.StandardKey.Find, self.find_bar.open)
+        self.view.undoAvailable.connect(self.undo_button.setEnabled)
+        self.view.redoAvailable.connect(self.redo_button.setEnabled)
+        self.error = QtWidgets.QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color:#8a0010")
+        self.error.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.hide()
+
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(self.title, 1)
+        bar.addWidget(self.kind_combo)
+        for b in (self.undo_button, self.redo_button, self.find_button):
+            bar.addWidget(b)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.find_bar)
+        layout.addWidget(self.error)
+
+    def _tool(self, text: str, key, slot) -> QtWidgets.QToolButton:
+        b = QtWidgets.QToolButton(self)
+        b.setText(text)
+        b.setToolTip(f"{text} ({QtGui.QKeySequence(key).toString()})")
+        b.clicked.connect(slot)
+        b.setEnabled(text == "Find")
+        return b
+
+    def kind(self) -> str:
+        return self.kind_combo.currentData()
+
+    def set_kind(self, kind: str) -> None:
+        self.kind_combo.setCurrentIndex(self.kind_combo.findData(kind))
+
+    def set_text(self, title: str, text: str) -> None:
+        """A new text: undo starts afresh from it."""
+        self.title.setText(title)
+        self.view.set_text(text, elide=False)
+        self.view.document().clearUndoRedoStacks()
+        self.undo_button.setEnabled(False)
+        self.redo_button.setEnabled(False)
+        self.clear_error()
+
+    def text(self) -> str:
+        return self.view.text()
+
+    def show_error(self, message: str, line: int | None = None, col: int | None = None) -> None:
+        self.error.setText(message)
+        self.error.show()
+        if line is not None:
+            self.view.goto(line, col or 1)
+
+    def clear_error(self) -> None:
+        self.error.hide()
+        self.error.clear()
+
+    def cursor_line_col(self) -> tuple[int, int]:
+        c = self.view.textCursor()
+        return c.blockNumber() + 1, c.positionInBlock() + 1

@@ -1,0 +1,381 @@
+"""The Executables dock: every hal.executable, its editor, substitute-and-rebuild, the verdict.
+
+A thin layer over core/executables/catalog.py (the list), core/executables/substitution.py (the
+rebuild), core/run/numeric_gate.py (the comparison) and core/run/kernel_timing.py.
+The window hooks it in with one line; it follows the window's workspace
+(`sig_index_finished`) and adds "Open executable" to the dispatch table
+(also on double-click), which selects the dispatch's executable here.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...core.errors import StudioError
+from ...core.executables import substitution as subs
+from ...core.executables.catalog import ExecutableInfo, list_executables
+from ...core.run.numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution
+from ...core.workspace import substitutions as sub_records
+from ...core.workspace.workspace import Workspace
+from .editor import ExecutableEditor
+
+COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict")
+RESULT_COLUMNS = ("output", "result", "max abs", "max rel", "max ULP", "outside tol.", "worst element",
+                  "plain vs ORT", "subst. vs ORT")
+PASS_COLOR, FAIL_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020")
+
+
+def substitution_text(items: list[sub_records.Substitution]) -> str:
+    parts = []
+    for s in items:
+        state = "on" if s.applied else "off" if s.file else "draft"
+        parts.append(f"{s.kind} ({state})" + (" — error" if s.error else ""))
+    return ", ".join(parts)
+
+
+def verdict_text(items: list[sub_records.Substitution]) -> tuple[str, bool | None]:
+    for s in items:
+        if s.applied and s.verdict:
+            v = s.verdict
+            if v["bit_identical"]:
+                return "PASS (bit-identical)", True
+            return ("PASS" if v["passed"] else "FAIL") + f" (max abs {v['max_abs']:.3g})", v["passed"]
+    return "", None
+
+
+def result_rows(report: GateReport) -> list[tuple[str, ...]]:
+    def num(x):
+        return "" if x is None else f"{x:.6g}"
+
+    rows = []
+    for o in report.outputs:
+        w = o.worst[0] if o.worst else None
+        worst = f"{list(w.index)}: {w.plain:.7g} → {w.substituted:.7g}" if w else ""
+        rows.append((f"output{o.output} {'x'.join(map(str, o.shape))}",
+                     "bit-identical" if o.bit_identical else "PASS" if o.passed else "FAIL",
+                     num(o.max_abs), num(o.max_rel), str(o.max_ulp), f"{o.outside} of {o.total}", worst,
+                     num(o.plain_vs_onnxruntime), num(o.substituted_vs_onnxruntime)))
+    return rows
+
+
+class ExecutablesPanel(QtCore.QObject):
+    sig_finished = QtCore.Signal(bool)  # a substitute / switch / remove ended: True when it built
+
+    def __init__(self, window: QtWidgets.QMainWindow):
+        super().__init__(window)
+        self.window = window
+        self.infos: list[ExecutableInfo] = []
+        self.report: GateReport | None = None
+        self._running = False
+        self._ok = False
+        self._loaded: tuple | None = None  # (workspace, name, kind, text) the editor was given
+        self._build_widgets()
+        window.sig_index_finished.connect(self.refresh)
+        table = window.dispatch_table
+        table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.open_action = QtGui.QAction("Open executable", table)
+        self.open_action.triggered.connect(lambda: self.open_for_dispatch(table.selected_dispatch()))
+        table.addAction(self.open_action)
+        table.cellDoubleClicked.connect(lambda row, _col: self.open_for_dispatch(table.selected_dispatch()))
+        window.installEventFilter(self)
+
+    # -- widgets ---------------------------------------------------------------------
+
+    def _build_widgets(self) -> None:
+        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setAccessibleName("Executables")
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._load_selected)
+
+        self.editor = ExecutableEditor()
+        self.editor.sig_kind_changed.connect(lambda _k: self._load_selected())
+        self.substitute_button = QtWidgets.QPushButton("Substitute and rebuild")
+        self.substitute_button.clicked.connect(self.substitute)
+        self.toggle_button = QtWidgets.QPushButton("Switch off")
+        self.toggle_button.clicked.connect(self.toggle)
+        self.remove_button = QtWidgets.QPushButton("Remove")
+        self.remove_button.clicked.connect(self.remove)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
+        self.tolerance.setValue(DEFAULT_TOLERANCE)
+        self.tolerance.setAccessibleName("Tolerance")
+        self.time_check = QtWidgets.QCheckBox("Time kernel")
+        self.time_check.setChecked(True)
+        buttons = QtWidgets.QHBoxLayout()
+        for w in (self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.time_check,
+                  self.toggle_button, self.remove_button, self.cancel_button):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+
+        self.verdict = QtWidgets.QLabel()
+        self.verdict.setAccessibleName("Verdict")
+        self.results = QtWidgets.QTableWidget(0, len(RESULT_COLUMNS))
+        self.results.setHorizontalHeaderLabels(RESULT_COLUMNS)
+        self.results.setAccessibleName("Comparison")
+        self.results.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.results.verticalHeader().setVisible(False)
+        self.timing = QtWidgets.QLabel()
+        self.timing.setWordWrap(True)
+        lower = QtWidgets.QWidget()
+        lower_layout = QtWidgets.QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addLayout(buttons)
+        lower_layout.addWidget(self.verdict)
+        lower_layout.addWidget(self.results, 1)
+        lower_layout.addWidget(self.timing)
+
+        splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.editor)
+        splitter.addWidget(lower)
+        splitter.setSizes([120, 400, 160])
+        self.dock = QtWidgets.QDockWidget("Executables", self.window)
+        self.dock.setObjectName("executablesDock")
+        self.dock.setWidget(splitter)
+        # hidden until an executable is opened (View menu, or a dispatch's "Open executable")
+        self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
+        self._update_buttons()
+
+    # -- list ------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Reload the list for the window's workspace; the editor keeps what is typed in it."""
+        ws = self.window.workspace
+        current = self.current_name()
+        if self._loaded is not None and (ws is None or ws.root != self._loaded[0].root):
+            self.stash_edit()  # another workspace: its edit stays with its own
+            self._loaded, current = None, None
+            self.editor.set_text("", "")
+        try:
+            # the window's linked flow index, when it has one: no second parse on the GUI thread
+            self.infos = list_executables(ws, self.window.indexes.get("flow")) if ws is not None else []
+        except StudioError:  # an older workspace without dumps: nothing to list until it compiles
+            self.infos = []
+        records = sub_records.load(ws) if ws is not None else []
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(self.infos))
+        for row, info in enumerate(self.infos):
+            mine = [s for s in records if s.name == info.name]
+            verdict, passed = verdict_text(mine)
+            values = (info.name, ", ".join(f"#{d}" for d in info.dispatches), ", ".join(info.onnx_nodes),
+                      info.ops, substitution_text(mine), verdict)
+            for col, value in enumerate(values):
+                item = QtWidgets.QTableWidgetItem(value)
+                if col == len(values) - 1 and passed is not None:
+                    item.setForeground(PASS_COLOR if passed else FAIL_COLOR)
+                self.table.setItem(row, col, item)
+            if info.name == current:
+                self.table.selectRow(row)
+        self.table.resizeColumnsToContents()
+        self.table.blockSignals(False)
+        self._update_buttons()
+
+    def current_name(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.infos[rows[0].row()].name if rows and rows[0].row() < len(self.infos) else None
+
+    def select(self, name: str) -> bool:
+        for row, info in enumerate(self.infos):
+            if info.name == name:
+                self.table.selectRow(row)
+                return True
+        return False
+
+    def open_for_dispatch(self, dispatch: int | None) -> bool:
+        """Show the executable that runs `dispatch`, its source in the editor."""
+        if dispatch is None:
+            return False
+        if not self.infos:
+            self.refresh()
+        info = next((i for i in self.infos if dispatch in i.dispatches), None)
+        if info is None:
+            self.window.show_error(f"dispatch #{dispatch}: no dumped executable runs it")
+            return False
+        self.dock.show()
+        self.dock.raise_()
+        self.editor.set_kind(sub_records.SOURCE)
+        if not self.select(info.name) or self.editor.title.text() != info.name:
+            self._load_selected()
+        return True
+
+    def stash_edit(self) -> None:
+        """Keep the editor's text as a draft when it differs from what was loaded: never lose an edit."""
+        if self._loaded is None:
+            return
+        ws, name, kind, text = self._loaded
+        if self.editor.text() == text:
+            return
+        try:
+            subs.keep_draft(ws, name, kind, self.editor.text())
+        except OSError as exc:
+            self.window.show_error(f"{ws.root}: cannot keep the edit of @{name}: {exc.strerror or exc}")
+
+    def _load_selected(self) -> None:
+        name, ws = self.current_name(), self.window.workspace
+        self._update_buttons()
+        if name is None or ws is None:
+            return
+        self.stash_edit()
+        try:
+            text = subs.current_text(ws, name, self.editor.kind())
+        except (OSError, StudioError) as exc:
+            self.editor.show_error(str(exc))
+            return
+        self.editor.set_text(name, text)
+        self._loaded = (ws, name, self.editor.kind(), text)
+        sub = sub_records.find(ws, name, self.editor.kind())
+        if sub is not None and sub.error:
+            line, col, _reason = _split_error(sub.error)
+            self.editor.show_error(f"did not build: {sub.error}", line, col)
+
+    # -- actions: each runs as a "compile" job of the window's job manager, on its own workspace --
+
+    def substitute(self) -> None:
+        ws, name = self.window.workspace, self.current_name()
+        if ws is None or name is None or self.is_busy() or self.window.is_busy():
+            return
+        kind, text, root = self.editor.kind(), self.editor.text(), ws.root
+        self.editor.clear_error()
+        try:  # parsed and checked here, at once: a typo never starts a build
+            subs.check(ws, name, kind, text)
+        except StudioError as exc:
+            self.editor.show_error(str(exc), getattr(exc, "line", None), getattr(exc, "col", None))
+            self.refresh()
+            return
+        tolerance, timed = self.tolerance.value(), self.time_check.isChecked()
+        self._loaded = (ws, name, kind, text)  # what builds now is no longer an unsaved edit
+
+        def work(report, token):
+            own = Workspace.open(root)
+            rebuild = subs.substitute(own, name, kind, text)
+            token.attach(rebuild.cancel)
+            rebuild.run()
+            plain = subs.plain_build(own, started=lambda job: token.attach(job.cancel))
+            gate = gate_substitution(own, name, kind, tolerance=tolerance, plain_folder=plain)
+            timing = None
+            if timed:
+                from ...core.run.kernel_timing import time_substitution
+
+                timing = time_substitution(own, name, plain, whole_model=False, repetitions=3)
+            return gate, timing
+
+        self._start(work, f"Substituting @{name}")
+
+    def toggle(self) -> None:
+        ws, name = self.window.workspace, self.current_name()
+        sub = sub_records.find(ws, name, self.editor.kind()) if ws and name else None
+        if sub is None or sub.file is None or self.is_busy():
+            return
+        kind, enabled = sub.kind, not sub.enabled
+        self._start_rebuild(lambda own: subs.set_enabled(own, name, kind, enabled),
+                            f"{'Switching on' if enabled else 'Switching off'} @{name}")
+
+    def remove(self) -> None:
+        ws, name = self.window.workspace, self.current_name()
+        if ws is None or name is None or self.is_busy() or not any(s.name == name for s in sub_records.load(ws)):
+            return
+        kind = self.editor.kind()
+        self._start_rebuild(lambda own: subs.remove(own, name, kind), f"Removing @{name}")
+
+    def _start_rebuild(self, make_rebuild, message: str) -> None:
+        root = self.window.workspace.root
+
+        def work(report, token):
+            rebuild = make_rebuild(Workspace.open(root))
+            if rebuild is not None:  # None: nothing was applied, nothing to build
+                token.attach(rebuild.cancel)
+                rebuild.run()
+            return None, None
+
+        self._start(work, message)
+
+    def _start(self, work, message: str) -> None:
+        if self.window.is_busy():
+            self.window.show_error("busy with a compile; wait for it or cancel it first")
+            return
+        self._running, self._ok = True, False
+        self.window.status_label.setText(message)
+        self.window.jobs.start("compile", work, on_done=self._on_done, on_failed=self._on_failed,
+                               on_finished=self._on_finished)
+        self._update_buttons()
+
+    def is_busy(self) -> bool:
+        return self._running
+
+    def cancel(self) -> None:
+        """Stop the rebuild (the previous build stays); a comparison or timing under way finishes."""
+        if self._running:
+            self.window.jobs.cancel("compile")
+
+    def _on_done(self, result, _generation) -> None:
+        gate, timing = result
+        if gate is not None:
+            self.show_report(gate, timing)
+        self.window.status_label.setText("Substituted" if gate is not None else "Rebuilt")
+        self._ok = True
+
+    def _on_failed(self, exc: Exception, tb: str, _generation) -> None:
+        message = str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}"
+        self.editor.show_error(message, getattr(exc, "line", None), getattr(exc, "col", None))
+        log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
+        if log:
+            self.window.log.append_text(log, error=True)
+        self.window.status_label.setText("Substitution failed")
+
+    def _on_finished(self, _generation) -> None:
+        self._running = False
+        ws = self.window.workspace
+        if ws is not None:
+            # The job wrote the workspace: the window takes it up again (snapshots after the
+            # rebuild phase, the build, the substitutions and their verdicts).
+            self.window.studio.open_workspace(ws.root)
+        self.refresh()
+        self._update_buttons()
+        self.sig_finished.emit(self._ok)
+
+    def show_report(self, report: GateReport, timing=None) -> None:
+        self.report = report
+        text = "bit-identical" if report.bit_identical else "PASS" if report.passed else "FAIL"
+        self.verdict.setText(f"Verdict: {text} at tolerance {report.tolerance:g} on {report.inputs}")
+        color = PASS_COLOR if report.passed else FAIL_COLOR
+        self.verdict.setStyleSheet(f"color:{color.name()};font-weight:bold")
+        rows = result_rows(report)
+        self.results.setRowCount(len(rows))
+        for r, values in enumerate(rows):
+            for c, value in enumerate(values):
+                item = QtWidgets.QTableWidgetItem(value)
+                if c == 1:
+                    item.setForeground(PASS_COLOR if value != "FAIL" else FAIL_COLOR)
+                self.results.setItem(r, c, item)
+        self.results.resizeColumnsToContents()
+        self.timing.setText(timing.format() if timing is not None else "")
+
+    def _update_buttons(self) -> None:
+        ws, name = self.window.workspace, self.current_name()
+        busy = self.is_busy()
+        self.substitute_button.setEnabled(bool(ws and name) and not busy)
+        sub = sub_records.find(ws, name, self.editor.kind()) if ws and name else None
+        self.toggle_button.setEnabled(sub is not None and sub.file is not None and not busy)
+        self.toggle_button.setText("Switch off" if sub is None or sub.enabled else "Switch on")
+        self.remove_button.setEnabled(sub is not None and not busy)
+        self.cancel_button.setEnabled(busy)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
+            self.stash_edit()  # the window's job manager stops a running rebuild
+        return False
+
+
+def _split_error(error: str) -> tuple[int | None, int | None, str]:
+    """'21:30: expected ...' -> (21, 30, 'expected ...')."""
+    head, _, rest = error.partition(": ")
+    line, _, col = head.partition(":")
+    if line.isdigit() and col.isdigit():
+        return int(line), int(col), rest
+    return None, None, error

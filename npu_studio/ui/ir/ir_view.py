@@ -1,0 +1,410 @@
+"""IrView: a read-only (optionally editable) MLIR text view.
+
+Line-number gutter, current-line highlight, lazy syntax highlighting of the
+visible lines, elision of huge constants for display, and tinted line ranges
+("regions", e.g. one per dispatch) that can be marked and clicked.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from npu_studio.ui.ir.highlighter import MlirHighlighter
+
+ELIDE_OVER = 200  # constants longer than this many characters get elided
+_KEEP = 32  # characters of an elided constant that stay visible
+# A long quoted hex blob (dense<"0x..">, resource values, rodata), or the
+# body of a long dense<[...]> list.
+_ELIDABLE = re.compile(
+    r'"0x[0-9A-Fa-f]{%d,}"|dense<\[[^<>"\n]{%d,}\]>' % (ELIDE_OVER, ELIDE_OVER)
+)
+
+
+@dataclass(frozen=True)
+class Region:
+    """Lines start_line..end_line (1-based, inclusive) tinted with `color`."""
+
+    key: object
+    start_line: int
+    end_line: int
+    color: QtGui.QColor | None = None
+
+
+@dataclass(frozen=True)
+class Elision:
+    """One elided span of a line: display and real columns are 0-based."""
+
+    display_col: int
+    real_col: int
+    display_len: int
+    real_len: int
+
+
+def elide_text(text: str) -> tuple[str, dict[int, list[Elision]]]:
+    """Shorten huge constants within their lines; never removes a line.
+
+    Returns the display text and, per 0-based line number, its elisions.
+    A constant keeps its first characters and ends in `…(N bytes elided)`,
+    N counting the characters of the file that are not shown.
+    """
+    pieces: list[str] = []
+    elisions: dict[int, list[Elision]] = {}
+    pos = 0
+    line = 0
+    line_start = 0  # offset of the current line in `text`
+    shift = 0  # display minus real column on the current line so far
+    for m in _ELIDABLE.finditer(text):
+        start, end = m.span()
+        newlines = text.count("\n", pos, start)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", pos, start) + 1
+            shift = 0
+        if m.group().startswith('"'):
+            head, tail = m.group()[: 3 + _KEEP], '"'
+        else:
+            head, tail = m.group()[: 7 + _KEEP], "]>"
+        hidden = (end - start) - len(head) - len(tail)
+        shown = f"{head}…({hidden} bytes elided){tail}"
+        real_col = start - line_start
+        elisions.setdefault(line, []).append(
+            Elision(real_col + shift, real_col, len(shown), end - start)
+        )
+        shift += len(shown) - (end - start)
+        pieces.append(text[pos:start])
+        pieces.append(shown)
+        pos = end
+    if not elisions:
+        return text, {}
+    pieces.append(text[pos:])
+    return "".join(pieces), elisions
+
+
+def real_to_display_col(col: int, spans: list[Elision]) -> int:
+    """Map a 0-based column of the file line to the displayed line."""
+    out = col
+    for e in spans:
+        if col >= e.real_col + e.real_len:
+            out += e.display_len - e.real_len
+        elif col > e.real_col:
+            return e.display_col  # inside the elided text: its start
+    return out
+
+
+class _Gutter(QtWidgets.QWidget):
+    """Line numbers, plus a colour bar for the regions."""
+
+    def __init__(self, view: IrView):
+        super().__init__(view)
+        self._view = view
+        self.setAccessibleName("Line numbers")
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802
+        return QtCore.QSize(self._view.gutter_width(), 0)
+
+    def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802
+        self._view._paint_gutter(self, event)
+
+
+class IrView(QtWidgets.QPlainTextEdit):
+    """Shows one MLIR snapshot; see the module docstring."""
+
+    sig_region_clicked = QtCore.Signal(object)  # region key
+    sig_elided_changed = QtCore.Signal(bool)  # whether constants are elided
+    sig_editable_changed = QtCore.Signal(bool)  # editable
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.setAccessibleName("IR view")
+        self.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont))
+        self.setReadOnly(True)
+        self.setTextInteractionFlags(
+            QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
+            | QtCore.Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.highlighter = MlirHighlighter(self.document())
+        self._real_text: str | None = None  # set while elided
+        self._elisions: dict[int, list[Elision]] = {}
+        self._regions: list[Region] = []
+        self._region_starts: list[int] = []
+        self._regions_by_key: dict[object, Region] = {}
+        self._marked: object | None = None
+        self._press_pos: QtCore.QPoint | None = None
+        self._marks: list[QtWidgets.QTextEdit.ExtraSelection] = []  # e.g. error underlines
+        self._gutter = _Gutter(self)
+        self.blockCountChanged.connect(self._update_gutter_width)
+        self.updateRequest.connect(self._on_update_request)
+        self.cursorPositionChanged.connect(self._highlight_current_line)
+        self.verticalScrollBar().valueChanged.connect(self._highlight_visible)
+        self.document().contentsChange.connect(self._on_contents_change)
+        self._rehighlight_timer = QtCore.QTimer(self)
+        self._rehighlight_timer.setSingleShot(True)
+        self._rehighlight_timer.setInterval(0)
+        self._rehighlight_timer.timeout.connect(self._highlight_visible)
+        self._update_gutter_width()
+        self._highlight_current_line()
+
+    # -- text -------------------------------------------------------------
+
+    def set_text(self, text: str, elide: bool = True) -> None:
+        """Show `text`; with `elide`, huge constants are shortened for display
+        (only while read-only; line numbers stay those of `text`)."""
+        was_elided = self._real_text is not None
+        display, elisions = elide_text(text) if elide and self.isReadOnly() else (text, {})
+        self._real_text = text if elisions else None
+        self._elisions = elisions
+        # Size the gutter first: resizing the viewport of a full document
+        # costs a relayout.
+        self._update_gutter_width(lines=display.count("\n") + 1)
+        self.setPlainText(display)
+        self.document().setModified(False)
+        self.highlighter.reset(display)
+        self._highlight_visible()
+        if was_elided != self.is_elided():
+            self.sig_elided_changed.emit(self.is_elided())
+
+    def text(self) -> str:
+        """The real text: unelided, including the user's edits."""
+        return self._real_text if self._real_text is not None else self.toPlainText()
+
+    def is_elided(self) -> bool:
+        return self._real_text is not None
+
+    def is_editable(self) -> bool:
+        return not self.isReadOnly()
+
+    def set_editable(self, editable: bool) -> None:
+        """Allow editing. Editing works on the full text, so elision is
+        turned off first (sig_elided_changed(False))."""
+        if editable == self.is_editable():
+            return
+        if editable and self._real_text is not None:
+            line = self.verticalScrollBar().value()
+            cursor_line = self.textCursor().blockNumber() + 1
+            self.set_text(self._real_text, elide=False)
+            self.verticalScrollBar().setValue(line)
+            self.goto(cursor_line, 1, center=False)
+        self.setReadOnly(not editable)
+        flags = QtCore.Qt.TextInteractionFlag
+        self.setTextInteractionFlags(
+            flags.TextEditorInteraction
+            if editable
+            else flags.TextSelectableByMouse | flags.TextSelectableByKeyboard
+        )
+        self.sig_editable_changed.emit(editable)
+
+    # -- navigation -------------------------------------------------------
+
+    def goto(self, line: int, col: int = 1, center: bool = True) -> None:
+        """Put the cursor at 1-based `line`, `col` (a column of the file,
+        mapped past elisions) and center it."""
+        block = self.document().findBlockByNumber(max(0, line - 1))
+        if not block.isValid():
+            block = self.document().lastBlock()
+        c = max(0, col - 1)
+        spans = self._elisions.get(block.blockNumber())
+        if spans:
+            c = real_to_display_col(c, spans)
+        cursor = QtGui.QTextCursor(block)
+        cursor.setPosition(block.position() + min(c, block.length() - 1))
+        self.setTextCursor(cursor)
+        if center:
+            self.centerCursor()
+
+    def visible_line_range(self) -> tuple[int, int]:
+        """(first, last) 1-based lines at least partly visible."""
+        blocks = list(self._visible_blocks())
+        if not blocks:
+            return 1, 1
+        return blocks[0][0] + 1, blocks[-1][0] + 1
+
+    # -- regions ----------------------------------------------------------
+
+    def set_regions(self, regions: list[Region]) -> None:
+        """Tint these line ranges; replaces earlier regions and the mark."""
+        self._regions = sorted(regions, key=lambda r: (r.start_line, -r.end_line))
+        self._region_starts = [r.start_line for r in self._regions]
+        self._regions_by_key = {r.key: r for r in self._regions}
+        if self._marked not in self._regions_by_key:
+            self._marked = None
+        self.viewport().update()
+        self._gutter.update()
+
+    def regions(self) -> list[Region]:
+        return list(self._regions)
+
+    def mark_region(self, key: object | None) -> None:
+        """Draw region `key` stronger and scroll its first line near the top;
+        None clears the mark. Raises KeyError for an unknown key."""
+        if key is not None:
+            region = self._regions_by_key[key]
+            self.verticalScrollBar().setValue(max(0, region.start_line - 1 - 2))
+        self._marked = key
+        self.viewport().update()
+        self._gutter.update()
+
+    def marked_key(self) -> object | None:
+        return self._marked
+
+    def region_at_line(self, line: int) -> Region | None:
+        """The innermost region containing 1-based `line`."""
+        best = None
+        for r in self._regions[: bisect.bisect_right(self._region_starts, line)]:
+            if r.end_line >= line and (
+                best is None or r.end_line - r.start_line < best.end_line - best.start_line
+            ):
+                best = r
+        return best
+
+    # -- painting ---------------------------------------------------------
+
+    def gutter_width(self, lines: int | None = None) -> int:
+        digits = len(str(max(1, self.blockCount() if lines is None else lines)))
+        return 10 + self.fontMetrics().horizontalAdvance("9") * digits + 6
+
+    def _color(self, region: Region, marked: bool) -> QtGui.QColor:
+        color = QtGui.QColor(region.color if region.color is not None else "#4a90d9")
+        color.setAlpha(70 if marked else 28)
+        return color
+
+    def _visible_blocks(self):
+        """(block number, top, bottom) of the visible blocks, in viewport y.
+
+        Lines do not wrap and share one font, so all blocks are as tall as
+        the first: one geometry query instead of one per line.
+        """
+        block = self.firstVisibleBlock()
+        if not block.isValid():
+            return
+        rect = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        top, h = rect.top(), max(rect.height(), 1.0)
+        height = self.viewport().height()
+        n, count = block.blockNumber(), self.blockCount()
+        while n < count and top < height:
+            yield n, top, top + h
+            n += 1
+            top += h
+
+    def _visible_region_spans(self):
+        """(region, marked, top y, bottom y) for regions on screen."""
+        blocks = list(self._visible_blocks())
+        if not blocks or not self._regions:
+            return
+        first, last = blocks[0][0] + 1, blocks[-1][0] + 1
+        for r in self._regions[: bisect.bisect_right(self._region_starts, last)]:
+            if r.end_line < first:
+                continue
+            a = blocks[max(r.start_line, first) - first]
+            b = blocks[min(r.end_line, last) - first]
+            yield r, r.key == self._marked, a[1], b[2]
+
+    def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802
+        if self._regions:
+            painter = QtGui.QPainter(self.viewport())
+            width = self.viewport().width()
+            for r, marked, top, bottom in self._visible_region_spans():
+                rect = QtCore.QRectF(0, top, width, bottom - top)
+                painter.fillRect(rect, self._color(r, marked))
+                if marked:
+                    pen = QtGui.QPen(self._color(r, True).darker(150))
+                    painter.setPen(pen)
+                    painter.drawLine(rect.topLeft(), rect.topRight())
+                    painter.drawLine(rect.bottomLeft(), rect.bottomRight())
+            painter.end()
+        super().paintEvent(event)
+
+    def _paint_gutter(self, gutter: QtWidgets.QWidget, event: QtGui.QPaintEvent) -> None:
+        painter = QtGui.QPainter(gutter)
+        pal = self.palette()
+        painter.fillRect(event.rect(), pal.color(QtGui.QPalette.ColorRole.AlternateBase))
+        for r, marked, top, bottom in self._visible_region_spans():
+            color = QtGui.QColor(self._color(r, True))
+            color.setAlpha(255 if marked else 140)
+            painter.fillRect(QtCore.QRectF(0, top, 4 if not marked else 6, bottom - top), color)
+        painter.setPen(pal.color(QtGui.QPalette.ColorRole.PlaceholderText))
+        current = self.textCursor().blockNumber()
+        w = gutter.width() - 4
+        h = self.fontMetrics().height()
+        for n, top, _ in self._visible_blocks():
+            font = painter.font()
+            font.setBold(n == current)
+            painter.setFont(font)
+            painter.drawText(
+                0, int(top), w, h, QtCore.Qt.AlignmentFlag.AlignRight, str(n + 1)
+            )
+        painter.end()
+
+    # -- internals --------------------------------------------------------
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        cr = self.contentsRect()
+        self._gutter.setGeometry(cr.left(), cr.top(), self.gutter_width(), cr.height())
+        self._highlight_visible()
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        self._highlight_visible()
+
+    def _update_gutter_width(self, *_args, lines: int | None = None) -> None:
+        width = self.gutter_width(lines)
+        if width != self.viewportMargins().left():
+            self.setViewportMargins(width, 0, 0, 0)
+            cr = self.contentsRect()
+            self._gutter.setGeometry(cr.left(), cr.top(), width, cr.height())
+
+    @QtCore.Slot(QtCore.QRect, int)
+    def _on_update_request(self, rect: QtCore.QRect, dy: int) -> None:
+        if dy:
+            self._gutter.scroll(0, dy)
+        else:
+            self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
+
+    @QtCore.Slot()
+    def _highlight_visible(self, *_args) -> None:
+        first, last = self.visible_line_range()
+        self.highlighter.ensure_highlighted(first - 1, last - 1 + 5)
+
+    @QtCore.Slot(int, int, int)
+    def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
+        if removed or added:
+            self._rehighlight_timer.start()
+
+    @QtCore.Slot()
+    def _highlight_current_line(self) -> None:
+        sel = QtWidgets.QTextEdit.ExtraSelection()
+        color = QtGui.QColor(self.palette().color(QtGui.QPalette.ColorRole.Highlight))
+        color.setAlpha(40)
+        sel.format.setBackground(color)
+        sel.format.setProperty(QtGui.QTextFormat.Property.FullWidthSelection, True)
+        sel.cursor = self.textCursor()
+        sel.cursor.clearSelection()
+        self.setExtraSelections([sel, *self._marks])
+
+    def set_marks(self, marks: list[QtWidgets.QTextEdit.ExtraSelection]) -> None:
+        """Extra formats drawn over the text (error underlines); [] clears them."""
+        self._marks = list(marks)
+        self._highlight_current_line()
+
+    def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802
+        self._press_pos = event.position().toPoint()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802
+        super().mouseReleaseEvent(event)
+        pos = event.position().toPoint()
+        if (
+            event.button() == QtCore.Qt.MouseButton.LeftButton
+            and self._press_pos is not None
+            and (pos - self._press_pos).manhattanLength() < 4
+        ):
+            line = self.cursorForPosition(pos).blockNumber() + 1
+            region = self.region_at_line(line)
+            if region is not None:
+                self.sig_region_clicked.emit(region.key)
+        self._press_pos = None

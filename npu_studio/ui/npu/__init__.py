@@ -1,0 +1,1 @@
+"""The NPU dock: target picker and editor, coverage and fallbacks."""

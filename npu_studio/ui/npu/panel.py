@@ -1,0 +1,212 @@
+"""The NPU backend's view: the `npu` phase's text and columns, the target picker and editor.
+
+`NpuPanel` reads the NPU result and the target from the session and sends the user's
+intents (pick a target, apply an edit, re-run) to the Studio, which runs the pipeline as a
+job. It builds its own menu, toolbar and editor dock; the window only places them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...core.npu import target_store, workspace_io
+from ...core.npu.coverage import coverage
+from ...core.npu.npu_ir import DispatchInfo, NpuProgram
+from ...core.session import NPU_PHASE, NPU_SOURCE, Session
+from ...core.units import format_bytes
+from ...resources import TARGETS_DIR
+from ..ir.ir_view import Region
+from ..studio import Studio
+from .target_editor import TargetEditor
+
+AFTER_PHASE = NPU_SOURCE
+SETTINGS_KEY = "npu/target"
+DEFAULT_TARGET = TARGETS_DIR / "default.toml"
+HEADERS = ("NPU", "reason", "tile", "SRAM")
+TABLE_PHASES = (NPU_SOURCE, NPU_PHASE)
+
+
+def kib(n: int) -> str:
+    return format_bytes(n)
+
+
+def tile_label(d: DispatchInfo) -> str:
+    """`F8 OH66 OW352 C3 KH3 KW3`: tile size per loop ("" for a fallback)."""
+    return " ".join(f"{n}{s}" for n, s in zip(d.loop_dims, d.tile_sizes))
+
+
+def table_values(p: NpuProgram) -> dict[int, tuple[str, str, str, str]]:
+    return {d.index: (f"NPU {d.unit}" if d.legal else "CPU", d.reason, tile_label(d),
+                      kib(p.dispatch_sram_peak(d.index)) if d.legal else "")
+            for d in p.dispatches}
+
+
+def detail_text(p: NpuProgram, index: int) -> str:
+    d = next((x for x in p.dispatches if x.index == index), None)
+    if d is None:
+        return ""
+    tasks = p.tasks_of(index)
+    lines = [f"NPU ({p.target.name}): " + (f"{d.kind} -> NPU {d.unit}" if d.legal
+                                           else f"CPU fallback: {d.reason} [rule {d.rule}]")]
+    if d.acc_dtype:
+        lines.append(f"  types: {d.dtype} inputs, {d.acc_dtype} accumulator")
+    if d.transposed:
+        lines.append(f"  transposed: {', '.join(d.transposed)} (by the {d.transpose_by})")
+    if d.transfer:
+        pad = f", pad value {d.pad_value}" if d.pad_value else ""
+        lines.append(f"  DMA: {d.transfer} transfer DRAM to DRAM{pad}")
+    if d.legal and d.unit != "dma":
+        dims = " ".join(f"{n}={r}" for n, r in zip(d.loop_dims, d.loop_ranges))
+        lines.append(f"  loops: {dims}")
+        lines.append(f"  tile: {tile_label(d)} ({d.num_tiles} tiles)")
+        lines.append("  loop order: " + " ".join(d.loop_dims[i] for i in d.loop_order))
+        lines.append(f"  SRAM: {kib(d.sram_bytes)} double-buffered working set, "
+                     f"peak {kib(p.dispatch_sram_peak(index))} of {kib(p.target.sram_bytes)}")
+    if tasks:
+        lines.append(f"  tasks: {len(tasks)} ({tasks[0].op}, #{tasks[0].id}..#{tasks[-1].id})")
+    return "\n".join(lines)
+
+
+class NpuPanel(QtCore.QObject):
+    sig_finished = QtCore.Signal(bool)  # True: a new result is shown; False: the run failed
+
+    def __init__(self, session: Session, studio: Studio, settings: QtCore.QSettings,
+                 parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.session, self.studio, self.settings = session, studio, settings
+        saved = settings.value(SETTINGS_KEY)
+        session.app_target = session.target = Path(saved) if saved and Path(saved).is_file() else DEFAULT_TARGET
+        studio.sig_npu_finished.connect(self.sig_finished)
+        self._build_ui(parent)
+        session.events.target.connect(self._on_target)
+        self._on_target()
+
+    # -- widgets (placed by the window) -----------------------------------------------------
+
+    def _build_ui(self, parent) -> None:
+        self.editor = TargetEditor()
+        self.editor.sig_apply.connect(self.apply_target_text)
+        self.dock = QtWidgets.QDockWidget("NPU target", parent)
+        self.dock.setObjectName("npuTargetDock")
+        self.dock.setWidget(self.editor)
+        self.dock.hide()
+        self.menu = QtWidgets.QMenu("&NPU", parent)
+        self.choose_action = self.menu.addAction("NPU &target file…", self.choose_target_dialog)
+        self.edit_action = self.menu.addAction("&Edit NPU target", self.edit_target)
+        self.run_action = self.menu.addAction("&Re-run NPU pipeline", self.run)
+        self.picker = QtWidgets.QComboBox()
+        self.picker.setAccessibleName("NPU target")
+        self.picker.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.picker.activated.connect(self._on_picked)
+        self.toolbar = QtWidgets.QToolBar("NPU", parent)
+        self.toolbar.setObjectName("npuToolbar")
+        self.toolbar.addWidget(QtWidgets.QLabel(" NPU target: "))
+        self.toolbar.addWidget(self.picker)
+        self.toolbar.addAction(self.edit_action)
+
+    def refresh_picker(self) -> None:
+        """Bundled and user targets, and this model's own recorded target when it uses that."""
+        target = self.session.target
+        entries = [(doc.label, doc.path) for doc in target_store.list_targets()]
+        ws = self.session.workspace
+        recorded = workspace_io.recorded_target(ws) if ws is not None else None
+        if recorded is not None and recorded.path == target:
+            entries.append((f"{recorded.label}, recorded in this workspace", recorded.path))
+        elif all(path != target for _, path in entries):
+            entries.append((target.name, target))
+        blocked = self.picker.blockSignals(True)
+        self.picker.clear()
+        for label, path in entries:
+            self.picker.addItem(label, str(path))
+        self.picker.setCurrentIndex(next(i for i, (_, p) in enumerate(entries) if p == target))
+        self.picker.setToolTip(f"NPU target: {target}")
+        self.picker.blockSignals(blocked)
+
+    def _on_target(self) -> None:
+        self.settings.setValue(SETTINGS_KEY, str(self.session.app_target))
+        self.refresh_picker()
+        if self.dock.isVisible() and self.editor.path() != self.session.target:
+            self.editor.load(self.session.target)
+
+    def _on_picked(self, row: int) -> None:
+        path = Path(self.picker.itemData(row))
+        if path != self.session.target:
+            self.studio.set_target(path)
+
+    # -- intents ------------------------------------------------------------------------
+
+    def target_path(self) -> Path:
+        return self.session.target
+
+    def set_target(self, path: str | Path) -> None:
+        """Use the target at `path` (remembered for the next models) and re-run."""
+        self.studio.set_target(Path(path))
+
+    def choose_target_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self.editor, "NPU target", str(self.session.target.parent), "NPU targets (*.toml);;All files (*)")
+        if path:
+            self.set_target(path)
+
+    def edit_target(self) -> None:
+        self.editor.load(self.session.target)
+        self.dock.show()
+        self.dock.raise_()
+        self.editor.edit.setFocus()
+
+    def apply_target_text(self, text: str) -> None:
+        """Check and save the editor's text, then re-run. An invalid text is reported
+        (file:line: key: reason) and the last result stays, stale. A bundled target is
+        never written: its edit becomes a named user target the picker lists."""
+        dest = self.studio.apply_target_edit(text, self.editor.path() or self.session.target)
+        if dest is not None:
+            self.editor.set_path(dest)
+            self.editor.edit.document().setModified(False)
+
+    def run(self) -> None:
+        self.studio.run_npu()
+
+    # -- what the views show ------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        return self.session.npu_state()
+
+    def is_running(self) -> bool:
+        return self.studio.jobs.is_running("npu")
+
+    def timeline_info(self) -> dict:
+        r = self.session.npu
+        if r is None:
+            return {}
+        return {"seconds": r.seconds, "size_bytes": len(r.mlir.encode()), "dispatches": r.on_npu}
+
+    def columns(self) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
+        if self.session.npu is None:
+            return (), {}
+        return HEADERS, table_values(self.session.npu.program)
+
+    def detail(self, dispatch: int) -> str:
+        r = self.session.npu
+        return detail_text(r.program, dispatch) if r is not None else ""
+
+    def text(self) -> str:
+        if self.session.npu is not None:
+            return self.session.npu.mlir
+        return f"// NPU pipeline: {self.state}\n"
+
+    def regions(self, colors: tuple[str, ...]) -> list[Region]:
+        r = self.session.npu
+        if r is None:
+            return []
+        return [Region(d, a, b, QtGui.QColor(colors[d % len(colors)])) for d, (a, b) in r.ranges.items()]
+
+    def label(self) -> str:
+        r, ws = self.session.npu, self.session.workspace
+        if r is None or ws is None:
+            return f"<b>{NPU_PHASE}</b> — {self.state} ({self.session.target_label()})"
+        return (f"<b>{NPU_PHASE}</b> — {workspace_io.mlir_path(ws)} ({self.state}; "
+                f"{self.session.target_label()}, target {r.program.target.name}) — "
+                f"{coverage(r.program).summary()}")

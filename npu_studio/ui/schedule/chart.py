@@ -1,0 +1,289 @@
+"""ScheduleChart: the simulated NPU schedule as three linked plots.
+
+Top: one row per engine (DMA channels, MAC array, vector unit, CPU), a bar
+per step coloured by dispatch (the summary's # column is the legend). Middle: SRAM bytes in use over time with the
+target's capacity as a line. Bottom: SRAM addresses over time, a rectangle
+per allocation. The three share one time axis (cycles or microseconds).
+Wheel and drag zoom and pan in time; +/-, arrows and Home do the same from
+the keyboard. Hovering a bar shows the task; clicking selects it (arrows
+to its dependencies and dependents). Everything drawn comes from a
+`ScheduleModel`; the chart holds no other state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...core.npu.schedule_model import ScheduleModel
+from .span_rects import SpanRects
+from .summary import PALETTE, dispatch_color
+
+BAR_HALF = 0.35
+HIGHLIGHT = "#ffd400"
+CRITICAL = "#d00000"
+
+
+class ScheduleChart(QtWidgets.QWidget):
+    sig_task_clicked = QtCore.Signal(int)  # task id
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.setAccessibleName("NPU schedule chart")
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        bg = self.palette().color(QtGui.QPalette.ColorRole.Base)
+        self.view = pg.GraphicsLayoutWidget(self)
+        self.view.setBackground(bg)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        self.engines = self.view.addPlot(row=0, col=0)
+        self.sram = self.view.addPlot(row=1, col=0)
+        self.addresses = self.view.addPlot(row=2, col=0)
+        self.view.ci.layout.setRowStretchFactor(0, 3)
+        self.view.ci.layout.setRowStretchFactor(1, 1)
+        self.view.ci.layout.setRowStretchFactor(2, 2)
+        for plot in (self.engines, self.sram, self.addresses):
+            plot.getViewBox().setMouseEnabled(x=True, y=False)
+            plot.getViewBox().setMenuEnabled(False)
+            plot.hideButtons()
+            plot.getAxis("left").setWidth(70)
+        # Axes (and grid lines, which the axes draw) cost more per frame than
+        # the bars: one time axis, at the bottom, and no grid.
+        self.engines.hideAxis("bottom")
+        self.sram.hideAxis("bottom")
+        self.sram.setClipToView(True)
+        self.sram.setDownsampling(auto=True, mode="peak")
+        self.sram.setXLink(self.engines)
+        self.addresses.setXLink(self.engines)
+        self.engines.getViewBox().invertY(True)
+        self.sram.setLabel("left", "SRAM used")
+        self.addresses.setLabel("left", "SRAM address")
+        self.model: ScheduleModel | None = None
+        self.unit = "cycles"
+        self.bars: SpanRects | None = None
+        self.allocs: SpanRects | None = None
+        self.highlight: SpanRects | None = None
+        self.critical: SpanRects | None = None
+        self.selected_task: int | None = None
+        self.highlighted: list[int] = []
+        self._arrows: list[QtWidgets.QGraphicsItem] = []
+        self.view.viewport().setMouseTracking(True)
+        self.view.viewport().installEventFilter(self)
+        self.view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+
+    # -- data -------------------------------------------------------------
+    def set_model(self, model: ScheduleModel | None, unit: str | None = None) -> None:
+        for plot in (self.engines, self.sram, self.addresses):
+            plot.clear()
+        self._arrows, self.highlight, self.critical = [], None, None
+        self.selected_task, self.highlighted = None, []
+        self.model = model
+        if unit:
+            self.unit = unit
+        if model is None:
+            self.bars = self.allocs = None
+            return
+        colors = [dispatch_color(i) for i in range(len(PALETTE))]
+        ci = model.bar_dispatch % len(PALETTE)
+        self.bars = SpanRects(model.bar_start, model.bar_end, model.bar_engine - BAR_HALF,
+                              model.bar_engine + BAR_HALF, ci, colors,
+                              group=model.bar_engine * len(PALETTE) + ci)  # a row and a colour
+        self.engines.addItem(self.bars)
+        self.engines.getAxis("left").setTicks([list(enumerate(model.engines))])
+        self._draw_sram(model)
+        aci = model.alloc_dispatch % len(PALETTE)
+        self.allocs = SpanRects(model.alloc_start, model.alloc_end, model.alloc_addr,
+                                model.alloc_addr + model.alloc_size, aci, colors)
+        self.addresses.addItem(self.allocs)
+        self.addresses.setYRange(0, max(model.sram_capacity, 1), padding=0.02)
+        n = len(model.engines)
+        self.engines.getViewBox().setLimits(yMin=-0.6, yMax=max(n, 1) - 0.4)
+        self.engines.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
+        self._apply_unit()
+        self.fit()
+
+    def _draw_sram(self, model: ScheduleModel) -> None:
+        t, b = model.sram_times, model.sram_bytes
+        if len(t):
+            # a step function: the level holds until the next change
+            xs = np.repeat(t, 2)[1:]
+            ys = np.repeat(b, 2)[:-1]
+            self.sram.plot(xs, ys, pen=pg.mkPen("#4e79a7", width=1), fillLevel=0,
+                           brush=pg.mkBrush(78, 121, 167, 60))
+        cap = pg.InfiniteLine(pos=model.sram_capacity, angle=0,
+                              pen=pg.mkPen(CRITICAL, style=QtCore.Qt.PenStyle.DashLine),
+                              label=f"capacity {model.sram_capacity:,} B",
+                              labelOpts={"position": 0.9, "color": CRITICAL})
+        self.sram.addItem(cap)
+        self.sram.setYRange(0, max(model.sram_capacity, int(b.max()) if len(b) else 1) * 1.1, padding=0)
+
+    # -- units, range ------------------------------------------------------
+    def set_unit(self, unit: str) -> None:
+        self.unit = unit
+        self._apply_unit()
+
+    def _apply_unit(self) -> None:
+        axis = self.addresses.getAxis("bottom")
+        if self.unit == "us" and self.model is not None:
+            axis.setScale(1.0 / self.model.totals.clock_mhz)
+            axis.setLabel("time", units="")
+            axis.setLabel("µs")
+        else:
+            axis.setScale(1.0)
+            axis.setLabel("cycles")
+
+    def fit(self) -> None:
+        total = float(self.model.totals.cycles) if self.model else 1.0
+        self.engines.getViewBox().setLimits(xMin=-0.05 * total, xMax=total * 1.05,
+                                            minXRange=max(total * 1e-7, 1e-3))
+        self.engines.setXRange(0, max(total, 1.0), padding=0.01)
+
+    def x_range(self) -> tuple[float, float]:
+        (x0, x1), _ = self.engines.getViewBox().viewRange()
+        return x0, x1
+
+    def zoom_to(self, start: float, end: float) -> None:
+        pad = max((end - start) * 0.05, 1.0)
+        self.engines.setXRange(start - pad, end + pad, padding=0)
+
+    def zoom(self, factor: float) -> None:
+        x0, x1 = self.x_range()
+        mid, half = (x0 + x1) / 2, (x1 - x0) / 2 / factor
+        self.engines.setXRange(mid - half, mid + half, padding=0)
+
+    def pan(self, fraction: float) -> None:
+        x0, x1 = self.x_range()
+        d = (x1 - x0) * fraction
+        self.engines.setXRange(x0 + d, x1 + d, padding=0)
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802
+        key = event.key()
+        if key in (QtCore.Qt.Key.Key_Plus, QtCore.Qt.Key.Key_Equal):
+            self.zoom(1.5)
+        elif key == QtCore.Qt.Key.Key_Minus:
+            self.zoom(1 / 1.5)
+        elif key == QtCore.Qt.Key.Key_Left:
+            self.pan(-0.2)
+        elif key == QtCore.Qt.Key.Key_Right:
+            self.pan(0.2)
+        elif key == QtCore.Qt.Key.Key_Home:
+            self.fit()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    # -- hit tests ----------------------------------------------------------
+    def task_at(self, x: float, y: float, slack: float = 0.0) -> int | None:
+        """The task whose bar covers (x cycles, y row); the shortest wins."""
+        m = self.model
+        if m is None:
+            return None
+        row = int(round(y))
+        if abs(y - row) > BAR_HALF or not 0 <= row < len(m.engines):
+            return None
+        hit = np.flatnonzero((m.bar_engine == row) & (m.bar_start - slack <= x) & (m.bar_end + slack >= x))
+        if not len(hit):
+            return None
+        best = hit[np.argmin(m.bar_end[hit] - m.bar_start[hit])]
+        return int(m.bar_task[best])
+
+    def text_at(self, x: float, y: float) -> str | None:
+        task = self.task_at(x, y)
+        return None if task is None else self.model.task_text(task, self.unit)
+
+    def _task_at_scene(self, pos: QtCore.QPointF) -> int | None:
+        vb = self.engines.getViewBox()
+        if not vb.sceneBoundingRect().contains(pos):
+            return None
+        p = vb.mapSceneToView(pos)
+        x0, x1 = self.x_range()
+        return self.task_at(p.x(), p.y(), 2 * (x1 - x0) / max(vb.width(), 1.0))
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if obj is self.view.viewport() and event.type() == QtCore.QEvent.Type.MouseMove:
+            pos = self.view.mapToScene(event.position().toPoint())
+            task = self._task_at_scene(pos)
+            text = "" if task is None else self.model.task_text(task, self.unit)
+            self.view.setToolTip(text)
+            if text:
+                QtWidgets.QToolTip.showText(event.globalPosition().toPoint(), text, self.view)
+            else:
+                QtWidgets.QToolTip.hideText()
+        return super().eventFilter(obj, event)
+
+    @QtCore.Slot(object)
+    def _on_mouse_clicked(self, event) -> None:
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        task = self._task_at_scene(event.scenePos())
+        if task is not None:
+            self.sig_task_clicked.emit(task)
+
+    # -- selection, highlights ----------------------------------------------
+    def _overlay(self, tasks: list[int], color: str) -> SpanRects | None:
+        m = self.model
+        if m is None or not tasks:
+            return None
+        sel = np.flatnonzero(np.isin(m.bar_task, np.asarray(tasks, dtype=int)))
+        item = SpanRects(m.bar_start[sel], m.bar_end[sel], m.bar_engine[sel] - BAR_HALF,
+                         m.bar_engine[sel] + BAR_HALF, np.zeros(len(sel), int), [color], outline="#000000")
+        item.setZValue(5)
+        self.engines.addItem(item)
+        return item
+
+    def highlight_tasks(self, tasks: list[int], zoom: bool = True) -> None:
+        if self.highlight is not None:
+            self.engines.removeItem(self.highlight)
+        self.highlighted = list(tasks)
+        self.highlight = self._overlay(self.highlighted, HIGHLIGHT)
+        if zoom and tasks and self.model is not None:
+            self.zoom_to(*self.model.span(self.highlighted))
+
+    def show_critical_path(self, on: bool) -> None:
+        if self.critical is not None:
+            self.engines.removeItem(self.critical)
+            self.critical = None
+        if on and self.model is not None:
+            self.critical = self._overlay(self.model.critical_path, CRITICAL)
+
+    def select_task(self, task: int | None) -> None:
+        """Outline `task` and draw arrows from its dependencies and to its dependents."""
+        for item in self._arrows:
+            self.engines.removeItem(item)
+        self._arrows = []
+        self.selected_task = task
+        m = self.model
+        if m is None or task is None:
+            return
+        own = self._overlay([task], HIGHLIGHT)
+        if own is not None:
+            self._arrows.append(own)
+        row = self._main_row(task)
+        for dep in m.deps_of(task)[:50]:
+            self._arrow(float(m.task_end[dep]), self._main_row(dep), float(m.task_start[task]), row)
+        for nxt in m.dependents_of(task)[:50]:
+            self._arrow(float(m.task_end[task]), row, float(m.task_start[nxt]), self._main_row(nxt))
+
+    def _main_row(self, task: int) -> float:
+        m = self.model
+        sel = np.flatnonzero(m.bar_task == task)
+        if not len(sel):
+            return 0.0
+        longest = sel[np.argmax(m.bar_end[sel] - m.bar_start[sel])]
+        return float(m.bar_engine[longest])
+
+    def _arrow(self, x0: float, y0: float, x1: float, y1: float) -> None:
+        line = pg.PlotCurveItem([x0, x1], [y0, y1], pen=pg.mkPen("#222222", width=1.5))
+        line.setZValue(6)
+        self.engines.addItem(line)
+        angle = 180.0 if x1 >= x0 else 0.0
+        head = pg.ArrowItem(pos=(x1, y1), angle=angle, headLen=10, brush="#222222", pen=None)
+        head.setZValue(6)
+        self.engines.addItem(head)
+        self._arrows += [line, head]
+
+    def grab_png(self, path: str) -> bool:
+        return self.grab().save(path, "PNG")

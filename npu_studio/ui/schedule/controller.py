@@ -1,0 +1,157 @@
+"""Keeps the schedule dock in step with the session.
+
+- A new NPU result (a compile, a resume, another target, Apply in the
+  target editor) reruns the simulation as a background job; the dock keeps
+  the previous run on screen, marked stale, until the new one arrives, then
+  shows it with the change against the previous run. A result for an
+  NPU program that is no longer current is dropped (job generations).
+- While the NPU result is stale, failed or being rebuilt, so is the run.
+- Selection goes both ways through the session: a task clicked on the
+  chart selects it (and its dispatch) everywhere; a dispatch selected
+  elsewhere highlights its tasks on the chart and zooms to them.
+- "Check numerics" runs the functional simulation as a job and shows its
+  verdict, selecting the first divergent dispatch when there is one.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore
+
+from ...core.errors import StudioError
+from ...core.npu.npu_ir import NpuProgram
+from ...core.npu.schedule_model import Run, simulate_run
+from ...core.session import DONE, FAILED, RUNNING, Session
+from ..jobs import JobManager
+from .dock import ScheduleDock
+
+SIM_JOB = "simulation"
+CHECK_JOB = "check"
+
+
+class ScheduleController(QtCore.QObject):
+    sig_message = QtCore.Signal(str)  # a line for the log
+
+    def __init__(self, session: Session, jobs: JobManager, dock: ScheduleDock,
+                 parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.session, self.jobs, self.dock = session, jobs, dock
+        self.run: Run | None = None
+        self._asked: NpuProgram | None = None  # the program the last simulation job was for
+        self._from_chart = False
+        session.events.workspace.connect(self._on_workspace)
+        session.events.npu.connect(self._on_npu)
+        session.events.selection.connect(self._on_selection)
+        dock.sig_task_selected.connect(self._on_chart_task)
+        dock.sig_dispatch_selected.connect(self._on_chart_dispatch)
+        dock.sig_check_requested.connect(self.check_numerics)
+        dock.sig_export_requested.connect(self.export)
+
+    # -- runs ---------------------------------------------------------------
+    def _on_workspace(self) -> None:
+        self.jobs.cancel(SIM_JOB)
+        self.run, self._asked = None, None
+        self.dock.show_run(None)
+
+    def _on_npu(self) -> None:
+        npu, state = self.session.npu, self.session.npu_state()
+        if state == DONE and npu is not None:
+            if npu.program is not self._asked:
+                self.simulate(npu.program)
+            return
+        if self.run is None:
+            return
+        if state == FAILED:
+            self.dock.mark_stale("the NPU program failed to build")
+        elif state == RUNNING:
+            self.dock.mark_stale("the NPU program is being rebuilt")
+        else:
+            self.dock.mark_stale(f"the NPU program is {state}")
+
+    def simulate(self, program: NpuProgram) -> None:
+        self._asked = program
+        if self.run is not None:
+            self.dock.mark_stale("simulating the new NPU program")
+        self.jobs.start(SIM_JOB, lambda report, token: simulate_run(program),
+                        on_done=self._on_run, on_failed=self._on_run_failed)
+
+    def _on_run(self, run: Run, generation: int) -> None:
+        if run.program is not self._asked:
+            return  # for a program that has since been replaced
+        previous = self.run.model if self.run is not None else None
+        self.run = run
+        self.dock.show_run(run.model, previous)
+        t = run.model.totals
+        self.sig_message.emit(f"Simulated {len(run.program.tasks):,} NPU tasks: {t.cycles:,} cycles "
+                              f"({t.microseconds:,.2f} µs)")
+
+    def _on_run_failed(self, exc: Exception, tb: str, generation: int) -> None:
+        message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
+        self.dock.mark_failed(message)
+        self.sig_message.emit(f"Simulation failed: {message}")
+
+    # -- selection ------------------------------------------------------------
+    def _on_chart_task(self, task: int) -> None:
+        self._from_chart = True
+        try:
+            self.session.select_task(task)
+        finally:
+            self._from_chart = False
+
+    def _on_chart_dispatch(self, dispatch: int) -> None:
+        self._from_chart = True
+        try:
+            self.session.select_dispatch(dispatch)
+        finally:
+            self._from_chart = False
+
+    def _on_selection(self) -> None:
+        if self._from_chart or self.run is None:
+            return
+        sel = self.session.selection
+        if sel.task is not None:
+            self.dock.select_task(sel.task)
+            self.dock.chart.zoom_to(*self.run.model.span([sel.task]))
+        elif sel.dispatch is not None:
+            self.dock.highlight_dispatch(sel.dispatch)
+
+    # -- check, export ----------------------------------------------------------
+    def check_numerics(self) -> None:
+        ws, npu = self.session.workspace, self.session.npu
+        if ws is None or npu is None:
+            return
+        program, root = npu.program, ws.root
+        self.dock.show_check(["Checking numerics..."], True)
+
+        def work(report, token):
+            from ...core.npu.numerics import check
+            from ...core.workspace.workspace import Workspace
+
+            return check(Workspace.open(root), program)  # the job's own copy of the workspace
+
+        self.jobs.start(CHECK_JOB, work, on_done=self._on_check, on_failed=self._on_check_failed)
+
+    def _on_check(self, report, generation: int) -> None:
+        self.dock.show_check(report.summary_lines(), report.ok)
+        if report.first_divergent is not None:
+            self.session.select_dispatch(report.first_divergent.index)
+        self.sig_message.emit(report.summary_lines()[0])
+
+    def _on_check_failed(self, exc: Exception, tb: str, generation: int) -> None:
+        message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
+        self.dock.show_check([f"Check failed: {message}"], False)
+        self.sig_message.emit(f"Check failed: {message}")
+
+    def export(self, kind: str, path: str) -> None:
+        if self.run is None:
+            return
+        from ...core.npu.sim import export, trace
+
+        try:
+            if kind == "trace":
+                trace.write_trace(self.run.program, self.run.result, path)
+            elif kind == "csv":
+                export.write_csv(self.run.program, self.run.result, path)
+        except OSError as exc:
+            self.sig_message.emit(f"{path}: cannot write: {exc.strerror or exc}")
+            return
+        self.sig_message.emit(f"Exported the schedule's {kind} to {path}")
