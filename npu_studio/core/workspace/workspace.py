@@ -64,7 +64,8 @@ def default_workspace_for(model: Path) -> Path:
 
 class Workspace:
     def __init__(self, root: Path, manifest: Manifest):
-        self.root = Path(root)
+        # absolute: staging, publishing and the compiler's children must not depend on the current folder
+        self.root = Path(root).absolute()
         self.manifest = manifest
         # A re-import waiting to be published with the next compile: (staging folder, held lock).
         self._pending: tuple[Path, WorkspaceLock] | None = None
@@ -83,8 +84,8 @@ class Workspace:
         at least `params.threshold_bytes` go to a parameter archive (None
         keeps every weight inline in the IR).
         """
-        model = Path(model)
-        root = Path(root) if root is not None else default_workspace_for(model)
+        model = Path(model).absolute()
+        root = Path(root).absolute() if root is not None else default_workspace_for(model)
         ensure_writable_folder(root)
         lock = WorkspaceLock(root).acquire()
         staging = None
@@ -156,7 +157,7 @@ class Workspace:
 
     @classmethod
     def open(cls, root: Path) -> "Workspace":
-        root = Path(root)
+        root = Path(root).absolute()
         if root.exists() and not root.is_dir():
             raise WorkspaceError(root, "is a file, not a workspace folder")
         if (root / JOURNAL).is_file() or any(root.glob(STAGING_PREFIX + "*")):
