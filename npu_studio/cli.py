@@ -109,6 +109,9 @@ def run_command(args) -> int:
     """
     from .core.processes import Terminated, terminate_as_interrupt
 
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, never crashes
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     restore = None
     if threading.current_thread() is threading.main_thread():
         restore = signal.getsignal(signal.SIGTERM)

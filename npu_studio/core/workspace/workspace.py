@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 
 from ..compile.compiler import CompileResult, PhaseTiming, ProgressCallback, snapshot_name
-from ..compile.importer import MLIR_SUFFIXES, import_model
+from ..compile.importer import MLIR_SUFFIXES, check_model_file, import_model
 from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
@@ -59,7 +60,9 @@ def default_root() -> Path:
 
 def default_workspace_for(model: Path) -> Path:
     digest = hashlib.sha256(os.fsencode(Path(model).resolve())).hexdigest()[:8]
-    return default_root() / f"{Path(model).stem}-{digest}"
+    # letters, digits and .+- only: a folder name every tool (and onnx's checker) can take
+    stem = re.sub(r"[^\w.+-]", "_", Path(model).stem, flags=re.ASCII)[:64]
+    return default_root() / f"{stem}-{digest}"
 
 
 class Workspace:
@@ -86,6 +89,7 @@ class Workspace:
         """
         model = Path(model).absolute()
         root = Path(root).absolute() if root is not None else default_workspace_for(model)
+        check_model_file(model)  # a bad model never creates, locks or touches the workspace
         ensure_writable_folder(root)
         lock = WorkspaceLock(root).acquire()
         staging = None
