@@ -187,6 +187,7 @@ def onnx_to_mlir_text(model, source: Path, parameters: set[str] = frozenset()) -
 
     try:
         ctx = ir.Context()
+        ctx.enable_multithreading(False)  # as core/ir/context.py: no parse or verify may hang
         info = onnx_importer.ModelInfo(model)
         module = info.create_module(context=ctx).operation
         if parameters:

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..textio import read_text
+from .context import mlir_context
 
 
 def ops_by_dialect(path: Path) -> Counter:
@@ -18,8 +19,7 @@ def ops_by_dialect(path: Path) -> Counter:
         counts[op.name.split(".", 1)[0]] += 1
         return ir.WalkResult.ADVANCE
 
-    with ir.Context() as ctx:
-        ctx.allow_unregistered_dialects = True
+    with mlir_context():
         module = ir.Module.parse(read_text(path))
         module.operation.walk(visit)
     counts["builtin"] -= 1  # the top-level module itself
