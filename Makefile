@@ -37,6 +37,12 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow"
 
+# The readers' property tests (tests/core/test_reader_properties.py) with many more examples than
+# `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
+fuzz: $(STAMP)
+	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
+		tests/core/test_reader_properties.py --hypothesis-show-statistics
+
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) docs/screenshots/take_screenshot.py
 
