@@ -54,15 +54,15 @@ def refuse(path: Path, folder: Path) -> tuple[float, int, str]:
 
 
 def fuzz_counts(log: Path) -> list[tuple[str, str]]:
-    """(test, "N passing examples, M failing, K invalid") per property test of a --hypothesis-show-statistics log."""
+    """(test, "N passing, M failing, K invalid") per property test of a --hypothesis-show-statistics log."""
     rows, test = [], None
     for line in log.read_text().splitlines():
         m = re.search(r"(test_\w+)(?:\[.*\])?:\s*$", line)
         if m:
             test = m.group(1)
-        m = re.search(r"- (\d+ passing examples?, \d+ failing examples?, \d+ invalid examples?)", line)
+        m = re.search(r"- (\d+) passing, (\d+) failing, and (\d+) invalid", line)
         if m and test:
-            rows.append((test, m.group(1)))
+            rows.append((test, f"{m.group(1)} passing, {m.group(2)} failing, {m.group(3)} invalid (filtered)"))
             test = None
     return rows
 
