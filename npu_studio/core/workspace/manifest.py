@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -126,6 +127,9 @@ def validate(data, path: Path) -> None:
         raise WorkspaceError(path, f"manifest does not match its schema at {where}: {_short(error.message)}")
 
 
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+
+
 def check_paths_inside(manifest: Manifest, root: Path, path: Path) -> None:
     """Every file the manifest names must resolve inside the workspace (symbolic links included)."""
     base = root.resolve()
@@ -138,6 +142,8 @@ def check_paths_inside(manifest: Manifest, root: Path, path: Path) -> None:
             raise WorkspaceError(path, f"manifest names {name[:80]!r}: {reason}") from None
         if "\0" in name:
             raise WorkspaceError(path, f"manifest names {name[:80]!r}: not a file name")
+        if any(len(os.fsencode(part)) > NAME_MAX for part in Path(name).parts):
+            raise WorkspaceError(path, f"manifest names {name[:80]!r}...: a file name longer than {NAME_MAX} bytes")
         if not inside:
             raise WorkspaceError(path, f"manifest names {name[:80]!r}, which is outside the workspace")
 
