@@ -11,6 +11,7 @@ window is asked for (see `open_app`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import runpy
 import signal
@@ -106,19 +107,20 @@ def run_command(args) -> int:
 
     Ctrl+C (and SIGTERM) cancel whatever runs (child processes are killed,
     the workspace keeps its previous state), print one line and exit 130
-    (143 for SIGTERM).
+    (143 for SIGTERM); inside a long native call the watchdog ends the
+    process after a second (core/processes.py, SignalWatchdog).
     """
-    from .core.processes import Terminated, terminate_as_interrupt
+    from .core.processes import SignalWatchdog, Terminated
 
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, never crashes
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    restore = None
-    if threading.current_thread() is threading.main_thread():
-        restore = signal.getsignal(signal.SIGTERM)
-        terminate_as_interrupt()
+    main_thread = threading.current_thread() is threading.main_thread()
+    lines = {signal.SIGINT: "npu-studio: interrupted", signal.SIGTERM: "npu-studio: terminated"}
+    watchdog = SignalWatchdog(lines.get) if main_thread else contextlib.nullcontext()
     try:
-        return args.func(args)
+        with watchdog:
+            return args.func(args)
     except StudioError as exc:
         say(format_error(exc))
         return 2
@@ -128,9 +130,6 @@ def run_command(args) -> int:
     except KeyboardInterrupt:
         say("npu-studio: interrupted")
         return 130
-    finally:
-        if restore is not None:
-            signal.signal(signal.SIGTERM, restore)
 
 
 if __name__ == "__main__":

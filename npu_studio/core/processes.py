@@ -5,7 +5,7 @@ group, so one `killpg` stops it and anything it spawned, and asks the
 kernel (Linux `prctl(PR_SET_PDEATHSIG, SIGKILL)`) to kill it when its
 parent dies, even when the parent is killed with SIGKILL and has no chance
 to clean up. SIGINT and SIGTERM reach us as exceptions (see
-`terminate_as_interrupt`); `run_child` kills the group before re-raising.
+`SignalWatchdog`); `run_child` kills the group before re-raising.
 
 PR_SET_PDEATHSIG fires when the *thread* that started the child ends, so
 children are started and waited for on the same thread.
@@ -24,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 PR_SET_PDEATHSIG = 1
 RUN_MODULE_FLAG = "--run-module"
@@ -98,10 +99,89 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl+C so every `finally` and child cleanup runs."""
 
 
-def terminate_as_interrupt() -> None:
-    """Make SIGTERM raise `Terminated` in the main thread (CLI only)."""
+class SignalWatchdog:
+    """SIGINT and SIGTERM end the process within `grace` seconds, even inside native code.
 
-    def handler(signum, frame):
-        raise Terminated()
+    Python acts on a signal only between bytecodes, and a native call that keeps the GIL (an
+    MLIR parse, the ONNX checker) holds off both Ctrl+C and any thread of ours until it
+    returns. The C-level handler still writes the signal's number to the wakeup fd at once,
+    so a forked watcher process (no GIL of ours to wait for) reads it, gives our Python
+    handler `grace` seconds to acknowledge (it raises KeyboardInterrupt or `Terminated`, and
+    the usual cleanup runs), and otherwise prints the one line and SIGKILLs us. Children die
+    with us (PR_SET_PDEATHSIG), the workspace lock with the process; a staging folder left
+    behind is recovered when the workspace is next opened. Main thread only.
+    """
 
-    signal.signal(signal.SIGTERM, handler)
+    def __init__(self, line_for, grace: float = 1.0):
+        self.line_for, self.grace = line_for, grace  # line_for(signum) -> the line to print
+
+    def __enter__(self) -> "SignalWatchdog":
+        self._signals = os.pipe()
+        self._acks = os.pipe()
+        os.set_blocking(self._signals[1], False)
+        lines = {signal.SIGINT: self.line_for(signal.SIGINT), signal.SIGTERM: self.line_for(signal.SIGTERM)}
+        parent = os.getpid()
+        self._pid = os.fork()
+        if self._pid == 0:  # the watcher: plain system calls only
+            try:
+                os.close(self._signals[1])
+                os.close(self._acks[1])
+                _watch(self._signals[0], self._acks[0], parent, self.grace, lines)
+            finally:
+                os._exit(0)
+        os.close(self._signals[0])
+        os.close(self._acks[0])
+        self._old = {signal.SIGTERM: signal.getsignal(signal.SIGTERM), signal.SIGINT: signal.getsignal(signal.SIGINT)}
+        signal.signal(signal.SIGTERM, self._raise(Terminated))
+        if self._old[signal.SIGINT] is signal.default_int_handler:  # not when the caller ignores Ctrl+C
+            signal.signal(signal.SIGINT, self._raise(KeyboardInterrupt))
+        self._old_fd = signal.set_wakeup_fd(self._signals[1], warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        signal.set_wakeup_fd(self._old_fd)
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+        os.close(self._signals[1])  # the watcher reads end-of-file and exits
+        os.close(self._acks[1])
+        os.waitpid(self._pid, 0)
+
+    def _raise(self, exception):
+        def handler(signum, frame):
+            try:
+                os.write(self._acks[1], b"!")
+            except OSError:
+                pass
+            raise exception()
+        return handler
+
+
+def _watch(signals: int, acks: int, parent: int, grace: float, lines: dict) -> None:
+    import select
+    import time
+
+    seen = acked = 0
+    deadline, last = None, None
+    while True:
+        timeout = None if deadline is None else max(deadline - time.monotonic(), 0)
+        ready, _, _ = select.select([signals, acks], [], [], timeout)
+        if signals in ready:
+            data = os.read(signals, 64)
+            if not data:
+                return
+            caught = [b for b in data if b in lines]
+            if caught:
+                seen += len(caught)
+                last = caught[-1]
+                deadline = deadline or time.monotonic() + grace
+        if acks in ready:
+            data = os.read(acks, 64)
+            if not data:
+                return
+            acked += len(data)
+            if acked >= seen:
+                deadline = None
+        if deadline is not None and time.monotonic() >= deadline:
+            os.write(2, (lines[last] + "\n").encode())
+            os.kill(parent, signal.SIGKILL)
+            return
