@@ -20,8 +20,10 @@ INT64_MAX = (1 << 63) - 1
 
 @pytest.fixture(scope="module")
 def program_text(example_workspace, tmp_path_factory):
-    path = tmp_path_factory.mktemp("program") / "p.npu.json"
-    assert main(["npu", str(example_workspace.root), "--json", str(path)]) == 0
+    folder = tmp_path_factory.mktemp("program")
+    shutil.copytree(example_workspace.root, folder / "ws")  # npu writes into the workspace it plans
+    path = folder / "p.npu.json"
+    assert main(["npu", str(folder / "ws"), "--json", str(path)]) == 0
     return path.read_text()
 
 

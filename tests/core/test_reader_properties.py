@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tomllib
 
 import pytest
@@ -125,9 +126,11 @@ def succeeds_or_names(path, read) -> None:
 @pytest.fixture(scope="module")
 def seeds(example_workspace, tmp_path_factory):
     folder = tmp_path_factory.mktemp("seeds")
+    ws = folder / "ws"  # a copy: npu and simulate with --target write into the workspace
+    shutil.copytree(example_workspace.root, ws)
     program, result = folder / "p.npu.json", folder / "s.json"
-    assert main(["simulate", str(example_workspace.root), "--target", "tiny", "--json", str(result)]) == 0
-    assert main(["npu", str(example_workspace.root), "--target", "tiny", "--json", str(program)]) == 0
+    assert main(["simulate", str(ws), "--target", "tiny", "--json", str(result)]) == 0
+    assert main(["npu", str(ws), "--target", "tiny", "--json", str(program)]) == 0
     return {
         "program": program.read_bytes(),
         "result": result.read_bytes(),

@@ -267,7 +267,7 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
                               "unknown vector function; known: " + ", ".join(VECTOR_FUNCTIONS))
         problem = range_problem("vector.functions.*", cost)
         if problem:
-            raise TargetError(path, key, _key_line(text, key), f"cycles per element: {problem}")
+            raise TargetError(path, key, _key_line(text, key), f"cycles per element (a positive integer): {problem}")
     return NpuTarget(
         name=values["name"],
         clock_mhz=values["clock_mhz"],

@@ -135,7 +135,7 @@ def check_paths_inside(manifest: Manifest, root: Path, path: Path) -> None:
     base = root.resolve()
     for name in manifest.files():
         try:
-            name.encode("utf-8")  # a lone surrogate could never be written back
+            os.fsencode(name)  # bytes that are not UTF-8 come back as \udc80-\udcff; any other surrogate cannot
             inside = "\0" not in name and (root / name).resolve().is_relative_to(base)
         except (UnicodeError, ValueError, OSError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a file name"
