@@ -129,3 +129,7 @@ whole-process time went, and what was cut (issue 25): the CLI imported every com
 phase table made a fresh MLIR context (every IREE dialect registered) for each of the 12
 snapshots it counts ops in, now one for all.
 """)
+
+
+if __name__ == "__main__":
+    main()
