@@ -46,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
         from .self_test import run_self_test
 
         return run_self_test(app)
+    if args.screenshot is not None:
+        from .ui.screenshot import take_screenshot
+
+        return take_screenshot(app, args)
     windows = []
     for path in args.paths or [None]:
         window = MainWindow()

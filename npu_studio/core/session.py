@@ -203,6 +203,24 @@ class Session:
             return PENDING if self.npu is None else STALE
         return self._npu_state
 
+    def npu_blank_reason(self) -> str:
+        """Why there is no NPU result to show (the schedule says it in place of a blank chart)."""
+        if self.workspace is None:
+            return ("Importing the model: the NPU schedule follows its compile." if self.opening is not None
+                    else "No model open: open or drop a model to see its NPU schedule.")
+        if NPU_SOURCE in self.drafts:
+            return f"No schedule: {NPU_SOURCE} has an edit that is not compiled; resume from it to build the NPU program."
+        state = self.npu_state()
+        if state == FAILED:
+            source = self.phase_state(NPU_SOURCE)
+            return (f"No schedule: the {NPU_SOURCE} phase failed to compile." if source == FAILED
+                    else "No schedule: the NPU program failed to build (the Log says why).")
+        if state == RUNNING:
+            return "Building the NPU program…"
+        if not self.has_snapshot(NPU_SOURCE) or self.phase_state(NPU_SOURCE) in (PENDING, RUNNING):
+            return f"Not simulated yet: the NPU program is built once {NPU_SOURCE} is compiled."
+        return "Simulating the NPU program…" if state == DONE else f"No schedule yet: the NPU program is {state}."
+
     def has_snapshot(self, phase: str) -> bool:
         return self.workspace is not None and phase in self.workspace.manifest.phases
 

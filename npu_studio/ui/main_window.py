@@ -26,6 +26,8 @@ from .executables.view import ExecutablesPanel
 from .ir.find_bar import FindBar
 from .ir.ir_view import IrView
 from .ir.param_view import install_parameter_view
+from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
+                     size_docks)
 from .log_panel import LogPanel
 from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
@@ -43,7 +45,7 @@ class MainWindow(QtWidgets.QMainWindow):
     sig_compile_finished = QtCore.Signal(bool)  # True on success
     sig_index_finished = QtCore.Signal()  # the dispatch indexes are current
 
-    def __init__(self, settings: QtCore.QSettings | None = None):
+    def __init__(self, settings: QtCore.QSettings | None = None, restore_session: bool = True):
         super().__init__()
         self.settings = settings or QtCore.QSettings(ORG, APP)
         self.session = Session()
@@ -51,7 +53,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.jobs = self.studio.jobs
         self.setWindowTitle(APP)
         self.setAcceptDrops(True)
-        self.resize(1400, 900)
+        self.resize(DEFAULT_SIZE)
         self._build_widgets()
         self._build_actions()
         self.npu = NpuPanel(self.session, self.studio, self.settings, self)
@@ -63,11 +65,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule = ScheduleDock(self)
         self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.log_dock, self.schedule)
-        self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
         self.executables = ExecutablesPanel(self)
         self._wire()
         install_edit_support(self)
+        self.view_menu.addSeparator()
+        self.view_menu.addAction("&Reset Layout", self.reset_layout)
+        apply_default_layout(self)
+        self._layout_restored = False
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------------
@@ -84,6 +88,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.find_bar = FindBar(self.ir_view)
         install_parameter_view(self.ir_view, lambda: self.workspace.params_path if self.workspace else None)
         self.phase_label = QtWidgets.QLabel()
+        # A long path never widens the window: the label gives way (its tooltip has it whole).
+        self.phase_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         ir_box = QtWidgets.QWidget()
         ir_layout = QtWidgets.QVBoxLayout(ir_box)
         ir_layout.setContentsMargins(0, 0, 0, 0)
@@ -104,7 +110,7 @@ class MainWindow(QtWidgets.QMainWindow):
         workbench = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(workbench)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.timeline)
+        layout.addWidget(self._timeline_scroller())
         layout.addWidget(self.splitter, 1)
 
         self.welcome = WelcomePage()
@@ -122,16 +128,30 @@ class MainWindow(QtWidgets.QMainWindow):
         self.log_dock = QtWidgets.QDockWidget("Log", self)
         self.log_dock.setObjectName("logDock")
         self.log_dock.setWidget(self.log)
+        make_dock_fit(self.log_dock)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
-        self.resizeDocks([self.log_dock], [150], QtCore.Qt.Orientation.Vertical)  # until a saved layout says otherwise
         self.splitter.setSizes([820, 560])
 
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.hide()
         self.status_label = QtWidgets.QLabel()
+        self.status_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
+
+    def _timeline_scroller(self) -> QtWidgets.QScrollArea:
+        """The timeline keeps its segments readable and scrolls sideways instead of widening the window."""
+        scroller = QtWidgets.QScrollArea()
+        scroller.setObjectName("timelineScroll")
+        scroller.setWidget(self.timeline)
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        scroller.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bar = scroller.horizontalScrollBar().sizeHint().height()
+        scroller.setFixedHeight(self.timeline.minimumSizeHint().height() + bar)
+        self.timeline_scroller = scroller
+        return scroller
 
     def _build_actions(self) -> None:
         menu = self.menuBar().addMenu("&File")
@@ -169,7 +189,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def add_dock(self, dock: QtWidgets.QDockWidget, area=QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
                  visible: bool = True) -> None:
-        """Where further docks and views register: placed, listed in the View menu."""
+        """Where further docks and views register: placed, listed in the View menu. Their contents
+        scroll when the dock is smaller than them (see layout.py), never widening the window."""
+        make_dock_fit(dock)
         self.addDockWidget(area, dock)
         self.view_menu.addAction(dock.toggleViewAction())
         dock.setVisible(visible)
@@ -223,26 +245,43 @@ class MainWindow(QtWidgets.QMainWindow):
     def is_busy(self) -> bool:
         return self.studio.is_busy()
 
+    def docks(self) -> list[QtWidgets.QDockWidget]:
+        return self.findChildren(QtWidgets.QDockWidget)
+
+    def show_all_docks(self) -> None:
+        for dock in self.docks():
+            dock.show()
+
     # -- settings ---------------------------------------------------------------------------------
 
     def _restore_settings(self) -> None:
-        for key, restore in (("geometry", self.restoreGeometry), ("windowState", self.restoreState),
-                             ("splitter", self.splitter.restoreState)):
-            value = self.settings.value(key)
-            if value is not None:
-                restore(value)
+        self._layout_restored = restore_layout(self, self.settings)
+        splitter = self.settings.value("splitter")
+        if isinstance(splitter, QtCore.QByteArray):
+            self.splitter.restoreState(splitter)
         if self.settings.value("target") in TARGETS:
             self.target_combo.setCurrentText(self.settings.value("target"))
         self.recent = RecentFiles(self.settings, self.recent_menu, self.welcome, self.open_path)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802
         self.save_drafts()
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("windowState", self.saveState())
+        save_layout(self, self.settings)
         self.settings.setValue("splitter", self.splitter.saveState())
         self.settings.setValue("target", self.target_combo.currentText())
         self.jobs.stop_all()
         super().closeEvent(event)
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        fit_to_screen(self)  # a layout saved on a larger screen still fits this one
+        if not self._layout_restored and not getattr(self, "_docks_sized", False):
+            self._docks_sized = True
+            QtCore.QTimer.singleShot(0, lambda: size_docks(self))  # the default shares of the size it opens at
+
+    def reset_layout(self) -> None:
+        """View > Reset Layout: every dock back in its default place, open or closed."""
+        apply_default_layout(self)
+        self.splitter.setSizes([self.width() * 3 // 5, self.width() * 2 // 5])
 
     def save_drafts(self) -> None:
         """Keep uncompiled edits in the workspace; reopening it brings them back."""

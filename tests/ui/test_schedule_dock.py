@@ -64,7 +64,7 @@ def test_summary_columns_sort_by_value(dock):
 
 def test_a_rerun_shows_the_change_and_stale_marks(dock):
     dock.mark_stale("target changed")
-    assert dock.is_stale() and "Stale: target changed" in dock.banner.text()
+    assert dock.is_stale() and "Stale: target changed" in dock.banner.full_text()
     dock.show_run(sample_model(scale=2.0), previous=dock.model)
     assert not dock.is_stale()
     assert dock.summary.change.text() == "change: total cycles 1,500 -> 3,000 (+100.0%)"

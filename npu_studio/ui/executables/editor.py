@@ -28,6 +28,8 @@ class ExecutableEditor(QtWidgets.QWidget):
         self.kind_combo.addItem("Source", SOURCE)
         self.kind_combo.addItem("Configuration (tile sizes)", CONFIGURATION)
         self.kind_combo.setAccessibleName("Executable form")
+        self.kind_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.kind_combo.setMinimumContentsLength(12)
         self.kind_combo.currentIndexChanged.connect(lambda _i: self.sig_kind_changed.emit(self.kind()))
         self.title = QtWidgets.QLabel()
         self.undo_button = self._tool("Undo", QtGui.QKeySequence.StandardKey.Undo, self.view.undo)

@@ -105,13 +105,18 @@ class ExecutablesPanel(QtCore.QObject):
         self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
+        self.tolerance.setMaximumWidth(130)
         self.time_check = QtWidgets.QCheckBox("Time kernel")
         self.time_check.setChecked(True)
-        buttons = QtWidgets.QHBoxLayout()
-        for w in (self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.time_check,
-                  self.toggle_button, self.remove_button, self.cancel_button):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
+        # Two short rows, so that the dock fits beside the IR view on a 1280 px screen.
+        buttons = QtWidgets.QVBoxLayout()
+        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance),
+                    (self.time_check, self.toggle_button, self.remove_button, self.cancel_button)):
+            line = QtWidgets.QHBoxLayout()
+            for w in row:
+                line.addWidget(w)
+            line.addStretch(1)
+            buttons.addLayout(line)
 
         self.verdict = QtWidgets.QLabel()
         self.verdict.setAccessibleName("Verdict")

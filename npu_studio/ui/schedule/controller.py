@@ -40,6 +40,7 @@ class ScheduleController(QtCore.QObject):
         self._from_chart = False
         session.events.workspace.connect(self._on_workspace)
         session.events.npu.connect(self._on_npu)
+        session.events.phases.connect(self._on_npu)  # a draft of flow makes the run stale
         session.events.selection.connect(self._on_selection)
         dock.sig_task_selected.connect(self._on_chart_task)
         dock.sig_dispatch_selected.connect(self._on_chart_dispatch)
@@ -51,14 +52,18 @@ class ScheduleController(QtCore.QObject):
         self.jobs.cancel(SIM_JOB)
         self.run, self._asked = None, None
         self.dock.show_run(None)
+        self.dock.set_empty_reason(self.session.npu_blank_reason())
 
     def _on_npu(self) -> None:
         npu, state = self.session.npu, self.session.npu_state()
         if state == DONE and npu is not None:
             if npu.program is not self._asked:
                 self.simulate(npu.program)
+            if self.run is None:
+                self.dock.set_empty_reason(self.session.npu_blank_reason())
             return
         if self.run is None:
+            self.dock.set_empty_reason(self.session.npu_blank_reason())
             return
         if state == FAILED:
             self.dock.mark_stale("the NPU program failed to build")
@@ -87,6 +92,8 @@ class ScheduleController(QtCore.QObject):
     def _on_run_failed(self, exc: Exception, tb: str, generation: int) -> None:
         message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
         self.dock.mark_failed(message)
+        if self.run is None:
+            self.dock.set_empty_reason(f"No schedule: the simulation failed: {message}")
         self.sig_message.emit(f"Simulation failed: {message}")
 
     # -- selection ------------------------------------------------------------
