@@ -56,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         window.show()
         if path is not None:
             window.open_path(path, args.workspace)
+        else:
+            window.restore_last_session()  # the workspace, phase and dispatch of the last close
         windows.append(window)
     return app.exec()
 

@@ -219,6 +219,8 @@ class Session:
             return "Building the NPU program…"
         if not self.has_snapshot(NPU_SOURCE) or self.phase_state(NPU_SOURCE) in (PENDING, RUNNING):
             return f"Not simulated yet: the NPU program is built once {NPU_SOURCE} is compiled."
+        if state == PENDING:
+            return f"Not simulated yet: the NPU program is built from {NPU_SOURCE} next."
         return "Simulating the NPU program…" if state == DONE else f"No schedule yet: the NPU program is {state}."
 
     def has_snapshot(self, phase: str) -> bool:

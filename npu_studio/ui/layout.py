@@ -132,3 +132,16 @@ def restore_layout(window: QtWidgets.QMainWindow, settings: QtCore.QSettings) ->
         apply_default_layout(window)
         return False
     return True
+
+
+def scrolling_timeline(timeline: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
+    """The phase timeline keeps its segments readable and scrolls sideways instead of widening the window."""
+    scroller = QtWidgets.QScrollArea()
+    scroller.setObjectName("timelineScroll")
+    scroller.setWidget(timeline)
+    scroller.setWidgetResizable(True)
+    scroller.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+    scroller.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    bar = scroller.horizontalScrollBar().sizeHint().height()
+    scroller.setFixedHeight(timeline.minimumSizeHint().height() + bar)
+    return scroller

@@ -17,7 +17,7 @@ from ..core.errors import StudioError, format_error
 from ..core.ir.dispatch_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
-from ..core.workspace.workspace import Workspace, is_model_file
+from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
@@ -27,7 +27,8 @@ from .ir.find_bar import FindBar
 from .ir.ir_view import IrView
 from .ir.param_view import install_parameter_view
 from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
-                     size_docks)
+                     scrolling_timeline, size_docks)
+from .opening import Opener
 from .log_panel import LogPanel
 from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
@@ -45,7 +46,7 @@ class MainWindow(QtWidgets.QMainWindow):
     sig_compile_finished = QtCore.Signal(bool)  # True on success
     sig_index_finished = QtCore.Signal()  # the dispatch indexes are current
 
-    def __init__(self, settings: QtCore.QSettings | None = None, restore_session: bool = True):
+    def __init__(self, settings: QtCore.QSettings | None = None):
         super().__init__()
         self.settings = settings or QtCore.QSettings(ORG, APP)
         self.session = Session()
@@ -81,7 +82,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.error_banner = QtWidgets.QLabel()
         self.error_banner.setWordWrap(True)
         self.error_banner.setStyleSheet("background:#fde7e9;color:#8a0010;padding:6px;border:1px solid #e8a0a8")
-        self.error_banner.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_banner.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
+                                                  | QtCore.Qt.TextInteractionFlag.LinksAccessibleByMouse)
         self.error_banner.hide()
 
         self.ir_view = IrView()
@@ -110,7 +112,8 @@ class MainWindow(QtWidgets.QMainWindow):
         workbench = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(workbench)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self._timeline_scroller())
+        self.timeline_scroller = scrolling_timeline(self.timeline)
+        layout.addWidget(self.timeline_scroller)
         layout.addWidget(self.splitter, 1)
 
         self.welcome = WelcomePage()
@@ -139,19 +142,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
-
-    def _timeline_scroller(self) -> QtWidgets.QScrollArea:
-        """The timeline keeps its segments readable and scrolls sideways instead of widening the window."""
-        scroller = QtWidgets.QScrollArea()
-        scroller.setObjectName("timelineScroll")
-        scroller.setWidget(self.timeline)
-        scroller.setWidgetResizable(True)
-        scroller.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        scroller.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        bar = scroller.horizontalScrollBar().sizeHint().height()
-        scroller.setFixedHeight(self.timeline.minimumSizeHint().height() + bar)
-        self.timeline_scroller = scroller
-        return scroller
 
     def _build_actions(self) -> None:
         menu = self.menuBar().addMenu("&File")
@@ -262,10 +252,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.settings.value("target") in TARGETS:
             self.target_combo.setCurrentText(self.settings.value("target"))
         self.recent = RecentFiles(self.settings, self.recent_menu, self.welcome, self.open_path)
+        self.opener = Opener(self)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802
         self.save_drafts()
         save_layout(self, self.settings)
+        self.opener.save_last(self.settings)
         self.settings.setValue("splitter", self.splitter.saveState())
         self.settings.setValue("target", self.target_combo.currentText())
         self.jobs.stop_all()
@@ -319,24 +311,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if path:
             self.open_path(Path(path))
 
-    def open_path(self, path: Path, workspace_dir: Path | None = None) -> None:
-        """Open a model (import + compile) or a workspace folder (no compile)."""
-        path = Path(path)
-        if self.is_busy():
-            self.show_error(f"{path}: busy with another compile; cancel it first")
-            return
-        self.clear_error()
-        if path.is_dir():
-            self.save_drafts()
-            if self.studio.open_workspace(path):
-                self.recent.remember(path)
-            return
-        if not is_model_file(path):
-            self.show_error(f"{path}: not a model (expected .onnx, .mlir, .mlirbc or a workspace folder)")
-            return
-        self.save_drafts()
-        self.recent.remember(path)
-        self.studio.open_model(path, workspace_dir, self.target_combo.currentText())
+    def open_path(self, path: Path, workspace_dir: Path | None = None) -> bool:
+        """Open a model or a workspace folder (opening.py: an unchanged model's workspace reopens, uncompiled)."""
+        return self.opener.open(path, workspace_dir)
+
+    def restore_last_session(self) -> bool:
+        """At a start without arguments: the workspace, phase and dispatch on show at the last close."""
+        return self.opener.restore_last(self.settings)
 
     def recompile(self) -> None:
         if self.workspace is None or self.is_busy():

@@ -32,7 +32,7 @@ class Screenshot(QtCore.QObject):
         super().__init__()
         self.app, self.args = app, args
         settings = QtCore.QSettings(str(folder / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-        self.window = MainWindow(settings, restore_session=False)
+        self.window = MainWindow(settings)
         self.errors: list[str] = []
         self.window.studio.sig_error.connect(self.errors.append)
         self.started = time.perf_counter()

@@ -48,6 +48,8 @@ class Studio(QtCore.QObject):
     sig_clear_error = QtCore.Signal()
     sig_diagnostics = QtCore.Signal(str, object)  # phase the failed compile started from, list[Diagnostic]
     sig_busy = QtCore.Signal(bool)  # a compile runs
+    sig_model_opened = QtCore.Signal(str)  # a model's import succeeded (path): it belongs in Recent
+    sig_open_failed = QtCore.Signal(str)  # a model's import failed or was cancelled (path)
 
     def __init__(self, session: Session, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -59,6 +61,7 @@ class Studio(QtCore.QObject):
         self._compile_ok = False
         self._done = 0
         self._resumed: tuple[str, str] | None = None  # (phase, text) of the resume running
+        self._importing: Path | None = None  # the model being imported, until its workspace exists
 
     def is_busy(self) -> bool:
         return self.jobs.is_running("compile")
@@ -86,6 +89,7 @@ class Studio(QtCore.QObject):
         """Import `path` into a fresh workspace and compile it; the old model's views clear now."""
         self.session.clear(opening=path)
         self.op_types = node_op_types(path)
+        self._importing = Path(path)
 
         def work(report, token: CancelToken):
             report("import", None)
@@ -177,6 +181,9 @@ class Studio(QtCore.QObject):
         gen = self._compile_gen
         if kind == "imported":
             self.session.open_workspace(Workspace.open(Path(value[0])), keep_job="compile")
+            opened, self._importing = self._importing, None
+            if opened is not None:
+                self.sig_model_opened.emit(str(opened))
             self.session.compile_started("start", gen)
         elif kind == "phase":
             done, running = value
@@ -228,6 +235,9 @@ class Studio(QtCore.QObject):
             self.sig_diagnostics.emit(self._compile_from or "start", diagnostics)
         if self.session.compile_failed(gen, cancelled=cancelled, ws=getattr(exc, "workspace", None)) and cancelled:
             self.start_indexing()  # the phases that had finished
+        failed, self._importing = self._importing, None
+        if failed is not None:  # nothing of it was opened: the window brings back what was open
+            self.sig_open_failed.emit(str(failed))
 
     def _compile_finished(self, gen: int) -> None:
         # Only now is the window ready for the next compile: tell listeners here, not earlier.

@@ -38,6 +38,7 @@ class Manifest:
     source: str
     imported: str
     origin: str = ""  # absolute path of the file the user opened
+    source_sha256: str = ""  # the model's content when imported (model_digest): reopening skips the compile
     target: str = DEFAULT_TARGET
     compiler_version: str = ""
     phases: dict[str, PhaseRecord] = field(default_factory=dict)

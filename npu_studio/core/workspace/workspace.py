@@ -40,6 +40,7 @@ from ..textio import read_text, write_text_atomic
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
 from .manifest import DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE, Manifest, PhaseRecord  # noqa: F401
+from .model_digest import model_digest
 from .publish_journal import JOURNAL, STAGING_PREFIX, Publish, new_staging, recover
 
 # What a folder without a manifest may hold and still be taken as a workspace
@@ -98,9 +99,11 @@ class Workspace:
             result = import_model(model, staging / "imported.mlir", params)
             import_seconds = time.perf_counter() - t0
             keep_source_copy(model, staging / "source")
+            digest = model_digest(model)  # before the import reads it: a later change shows as changed
             manifest = Manifest(
                 source=f"source/{model.name}",
                 origin=str(model.resolve()),
+                source_sha256=digest,
                 imported=result.mlir_path.name,
                 target=target,
                 import_seconds=import_seconds,
