@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast bench screenshot clean install-desktop uninstall-desktop bundle
+.PHONY: run test test-fast test-ui-x11 bench screenshot clean install-desktop uninstall-desktop bundle
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -19,10 +19,15 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15
 
+# The UI tests once more in a real X window (Xvfb, Qt's xcb platform), as users run the app.
+test-ui-x11: $(STAMP)
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m pytest -q -n 2 -m "not slow" tests/ui
+
 # The same without the zoo-wide runs marked slow (about 1.5 minutes).
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow"
 
+# The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) docs/screenshots/take_screenshot.py
 

@@ -30,6 +30,7 @@ from typing import Callable
 
 from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
+from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, TARGET, Problems
 from .ir.dispatch_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
@@ -69,6 +70,7 @@ class Events:
     npu: Event = field(default_factory=Event)  # NPU result or state
     target: Event = field(default_factory=Event)  # the NPU target in use
     selection: Event = field(default_factory=Event)  # phase, dispatch or task
+    problems: Event = field(default_factory=Event)  # a problem raised or its condition ended (banner)
 
 
 @dataclass
@@ -115,8 +117,10 @@ class Session:
         self.app_target: Path = Path(target) if target is not None else DEFAULT_TARGET
         self.target: Path = self.app_target
         self.selection = Selection()
+        self.problems = Problems(self.events.problems.emit)
         self._compile: _CompileRun | None = None
         self._failed: set[str] = set()
+        self._failed_from: str | None = None  # the phase whose resume failed (its draft is the cause)
         self._npu_state = PENDING
         self._npu_running = False
         self._generation = {kind: 0 for kind in JOB_KINDS}
@@ -163,8 +167,10 @@ class Session:
         self.workspace, self.opening = ws, None
         self.drafts, self.indexes, self.index_errors = {}, {}, {}
         self.npu, self._npu_state, self._npu_running = None, PENDING, False
-        self._compile, self._failed = None, set()
+        self._compile, self._failed, self._failed_from = None, set(), None
         self.selection = Selection()
+        # Problems of the model that was open end with it; a failed open's stays (it is why we are back).
+        self.problems.clear(COMPILE, NPU, CHANGED, TARGET)
 
     @property
     def model_name(self) -> str | None:
@@ -234,7 +240,14 @@ class Session:
 
     def drop_draft(self, phase: str) -> None:
         if self.drafts.pop(phase, None) is not None:
+            if phase == self._failed_from:  # undone back to the compiled text: the failed resume's cause is gone
+                self._end_compile_failure()
             self.events.phases.emit()
+
+    def _end_compile_failure(self) -> None:
+        """What the failed compile marked (red phases, the banner) ends with its cause."""
+        self._failed, self._failed_from = set(), None
+        self.problems.clear(COMPILE)
 
     def save_drafts(self) -> list[str]:
         """Keep the drafts in the workspace (reopening it brings them back); one message per failure."""
@@ -250,7 +263,7 @@ class Session:
         """The edited text becomes the phase's snapshot: later phases go stale, the phase is reindexed.
         The phase is edited only if the text differs from the compiler's output (edit_state)."""
         edit_state.record_edit(self.workspace, phase, text)  # OSError / StudioError reach the caller
-        self._failed.clear()  # a failure was the old text's; the phases after it are now just stale
+        self._end_compile_failure()  # a failure was the old text's; the phases after it are now just stale
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
         if phase_index(phase) <= phase_index(NPU_SOURCE):  # the NPU result is built from text this replaced
@@ -262,7 +275,10 @@ class Session:
         self.events.npu.emit()
 
     def snapshot_replaced(self, phase: str) -> None:
-        """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states."""
+        """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states.
+        A failure of a resume from this phase (or before it) was about text that is gone now."""
+        if self._failed_from is not None and phase_index(phase) <= phase_index(self._failed_from):
+            self._end_compile_failure()
         self._drop_indexes([phase])
         self.events.phases.emit()
         self.events.npu.emit()
@@ -290,6 +306,7 @@ class Session:
             return False
         run = self._compile
         self.workspace, self._compile = ws, None
+        self.problems.clear(COMPILE, OPEN, CHANGED, GENERAL)  # a good build ends every earlier failure
         self._drop_indexes(run.expected if run.from_phase == "start" else (run.from_phase, *run.expected))
         if self.npu is not None and phase_index(run.from_phase) <= phase_index(NPU_SOURCE):
             self._npu_state = STALE  # flow changed: the NPU result is from the old one until it re-runs
@@ -309,6 +326,7 @@ class Session:
             self._drop_indexes(run.done)
         else:
             self._failed = set(run.expected)
+            self._failed_from = run.from_phase if run.resume else None
         self.events.phases.emit()
         self.events.npu.emit()
         return True
@@ -359,6 +377,7 @@ class Session:
         if not self.is_current("npu", generation):
             return False
         self.npu, self._npu_state, self._npu_running = result, DONE, False
+        self.problems.clear(NPU)
         self.events.npu.emit()
         return True
 
@@ -398,6 +417,7 @@ class Session:
             self._npu_state = STALE if self.npu is not None else FAILED
             self.events.npu.emit()
             raise
+        self.problems.clear(TARGET)
         self.set_target(dest)
         return dest
 

@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compile.options import TARGETS
 from ..core.errors import StudioError, format_error
+from ..core.problems import COMPILE, GENERAL
 from ..core.ir.dispatch_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
@@ -201,8 +202,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
         self.schedule_controller.sig_message.connect(self.log.append_text)
-        studio.sig_error.connect(self._show_banner)
-        studio.sig_clear_error.connect(self.clear_error)
+        self.session.events.problems.connect(self._on_problems)
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())
@@ -402,7 +402,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
         state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
-        self.phase_label.setText(f"<b>{phase}</b> — {path} ({state})")
+        if state == "failed":  # the compile did not write it: what shows is the build before
+            state = "failed: the text below is from the previous build"
+        self.phase_label.setText(f"<b>{phase}</b> — {path.relative_to(ws.root)} ({state})")
+        self.phase_label.setToolTip(str(path))
         self._show_dispatches(phase)
         self._update_actions()
 
@@ -445,17 +448,20 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # -- errors and locations ---------------------------------------------------------------------
 
-    def _show_banner(self, message: str) -> None:
-        self.error_banner.setText(message)
-        self.error_banner.show()
+    def _on_problems(self) -> None:
+        """The banner shows the newest problem whose condition still holds; the status bar agrees."""
+        message = self.session.problems.newest()
+        self.error_banner.setText(message or "")
+        self.error_banner.setVisible(message is not None)
+        if not self.session.problems.is_raised(COMPILE) and self.status_label.text() == "Failed":
+            self.status_label.setText("")
 
-    def show_error(self, message: str) -> None:
-        self._show_banner(message)
-        self.log.append_text(message, error=True)
+    def show_error(self, message: str, condition: str = GENERAL) -> None:
+        self.studio.error(message, condition)
 
     def clear_error(self) -> None:
-        self.error_banner.hide()
-        self.error_banner.clear()
+        """The user starts something new (an open): every earlier problem's banner goes."""
+        self.session.problems.clear()
 
     def goto_location(self, path: str, line: int, col: int) -> None:
         ws = self.workspace

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
+from ..core import problems
 from ..core.session import NPU_PHASE
-from ..core.workspace.reopen import CHANGED, plan_open
+from ..core.workspace.reopen import CHANGED, plan_open  # the plan's action, not the problem
 from ..core.workspace.workspace import Workspace, is_model_file
 
 LAST_KEYS = ("session/workspace", "session/phase", "session/dispatch")
@@ -49,12 +50,12 @@ class Opener(QtCore.QObject):
                 return True
             return False
         if not is_model_file(path):
-            w.show_error(f"{path}: not a model (expected .onnx, .mlir, .mlirbc or a workspace folder)")
+            w.show_error(f"{path}: not a model (expected .onnx, .mlir, .mlirbc or a workspace folder)", problems.OPEN)
             return False
         try:
             plan = plan_open(path, workspace_dir)
         except OSError as exc:
-            w.show_error(f"{path}: cannot read: {exc.strerror or exc}")
+            w.show_error(f"{path}: cannot read: {exc.strerror or exc}", problems.OPEN)
             return False
         w.save_drafts()
         if plan.compiles:
@@ -68,7 +69,7 @@ class Opener(QtCore.QObject):
         self.studio.sig_log.emit(plan.reason, False)
         if plan.action == CHANGED:
             self.changed_model = (path, plan.root)
-            w.show_error(f"{plan.reason} <a href=\"recompile\">Recompile</a>")
+            w.show_error(f"{plan.reason} <a href=\"recompile\">Recompile</a>", problems.CHANGED)
         return True
 
     def recompile_changed(self) -> None:

@@ -26,6 +26,7 @@ from ..core.npu import workspace_io
 from ..core.npu.coverage import coverage
 from ..core.npu.passes import NpuError
 from ..core.npu.target import TargetError
+from ..core.problems import COMPILE, GENERAL, NPU, OPEN, TARGET
 from ..core.session import NpuResult, Session
 from ..core.units import format_bytes
 from ..core.workspace import edit_state
@@ -44,8 +45,7 @@ class Studio(QtCore.QObject):
     sig_progress = QtCore.Signal(int, int)  # phases finished, phases expected (0, 0: hide)
     sig_status = QtCore.Signal(str)  # one line for the status bar
     sig_log = QtCore.Signal(str, bool)  # text, whether it is an error
-    sig_error = QtCore.Signal(str)  # one line for the error banner
-    sig_clear_error = QtCore.Signal()
+    sig_error = QtCore.Signal(str)  # a problem's message (the banner shows the session's problems)
     sig_diagnostics = QtCore.Signal(str, object)  # phase the failed compile started from, list[Diagnostic]
     sig_busy = QtCore.Signal(bool)  # a compile runs
     sig_model_opened = QtCore.Signal(str)  # a model's import succeeded (path): it belongs in Recent
@@ -66,7 +66,10 @@ class Studio(QtCore.QObject):
     def is_busy(self) -> bool:
         return self.jobs.is_running("compile")
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, condition: str = GENERAL) -> None:
+        """Report a problem, bound to the condition that raised it (core/problems.py): the banner
+        shows it until the session ends that condition."""
+        self.session.problems.raise_(condition, message)
         self.sig_error.emit(message)
         self.sig_log.emit(message, True)
 
@@ -76,7 +79,7 @@ class Studio(QtCore.QObject):
         try:
             ws = Workspace.open(path)
         except StudioError as exc:
-            self.error(str(exc))
+            self.error(str(exc), OPEN)
             return False
         self.session.open_workspace(ws)
         self.op_types = node_op_types(ws.source_path)
@@ -128,7 +131,7 @@ class Studio(QtCore.QObject):
             self.session.set_draft(phase, text)
             self.session.workspace.save_draft(phase, text)
         except StudioError as exc:
-            self.error(format_error(exc, prog=""))
+            self.error(format_error(exc, prog=""), COMPILE)
             return False
         root = self.session.workspace.root
         self._resumed = (phase, text)
@@ -204,7 +207,6 @@ class Studio(QtCore.QObject):
         what = f"Resumed from {self._compile_from}" if self._compile_from not in (None, "start") else "Compiled"
         self.sig_log.emit(f"{what}: {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
         self.sig_status.emit(f"{what} in {seconds:.2f} s — {ws.root}")
-        self.sig_clear_error.emit()  # a good build: the last failure's banner goes
         self.start_indexing()
         self.run_npu()
         self._compile_ok = True
@@ -223,12 +225,15 @@ class Studio(QtCore.QObject):
                 for d in (d for top in diagnostics for d in (top, *top.notes)):
                     if d.path is not None and Path(d.path).name == exc.path.name:
                         d.path = str(exc.path)
+            condition = OPEN if self._importing is not None else COMPILE
             if diagnostics:  # the banner has the first; the Log lists each once, with its notes
+                self.session.problems.raise_(condition, format_error(exc, prog=""))
                 self.sig_error.emit(format_error(exc, prog=""))
                 for d in diagnostics:
                     self.sig_log.emit(d.text(), d.severity == "error")
             else:
-                self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}")
+                self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}",
+                           condition)
                 if log:
                     self.sig_log.emit(log, True)
             self.sig_status.emit("Failed")
@@ -319,9 +324,9 @@ class Studio(QtCore.QObject):
         if isinstance(exc, Cancelled) or not self.session.npu_failed(gen):
             return
         if isinstance(exc, (TargetError, NpuError, OSError)):
-            self.error(str(exc))
+            self.error(str(exc), NPU)
         else:
-            self.error(f"NPU pipeline: internal error: {exc}")
+            self.error(f"NPU pipeline: internal error: {exc}", NPU)
             self.sig_log.emit(tb, True)
         self.sig_npu_finished.emit(False)
 
@@ -334,9 +339,8 @@ class Studio(QtCore.QObject):
         try:
             dest = self.session.save_target_edit(text, source)
         except (TargetError, OSError) as exc:
-            self.error(str(exc))
+            self.error(str(exc), TARGET)
             return None
-        self.sig_clear_error.emit()
         self.sig_log.emit(f"Saved NPU target {dest}", False)
         self.run_npu()
         return dest

@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.compile.phases import SNAPSHOT_PHASES
 from ...core.debug.pass_trace import PassTraceJob
 from ...core.errors import Cancelled, StudioError
+from ...core.problems import COMPILE
 from ...core.ir.diagnostics import first_error_in
 from ...core.workspace import edit_state
 from .diff_dialog import AGAINST_ORIGINAL, AGAINST_PREVIOUS_PHASE, DiffDialog
@@ -44,6 +45,9 @@ class EditController(QtCore.QObject):
         self.studio.sig_diagnostics.connect(self._on_diagnostics)
         self.studio.sig_compile_finished.connect(self._on_compile_finished)
         self.session.events.workspace.connect(self._on_workspace)
+        # The red marks belong to the failed compile: they go when its condition ends (revert, undo).
+        self.session.events.problems.connect(
+            lambda: None if self.session.problems.is_raised(COMPILE) else self.marks.clear())
 
     def _build_menu(self) -> None:
         w = self.window

@@ -91,10 +91,12 @@ class ScheduleChart(QtWidgets.QWidget):
         # byte labels overlapped them.
         self.sram.getViewBox().setToolTip("SRAM used over time; the dashed line is the capacity")
         self.addresses.getViewBox().setToolTip("SRAM addresses over time: a rectangle per allocation")
-        self.sram_title = pg.TextItem("SRAM used", color="#555555", anchor=(0, 0))
-        self.address_title = pg.TextItem("SRAM address", color="#555555", anchor=(0, 0))
+        backdrop = pg.mkBrush(255, 255, 255, 200)  # readable over the bars it sits on
+        self.sram_title = pg.TextItem("SRAM used", color="#555555", anchor=(0, 0), fill=backdrop)
+        self.address_title = pg.TextItem("SRAM address", color="#555555", anchor=(0, 0), fill=backdrop)
         for plot, title in ((self.sram, self.sram_title), (self.addresses, self.address_title)):
             title.setParentItem(plot.getViewBox())
+            title.setZValue(20)
             title.setPos(4, 0)
         self._set_rows(7)
         self.model: ScheduleModel | None = None
