@@ -30,6 +30,7 @@ from ..core.problems import COMPILE, GENERAL, NPU, OPEN, TARGET
 from ..core.session import NpuResult, Session
 from ..core.units import format_bytes
 from ..core.workspace import edit_state
+from ..core.workspace.index_cache import cached_index
 from ..core.workspace.workspace import Workspace
 from .jobs import CancelToken, JobManager
 
@@ -62,6 +63,7 @@ class Studio(QtCore.QObject):
         self._done = 0
         self._resumed: tuple[str, str] | None = None  # (phase, text) of the resume running
         self._importing: Path | None = None  # the model being imported, until its workspace exists
+        self._npu_after_index = False  # a reopen runs the NPU pipeline once its indexes are in
 
     def is_busy(self) -> bool:
         return self.jobs.is_running("compile")
@@ -84,8 +86,11 @@ class Studio(QtCore.QObject):
         self.session.open_workspace(ws)
         self.op_types = node_op_types(ws.source_path)
         self.sig_log.emit(f"Opened workspace {ws.root}", False)
-        self.start_indexing()
-        self.run_npu()
+        # The IR and the dispatch table first, then the NPU pipeline: both in one process, the
+        # second would slow the first down (a reopened window is usable sooner).
+        self._npu_after_index = self.start_indexing()
+        if not self._npu_after_index:
+            self.run_npu()
         return True
 
     def open_model(self, path: Path, workspace_dir: Path | None, backend: str) -> None:
@@ -251,11 +256,12 @@ class Studio(QtCore.QObject):
 
     # -- indexing ------------------------------------------------------------------------
 
-    def start_indexing(self) -> None:
-        """Index the snapshots a compile or an edit replaced and link them with the kept ones."""
+    def start_indexing(self) -> bool:
+        """Index the snapshots a compile or an edit replaced and link them with the kept ones
+        (False: every index is current, nothing started)."""
         paths = self.session.phases_to_index()
         if not paths:
-            return
+            return False
         kept = self.session.kept_indexes()
         kept_errors = {p: e for p, e in self.session.index_errors.items() if p not in paths}
 
@@ -265,13 +271,20 @@ class Studio(QtCore.QObject):
                 if token.cancelled:
                     raise Cancelled("indexing")
                 try:
-                    indexes[phase] = index_file(path, phase)
+                    indexes[phase] = cached_index(path, phase, index_file)  # a reopen indexes nothing
                 except SnapshotParseError as exc:  # a bad edit: the other phases still index
                     errors[phase] = str(exc)
             link_phase_indexes(indexes)
             return indexes, errors
 
-        self.jobs.start("index", work, on_done=self._index_done, on_failed=self._index_failed)
+        self.jobs.start("index", work, on_done=self._index_done, on_failed=self._index_failed,
+                        on_finished=self._index_finished)
+        return True
+
+    def _index_finished(self, gen: int) -> None:
+        if self._npu_after_index and self.session.is_current("index", gen):
+            self._npu_after_index = False
+            self.run_npu()
 
     def _index_done(self, result, gen: int) -> None:
         indexes, errors = result

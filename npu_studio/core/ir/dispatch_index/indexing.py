@@ -106,8 +106,8 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
     site_index: dict[int, int] = {}
     site_uses: dict[str | None, int] = {}
     for op, _ in sites:
-        path = _site_symbol(op, lookups)
-        key = path[0] if path else None
+        symbol = _site_symbol(op, lookups)  # not `path`: that names the snapshot file (PhaseIndex.path)
+        key = symbol[0] if symbol else None
         site_uses[key] = site_uses.get(key, 0) + 1
     first_use: set[str] = set()
     for i, (op, pos_op) in enumerate(sites):
