@@ -23,6 +23,7 @@ from ..resources import EXAMPLE_MODEL
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
+from .edit.phase_documents import PhaseDocuments
 from .executables.view import ExecutablesPanel
 from .ir.find_bar import FindBar
 from .ir.ir_view import IrView
@@ -89,6 +90,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.ir_view = IrView()
         self.find_bar = FindBar(self.ir_view)
+        self.phase_docs = PhaseDocuments(self.ir_view)
         install_parameter_view(self.ir_view, lambda: self.workspace.params_path if self.workspace else None)
         self.phase_label = QtWidgets.QLabel()
         # A long path never widens the window: the label gives way (its tooltip has it whole).
@@ -173,9 +175,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.edit_action.toggled.connect(self._set_editing)
         self.resume_action = bar.addAction("Resume from this phase", self.resume_from_current)
         self.resume_action.setShortcut("Ctrl+R")
+        # Ctrl+F finds in the focused editor: this one for the main IR view and its table, the
+        # executable editor has its own (each bound to its widget, so neither shadows the other).
         self.find_action = QtGui.QAction("Find", self, shortcut=QtGui.QKeySequence.StandardKey.Find,
                                          triggered=self.find_bar.open)
-        self.addAction(self.find_action)
+        self.find_action.setShortcutContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.centralWidget().addAction(self.find_action)
         self._update_actions()
 
     def add_dock(self, dock: QtWidgets.QDockWidget, area=QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
@@ -353,6 +358,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.target_combo.setCurrentText(ws.manifest.target)
         self.edit_action.setChecked(False)
         self.ir_view.set_editable(False)
+        self.phase_docs.clear()
         self.ir_view.set_text("")
         self.ir_view.set_regions([])
         self.phase_label.setText(f"<b>{name}</b> — importing…" if ws is None and name else "")
@@ -397,10 +403,13 @@ class MainWindow(QtWidgets.QMainWindow):
         except StudioError as exc:  # missing, unreadable or not UTF-8: one line naming it
             self.show_error(format_error(exc, prog=""))
             return
-        self.ir_view.set_text(text, elide=draft is None and not self.edit_action.isChecked())
         if self.edit_action.isChecked() or draft is not None:
+            self.phase_docs.show(phase, text)  # its own document: the undo history of this phase
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
+        else:
+            self.phase_docs.leave()
+            self.ir_view.set_text(text, elide=True)
         state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
         if state == "failed":  # the compile did not write it: what shows is the build before
             state = "failed: the text below is from the previous build"
@@ -414,6 +423,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.edit_action.setChecked(False)
         self.timeline.select(NPU_PHASE)
         self.ir_view.set_editable(False)
+        self.phase_docs.leave()
         self.ir_view.set_text(self.npu.text())
         self.phase_label.setText(self.npu.label())
         self._show_dispatches(NPU_PHASE)
@@ -430,9 +440,10 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- editing ----------------------------------------------------------------------------------
 
     def _set_editing(self, on: bool) -> None:
-        if on and self.ir_view.is_elided() and self.current_phase is not None:
-            # Edits happen on the full text, never on the elided display.
-            self.ir_view.set_text(self.ir_view.text(), elide=False)
+        # Edits happen on the full text, in the phase's own document (its undo history), at the
+        # scroll and cursor line the display had.
+        if on and self.workspace is not None and self.current_phase not in (None, NPU_PHASE):
+            self.phase_docs.show(self.current_phase, self.ir_view.text())
         self.ir_view.set_editable(on)
         self._update_actions()
 

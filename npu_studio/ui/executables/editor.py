@@ -60,6 +60,10 @@ class ExecutableEditor(QtWidgets.QWidget):
         b.setText(text)
         b.setToolTip(f"{text} ({QtGui.QKeySequence(key).toString()})")
         b.clicked.connect(slot)
+        if text == "Find":  # Ctrl+F in this editor finds here (the window's Find is bound to its own view)
+            shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), self)
+            shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
         b.setEnabled(text == "Find")
         return b
 
