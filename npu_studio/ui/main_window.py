@@ -392,7 +392,8 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         if ws is None or phase not in ws.manifest.phases:
             return
-        if self.current_phase != phase:
+        same = self.current_phase == phase  # shown again (a rebuild): the view keeps its place
+        if not same:
             self._stash_current_edit()  # keep what the user typed
         self.session.select_phase(phase)
         self.timeline.select(phase)
@@ -409,7 +410,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.edit_action.setChecked(True)
         else:
             self.phase_docs.leave()
-            self.ir_view.set_text(text, elide=True)
+            self.ir_view.set_text(text, elide=True, keep_place=same)
         state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
         if state == "failed":  # the compile did not write it: what shows is the build before
             state = "failed: the text below is from the previous build"

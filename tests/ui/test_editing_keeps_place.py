@@ -84,3 +84,36 @@ def test_ctrl_f_finds_in_the_focused_editor(window, qtbot, fresh_example):
     assert window.find_bar.isVisible()
     assert QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Find).matches(
         QtGui.QKeySequence("Ctrl+F")) == QtGui.QKeySequence.SequenceMatch.ExactMatch
+
+
+def test_a_rebuild_shows_the_phase_at_the_same_place(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    window.show_phase("flow")
+    view = window.ir_view
+    view.resize(600, 120)
+    view.goto(25, 4)
+    scroll = view.verticalScrollBar().value()
+    assert scroll > 0
+    with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000) as done:
+        window.recompile()
+    assert done.args == [True]
+    assert window.current_phase == "flow"
+    assert view.textCursor().blockNumber() == 24 and view.textCursor().positionInBlock() == 3
+    assert view.verticalScrollBar().value() == scroll
+
+
+def test_the_executable_editor_keeps_its_selection_when_its_text_comes_again(qtbot):
+    from npu_studio.ui.executables.editor import ExecutableEditor
+
+    editor = ExecutableEditor()
+    qtbot.addWidget(editor)
+    text = "".join(f"line {i}\n" for i in range(200))
+    editor.set_text("@exe", text)
+    cursor = editor.view.textCursor()
+    cursor.setPosition(text.index("line 120"))
+    cursor.setPosition(text.index("line 121"), QtGui.QTextCursor.MoveMode.KeepAnchor)
+    editor.view.setTextCursor(cursor)
+    editor.set_text("@exe", text.replace("line 5\n", "line five\n"))  # rebuilt: the dump changed a little
+    assert editor.view.textCursor().selectedText() == "line 120\u2029"  # Qt's paragraph separator
+    editor.set_text("@other", text)  # another executable starts at the top
+    assert editor.view.textCursor().position() == 0

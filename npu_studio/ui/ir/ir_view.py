@@ -190,9 +190,12 @@ class IrView(QtWidgets.QPlainTextEdit):
         MlirHighlighter(document)  # a child of the document: it goes with it
         return document
 
-    def set_text(self, text: str, elide: bool = True) -> None:
+    def set_text(self, text: str, elide: bool = True, keep_place: bool = False) -> None:
         """Show `text`; with `elide`, huge constants are shortened for display
-        (only while read-only; line numbers stay those of `text`)."""
+        (only while read-only; line numbers stay those of `text`). With `keep_place` (the same
+        file rebuilt), the scroll position and the cursor's line and column stay."""
+        place = (self.verticalScrollBar().value(), self.horizontalScrollBar().value(),
+                 self.textCursor().blockNumber() + 1, self.textCursor().positionInBlock() + 1) if keep_place else None
         self.use_document(None)
         was_elided = self._real_text is not None
         display, elisions = elide_text(text) if elide and self.isReadOnly() else (text, {})
@@ -207,6 +210,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._highlight_visible()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
+        if place is not None:
+            self.goto(place[2], place[3], center=False)
+            self.verticalScrollBar().setValue(place[0])
+            self.horizontalScrollBar().setValue(place[1])
 
     def text(self) -> str:
         """The real text: unelided, including the user's edits."""
