@@ -4,12 +4,14 @@ resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and at 1280x800.
     make screenshot      (xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python docs/screenshots/take_screenshot.py)
 
 The first shot compiles the model into a temporary workspace; the second reopens it (nothing
-compiles). Writes docs/screenshots/main-1600x1000.png and main-1280x800.png.
+compiles). Writes docs/screenshots/main-1600x1000.png and main-1280x800.png, and the first
+again as main.png (the AppStream screenshot, packaging/linux/*.metainfo.xml).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,7 @@ def main() -> int:
             done = subprocess.run(cmd, env=env)
             if done.returncode != 0:
                 return done.returncode
+    shutil.copy(HERE / f"main-{SIZES[0]}.png", HERE / "main.png")
     return 0
 
 
