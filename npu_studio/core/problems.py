@@ -16,6 +16,7 @@ OPEN = "open"  # the last open failed
 CHANGED = "changed"  # the model changed since its workspace was built
 NPU = "npu"  # the last NPU pipeline run failed
 TARGET = "target"  # the last target edit was refused
+SUBSTITUTION = "substitution"  # a substitution whose check failed is on, and the user has not decided
 GENERAL = "general"  # anything else: cleared by the next user action that opens or compiles
 
 

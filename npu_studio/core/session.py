@@ -30,7 +30,7 @@ from typing import Callable
 
 from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
-from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, TARGET, Problems
+from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, Problems
 from .ir.dispatch_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
@@ -170,7 +170,7 @@ class Session:
         self._compile, self._failed, self._failed_from = None, set(), None
         self.selection = Selection()
         # Problems of the model that was open end with it; a failed open's stays (it is why we are back).
-        self.problems.clear(COMPILE, NPU, CHANGED, TARGET)
+        self.problems.clear(COMPILE, NPU, CHANGED, TARGET, SUBSTITUTION)
 
     @property
     def model_name(self) -> str | None:

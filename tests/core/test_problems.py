@@ -61,3 +61,19 @@ def test_another_model_ends_the_old_ones_problems_but_a_failed_open_stays(fresh_
     s.problems.raise_(OPEN, "x.onnx: truncated")
     s.open_workspace(fresh_example)  # back to the model that was open
     assert s.problems.conditions() == [OPEN]
+
+
+def test_a_failing_substitution_is_undecided_until_kept_and_a_new_verdict_asks_again():
+    from npu_studio.core.workspace.substitutions import Substitution
+
+    failing = {"passed": False, "max_abs": 0.5, "bit_identical": False}
+    sub = Substitution("exe", "source", file="substitutions/exe.source.1.mlir", verdict=dict(failing))
+    assert sub.undecided
+    sub.kept_failing = dict(failing)
+    assert not sub.undecided
+    sub.verdict = {**failing, "max_abs": 0.7}  # checked again: another failing verdict
+    assert sub.undecided
+    sub.enabled = False  # switched off: nothing to decide
+    assert not sub.undecided
+    passing = Substitution("exe", "source", file="f.mlir", verdict={"passed": True, "max_abs": 0.0})
+    assert not passing.undecided
