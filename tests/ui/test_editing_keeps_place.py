@@ -72,6 +72,8 @@ def test_undo_of_replace_all_goes_back_to_the_replacements_not_the_end(window, q
 def test_ctrl_f_finds_in_the_focused_editor(window, qtbot, fresh_example):
     open_ws(window, qtbot, fresh_example)
     window.executables.dock.show()
+    window.activateWindow()  # keys go to the active window (a real X server has one)
+    qtbot.waitActive(window)
     editor = window.executables.editor
     editor.view.setFocus()
     qtbot.waitUntil(editor.view.hasFocus, timeout=2000)
