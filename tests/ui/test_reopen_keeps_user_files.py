@@ -40,7 +40,8 @@ def test_reopening_after_a_resume_keeps_the_edit_in_the_build_and_compiles_nothi
     # (the reopen runs one) writes it. Everything else is the user's and must stay byte for byte.
     files.pop("npu/target.toml")
     vmfb = (root / ws.manifest.vmfb).read_bytes()
-    assert window.recent_menu.actions()[0].text() == str(model)
+    recent = window.recent_menu.actions()[0]
+    assert recent.data() == str(model) and recent.text() == f"relu.onnx — {tmp_path}"  # name and folder
     for reopen in (lambda: drop(window, model), lambda: window.recent_menu.actions()[0].trigger()):
         window.jobs.history.clear()
         with qtbot.waitSignal(window.sig_index_finished, timeout=60_000):

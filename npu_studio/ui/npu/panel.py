@@ -81,7 +81,13 @@ class NpuPanel(QtCore.QObject):
         studio.sig_npu_finished.connect(self.sig_finished)
         self._build_ui(parent)
         session.events.target.connect(self._on_target)
+        for event in (session.events.workspace, session.events.phases, session.events.npu):
+            event.connect(self._update_actions)  # enabled only when they can act
         self._on_target()
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        self.run_action.setEnabled(self.session.can_run_npu() and not self.is_running())
 
     # -- widgets (placed by the window) -----------------------------------------------------
 

@@ -52,6 +52,9 @@ class ScheduleController(QtCore.QObject):
         self.jobs.cancel(SIM_JOB)
         self.run, self._asked = None, None
         self.dock.show_run(None)
+        ws = self.session.workspace
+        if ws is not None:
+            self.dock.set_export_place(str(ws.root), ws.user_model_path.stem)
         self.dock.set_empty_reason(self.session.npu_blank_reason())
 
     def _on_npu(self) -> None:
@@ -158,7 +161,12 @@ class ScheduleController(QtCore.QObject):
                 trace.write_trace(self.run.program, self.run.result, path)
             elif kind == "csv":
                 export.write_csv(self.run.program, self.run.result, path)
+            elif kind == "png" and not self.dock.chart.grab_png(path):
+                raise OSError(f"Qt could not write a PNG there")
         except OSError as exc:
             self.sig_message.emit(f"{path}: cannot write: {exc.strerror or exc}")
             return
         self.sig_message.emit(f"Exported the schedule's {kind} to {path}")
+        self.dock.check_label.set_message(f"Exported the schedule's {kind} to {path}")  # said where it wrote
+        self.dock.check_label.setStyleSheet("")
+        self.dock.check_label.show()

@@ -10,6 +10,8 @@ changed) or when the last run failed. The dock only shows; the controller
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6 import QtCore, QtWidgets
 
 from ...core.npu.schedule_model import Comparison, ScheduleModel
@@ -79,6 +81,7 @@ class ScheduleDock(QtWidgets.QDockWidget):
         layout.addWidget(split, 1)
         self.set_empty_reason("No model open: open or drop a model to see its NPU schedule.")
         self.setWidget(body)
+        self.export_folder, self.export_stem = "", "schedule"  # the workspace and model: where exports go
         self.model: ScheduleModel | None = None
         self.pinned: ScheduleModel | None = None
         self.previous: ScheduleModel | None = None
@@ -203,15 +206,22 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.highlight_dispatch(dispatch)
         self.sig_dispatch_selected.emit(dispatch)
 
+    def set_export_place(self, folder: str, stem: str) -> None:
+        """Export dialogs start in `folder` (the workspace) with a name made from `stem` (the model)."""
+        self.export_folder, self.export_stem = folder, stem
+
+    def suggested_export_path(self, kind: str) -> str:
+        suffix = {"trace": "-schedule.trace.json", "csv": "-schedule.csv", "png": "-schedule.png"}[kind]
+        return str(Path(self.export_folder or ".") / f"{self.export_stem}{suffix}")
+
     def _ask_export(self, kind: str, file_filter: str) -> None:
         if self.model is None:
             return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {kind}", "", file_filter)
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {kind}", self.suggested_export_path(kind),
+                                                        file_filter)
         if path:
             self.export(kind, path)
 
     def export(self, kind: str, path: str) -> None:
-        if kind == "png":
-            self.chart.grab_png(path)
-        else:
-            self.sig_export_requested.emit(kind, path)
+        """Write the export (the controller does, and says where it wrote)."""
+        self.sig_export_requested.emit(kind, path)
