@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord, PhaseIndex
+from ..sort_arrows import use_desktop_sort_arrows
 
 BASE_HEAD = ("#", "kind")
 BASE_TAIL = ("ONNX", "GFLOP", "shapes", "dtype")
@@ -73,6 +74,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setStretchLastSection(True)
+        use_desktop_sort_arrows(self.horizontalHeader())
         self.setWordWrap(False)  # one line per dispatch; long values elide (the tooltip has them)
         self.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
         self.setAccessibleName("Dispatches")
@@ -93,6 +95,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         view.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         view.verticalHeader().hide()
         view.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Fixed)
+        use_desktop_sort_arrows(view.horizontalHeader())
         view.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         view.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         view.setVerticalScrollMode(self.verticalScrollMode())
