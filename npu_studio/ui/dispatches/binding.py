@@ -6,7 +6,7 @@ from PySide6 import QtGui
 
 from ...core.session import NPU_PHASE, Session
 from ..ir.ir_view import IrView, Region
-from ..npu.panel import TABLE_PHASES, NpuPanel
+from ..npu.panel import HEADERS, TABLE_PHASES, NpuPanel
 from ..studio import Studio
 from .panel import DispatchPanel
 
@@ -25,7 +25,9 @@ class DispatchBinding:
         index = self.session.index_of(phase)
         table = self.panel.table
         table.set_index(index, self.studio.op_types)
-        table.set_extra_columns(*(self.npu.columns() if phase in TABLE_PHASES else ((), {})))
+        # The same columns in every phase; the NPU ones are filled where an NPU result applies.
+        headers, values = self.npu.columns()
+        table.set_extra_columns(HEADERS, values if phase in TABLE_PHASES else {})
         self.panel.refresh_filters()
         regions = self.npu.regions(REGION_COLORS) if npu else []
         if index is not None and not npu:

@@ -1,6 +1,6 @@
 """Table of a phase's dispatches: `#` and kind frozen, NPU columns up front, sort and filter.
 
-Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | GFLOP | shapes | dtype. The NPU
+Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | FLOPs | shapes | dtype. The NPU
 columns come from the NPU result (flow and npu phases only) and are kept compact; the full
 text is in their tooltips and in the detail pane (`dispatch_detail`).
 """
@@ -13,10 +13,11 @@ from PySide6 import QtCore, QtWidgets
 
 from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord, PhaseIndex
+from ...core.units import format_flops
 from ..sort_arrows import use_desktop_sort_arrows
 
 BASE_HEAD = ("#", "kind")
-BASE_TAIL = ("ONNX", "GFLOP", "shapes", "dtype")
+BASE_TAIL = ("ONNX", "FLOPs", "shapes", "dtype")
 COLUMNS = BASE_HEAD + BASE_TAIL
 FROZEN = len(BASE_HEAD)  # columns that stay in view while scrolling sideways
 DISPATCH_ROLE = QtCore.Qt.ItemDataRole.UserRole  # the dispatch index, on every item
@@ -176,7 +177,7 @@ class DispatchTable(QtWidgets.QTableWidget):
             (rec.root.kind if rec.root else "", rec.root.kind if rec.root else None),
             *[(extra[k] if k < len(extra) else "",) * 2 for k in range(len(self._extra_headers))],
             (onnx_label(rec, self._op_types), onnx_label(rec, self._op_types) or None),
-            ("" if flops is None else f"{flops / 1e9:.3f}", flops),
+            ("" if flops is None else format_flops(flops), flops),
             (shapes_label(rec), shapes_label(rec) or None),
             (dtype_label(rec), dtype_label(rec) or None),
         ]
