@@ -38,7 +38,7 @@ def format_dispatches(index: PhaseIndex) -> str:
     blocks: list[str] = []
     for rec in index.dispatches:
         root = rec.root
-        kind = root.kind if root is not None else "unknown"
+        kind = rec.kind or "unknown"
         head = f"Dispatch #{rec.index}: {kind}"
         if rec.onnx_nodes:
             head += f"  (ONNX: {', '.join(rec.onnx_nodes)})"

@@ -20,7 +20,7 @@ from ..ir.dispatch_index import PhaseIndex
 from ..ir.dispatch_index.records import SCHEMA_VERSION
 from .workspace import default_root
 
-FORMAT = 1  # bump with any change to PhaseIndex or DispatchRecord
+FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
 
 
 def cache_dir() -> Path:

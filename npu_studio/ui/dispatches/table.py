@@ -25,23 +25,30 @@ SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1  # the value a column sorts by
 MAX_WIDTH = 160  # compact columns: longer values elide (the tooltip has them)
 
 
+def _described(rec: DispatchRecord):
+    """What has the dispatch's operands: its root op, or the data it moves."""
+    return rec.root if rec.root is not None else rec.movement
+
+
 def shapes_label(rec: DispatchRecord) -> str:
-    if rec.root is None:
+    d = _described(rec)
+    if d is None:
         return ""
 
     def shape(t):
         return "x".join("?" if d is None else str(d) for d in t.shape)
 
-    ins = ", ".join(shape(t) for t in rec.root.inputs)
-    outs = ", ".join(shape(t) for t in rec.root.outputs)
+    ins = ", ".join(shape(t) for t in d.inputs)
+    outs = ", ".join(shape(t) for t in d.outputs)
     return f"{ins} → {outs}"
 
 
 def dtype_label(rec: DispatchRecord) -> str:
-    if rec.root is None:
+    d = _described(rec)
+    if d is None:
         return ""
     seen: list[str] = []
-    for t in (*rec.root.inputs, *rec.root.outputs):
+    for t in (*d.inputs, *d.outputs):
         if t.dtype not in seen:
             seen.append(t.dtype)
     return ",".join(seen)
@@ -174,7 +181,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         extra = self._extra_values.get(rec.index, ())
         return [
             (f"#{rec.index}", rec.index),
-            (rec.root.kind if rec.root else "", rec.root.kind if rec.root else None),
+            (rec.kind, rec.kind or None),
             *[(extra[k] if k < len(extra) else "",) * 2 for k in range(len(self._extra_headers))],
             (onnx_label(rec, self._op_types), onnx_label(rec, self._op_types) or None),
             ("" if flops is None else format_flops(flops), flops),
@@ -223,7 +230,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         self._apply_filter()
 
     def kinds(self) -> list[str]:
-        return sorted({r.root.kind for r in self._records if r.root is not None})
+        return sorted({r.kind for r in self._records if r.kind})
 
     def _apply_filter(self) -> None:
         kind, placement, text = self._filter

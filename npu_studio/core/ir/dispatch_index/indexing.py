@@ -11,6 +11,7 @@ from npu_studio.core.ir.mlir_text import ParsedSnapshot
 
 from .iree_attrs import const_int, pipeline_name, sym_name, symbol_path, target_name, tile_lists
 from .labels import choose_root, fused_label
+from .movement import LOAD, STORE, describe_movement
 from .provenance import onnx_names
 from .records import DispatchRecord, PhaseIndex
 
@@ -35,6 +36,7 @@ class _Executable:
         self.pos_op = pos_op
         self.exports: list[str] = []
         self.linalg: list[tuple[ir.Operation, OpDescription]] = []
+        self.moves: list[ir.Operation] = []  # tensor loads and stores: a body without linalg moves data
         self.onnx: list[str] = []
         self.seen: set[str] = set()
         self.config: dict = {}
@@ -96,6 +98,8 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
             pipeline = pipeline_name(ti)
             if pipeline:
                 ex.config["pipeline"] = pipeline
+        elif name in (LOAD, STORE):
+            ex.moves.append(op)
         elif name.startswith("linalg."):
             d = describe_linalg_op(op)
             if d is not None:
@@ -195,6 +199,8 @@ def _fill_from_executable(rec: DispatchRecord, ex: _Executable, snap: ParsedSnap
     descs = [d for _, d in ex.linalg]
     rec.ops = descs
     rec.root = choose_root(descs)
+    if rec.root is None:
+        rec.movement = describe_movement(ex.moves)
     rec.onnx_nodes = list(ex.onnx)
     for op, d in ex.linalg:
         if d is rec.root:
