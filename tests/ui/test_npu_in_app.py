@@ -154,7 +154,7 @@ def test_editing_the_target(window, qtbot, fresh_example):
     qtbot.mouseClick(editor.apply_button, QtCore.Qt.MouseButton.LeftButton)
     banner = window.error_banner.text()
     assert window.error_banner.isVisible()
-    assert f"{default}:11: mac_array.rows: expected a positive integer, got -32" == banner
+    assert f"{default}:11: mac_array.rows: -32 is out of range: expected an integer from 1 to 4,096" == banner
     assert editor.text() == bad
     assert window.npu.state == "stale" and window.timeline.phase_info(NPU_PHASE).state == "stale"
     assert cell(window, "NPU") == "NPU mac"

@@ -20,6 +20,7 @@ from pathlib import Path
 from iree.compiler import ir, passmanager
 
 from ..errors import StudioError
+from ..ir.context import first_diagnostic, mlir_context
 from ..ir.dispatch_index import PhaseIndex, index_text
 from ..ir.linalg import dtype_nbytes
 from ..textio import read_text
@@ -338,12 +339,12 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
                                              and Path(flow_module).exists()):
             source = str(flow_module)
             text = read_text(flow_module)  # BadFile names the file and byte offset
-        ctx = ir.Context()
-        ctx.allow_unregistered_dialects = True
+        ctx = mlir_context()
         try:
             module = ir.Module.parse(text, ctx)
         except ir.MLIRError as e:
-            raise NpuError(f"cannot parse: {str(e).splitlines()[0]}", source) from None
+            line, col, message = first_diagnostic(e)
+            raise NpuError(f"cannot parse: {message}", source, line=line, col=col) from None
     # The dispatch index of the same text: the NPU's kinds, symbols and ONNX
     # nodes are its records' (one dispatch model for the table and the NPU).
     state = _State(target, strict, index_text(text, "flow", source))

@@ -91,6 +91,18 @@ class NpuTarget:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NpuTarget":
+        """The target as `to_dict` wrote it; ValueError for a value out of its range (INT_RANGES)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"target: expected an object, got {type(d).__name__}")
+        for name, (key, factor) in FIELD_KEYS.items():
+            if name in d:
+                problem = range_problem(key, d[name], factor)
+                if problem:
+                    raise ValueError(f"target.{name}: {problem}")
+        for name, cost in dict(d.get("vector_functions", {})).items():
+            problem = range_problem("vector.functions.*", cost)
+            if problem:
+                raise ValueError(f"target.vector_functions.{name}: {problem}")
         d = dict(d)
         d["op_kinds"] = tuple(d["op_kinds"])
         d["dtypes"] = tuple(d["dtypes"])
@@ -100,32 +112,78 @@ class NpuTarget:
         return cls(**d)
 
 
+# Every integer key's accepted range (inclusive), checked at load for a TOML file and for the
+# target inside a model.npu.json; docs/npu-target.md lists them. A new integer key joins here
+# and uses `_in_range(key)` in _SCHEMA (tests/core/test_target_ranges.py checks that all do).
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "clock_mhz": (1, 100_000),
+    "mac_array.rows": (1, 4096),
+    "mac_array.cols": (1, 4096),
+    "vector.lanes": (1, 65_536),
+    "sram.size_kib": (1, 1 << 24),  # 16 GiB
+    "sram.banks": (1, 1024),
+    "dram.bytes_per_cycle": (1, 65_536),
+    "dma.channels": (1, 64),
+    "dma.setup_cycles": (0, 1_000_000),
+    "cpu.launch_cycles": (0, 100_000_000),
+    "cpu.ops_per_cycle": (1, 65_536),
+    "limits.max_rank": (1, 16),
+    "limits.max_dim_size": (1, (1 << 31) - 1),
+    "vector.functions.*": (1, 1_000_000),  # cycles per element of each function
+}
+# NpuTarget field -> (its key in the TOML file, the factor from the file's unit to the field's)
+FIELD_KEYS: dict[str, tuple[str, int]] = {
+    "clock_mhz": ("clock_mhz", 1), "mac_rows": ("mac_array.rows", 1), "mac_cols": ("mac_array.cols", 1),
+    "vector_lanes": ("vector.lanes", 1), "sram_bytes": ("sram.size_kib", 1024), "sram_banks": ("sram.banks", 1),
+    "dram_bytes_per_cycle": ("dram.bytes_per_cycle", 1), "dma_channels": ("dma.channels", 1),
+    "max_rank": ("limits.max_rank", 1), "max_dim_size": ("limits.max_dim_size", 1),
+    "dma_setup_cycles": ("dma.setup_cycles", 1), "cpu_launch_cycles": ("cpu.launch_cycles", 1),
+    "cpu_ops_per_cycle": ("cpu.ops_per_cycle", 1),
+}
+
+
+def range_problem(key: str, value: Any, factor: int = 1) -> str | None:
+    """Why `value` is not an accepted integer for `key` (None when it is)."""
+    lo, hi = INT_RANGES[key]
+    lo, hi = lo * factor, hi * factor
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"expected an integer from {lo:,} to {hi:,}, got {value!r}"
+    if not lo <= value <= hi:
+        return f"{value:,} is out of range: expected an integer from {lo:,} to {hi:,}"
+    return None
+
+
+def _in_range(key: str) -> tuple[Any, str]:
+    lo, hi = INT_RANGES[key]
+    return (lambda v: lo <= v <= hi), f"an integer from {lo:,} to {hi:,}"
+
+
 # (dotted key, type, required, default, check, what the check wants)
 _Check = tuple[str, type, bool, Any, Any, str]
 _SCHEMA: tuple[_Check, ...] = (
     ("name", str, True, None, lambda v: bool(v), "a non-empty string"),
-    ("clock_mhz", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("mac_array.rows", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("mac_array.cols", int, True, None, lambda v: v > 0, "a positive integer"),
+    ("clock_mhz", int, True, None, *_in_range("clock_mhz")),
+    ("mac_array.rows", int, True, None, *_in_range("mac_array.rows")),
+    ("mac_array.cols", int, True, None, *_in_range("mac_array.cols")),
     ("mac_array.dataflow", str, False, "output-stationary",
      lambda v: v in DATAFLOWS or v in DATAFLOW_SHORT,
      "one of " + ", ".join(DATAFLOWS + tuple(DATAFLOW_SHORT))),
-    ("vector.lanes", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("sram.size_kib", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("sram.banks", int, False, 1, lambda v: v > 0, "a positive integer"),
-    ("dram.bytes_per_cycle", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("dma.channels", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("dma.setup_cycles", int, False, 64, lambda v: v >= 0, "a non-negative integer"),
-    ("cpu.launch_cycles", int, False, 2000, lambda v: v >= 0, "a non-negative integer"),
-    ("cpu.ops_per_cycle", int, False, 16, lambda v: v > 0, "a positive integer"),
+    ("vector.lanes", int, True, None, *_in_range("vector.lanes")),
+    ("sram.size_kib", int, True, None, *_in_range("sram.size_kib")),
+    ("sram.banks", int, False, 1, *_in_range("sram.banks")),
+    ("dram.bytes_per_cycle", int, True, None, *_in_range("dram.bytes_per_cycle")),
+    ("dma.channels", int, True, None, *_in_range("dma.channels")),
+    ("dma.setup_cycles", int, False, 64, *_in_range("dma.setup_cycles")),
+    ("cpu.launch_cycles", int, False, 2000, *_in_range("cpu.launch_cycles")),
+    ("cpu.ops_per_cycle", int, False, 16, *_in_range("cpu.ops_per_cycle")),
     ("ops.supported", list, True, None,
      lambda v: bool(v) and all(isinstance(k, str) and k in OP_KINDS for k in v),
      "a non-empty list of: " + ", ".join(OP_KINDS)),
     ("dtypes.supported", list, True, None,
      lambda v: bool(v) and all(isinstance(k, str) and k in DTYPES for k in v),
      "a non-empty list of: " + ", ".join(DTYPES)),
-    ("limits.max_rank", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("limits.max_dim_size", int, True, None, lambda v: v > 0, "a positive integer"),
+    ("limits.max_rank", int, True, None, *_in_range("limits.max_rank")),
+    ("limits.max_dim_size", int, True, None, *_in_range("limits.max_dim_size")),
     # Issue 11 (op coverage), all optional.
     ("dtypes.accumulators", list, False, [], lambda v: all(k in DTYPES for k in v),
      "a list of: " + ", ".join(DTYPES)),
@@ -194,8 +252,10 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
             if required:
                 raise TargetError(path, key, _key_line(text, key), "missing required key")
             v = default
-        if typ is int and (isinstance(v, bool) or not isinstance(v, int)):
-            raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
+        if typ is int:
+            problem = range_problem(key, v)
+            if problem:
+                raise TargetError(path, key, _key_line(text, key), problem)
         if not isinstance(v, typ) or not check(v):
             raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
         values[key] = v
@@ -205,9 +265,9 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         if fn not in VECTOR_FUNCTIONS:
             raise TargetError(path, key, _key_line(text, key),
                               "unknown vector function; known: " + ", ".join(VECTOR_FUNCTIONS))
-        if isinstance(cost, bool) or not isinstance(cost, int) or cost < 1:
-            raise TargetError(path, key, _key_line(text, key),
-                              f"expected cycles per element (a positive integer), got {cost!r}")
+        problem = range_problem("vector.functions.*", cost)
+        if problem:
+            raise TargetError(path, key, _key_line(text, key), f"cycles per element: {problem}")
     return NpuTarget(
         name=values["name"],
         clock_mhz=values["clock_mhz"],

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 
 from ..compile.compiler import CompileResult, PhaseTiming, ProgressCallback, snapshot_name
-from ..compile.importer import MLIR_SUFFIXES, import_model
+from ..compile.importer import MLIR_SUFFIXES, check_model_file, import_model
 from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
@@ -60,12 +61,15 @@ def default_root() -> Path:
 
 def default_workspace_for(model: Path) -> Path:
     digest = hashlib.sha256(os.fsencode(Path(model).resolve())).hexdigest()[:8]
-    return default_root() / f"{Path(model).stem}-{digest}"
+    # letters, digits and .+- only: a folder name every tool (and onnx's checker) can take
+    stem = re.sub(r"[^\w.+-]", "_", Path(model).stem, flags=re.ASCII)[:64]
+    return default_root() / f"{stem}-{digest}"
 
 
 class Workspace:
     def __init__(self, root: Path, manifest: Manifest):
-        self.root = Path(root)
+        # absolute: staging, publishing and the compiler's children must not depend on the current folder
+        self.root = Path(root).absolute()
         self.manifest = manifest
         # A re-import waiting to be published with the next compile: (staging folder, held lock).
         self._pending: tuple[Path, WorkspaceLock] | None = None
@@ -84,8 +88,9 @@ class Workspace:
         at least `params.threshold_bytes` go to a parameter archive (None
         keeps every weight inline in the IR).
         """
-        model = Path(model)
-        root = Path(root) if root is not None else default_workspace_for(model)
+        model = Path(model).absolute()
+        root = Path(root).absolute() if root is not None else default_workspace_for(model)
+        check_model_file(model)  # a bad model never creates, locks or touches the workspace
         ensure_writable_folder(root)
         lock = WorkspaceLock(root).acquire()
         staging = None
@@ -159,7 +164,7 @@ class Workspace:
 
     @classmethod
     def open(cls, root: Path) -> "Workspace":
-        root = Path(root)
+        root = Path(root).absolute()
         if root.exists() and not root.is_dir():
             raise WorkspaceError(root, "is a file, not a workspace folder")
         if (root / JOURNAL).is_file() or any(root.glob(STAGING_PREFIX + "*")):

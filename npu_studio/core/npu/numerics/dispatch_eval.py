@@ -79,7 +79,8 @@ def _slice_params(op: ir.Operation, first_dynamic: int, env: dict):
 
 
 def _slices(offs, sizes, strides):
-    return tuple(slice(o, o + (s - 1) * st + 1, st) for o, s, st in zip(offs, sizes, strides))
+    # led by an Ellipsis: a rank-0 tensor indexes to a view (a plain () would copy it out as a scalar)
+    return (..., *(slice(o, o + (s - 1) * st + 1, st) for o, s, st in zip(offs, sizes, strides)))
 
 
 def _shape(v: ir.Value) -> tuple[int, ...]:

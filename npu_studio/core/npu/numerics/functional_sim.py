@@ -19,6 +19,7 @@ import numpy as np
 from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
+from ...ir.context import mlir_context
 from ..npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
 from .host import HostInterpreter, tied_operands
@@ -64,8 +65,7 @@ class FunctionalSim:
                  runner: DispatchRunner | None = None, fault: TileFault | None = None,
                  keep_intermediates: bool = False, interpret_fallbacks: bool = False,
                  compare: bool = True):
-        self.ctx = ir.Context()
-        self.ctx.allow_unregistered_dialects = True
+        self.ctx = mlir_context()
         self.module = ir.Module.parse(Path(flow_path).read_text(encoding="utf-8"), self.ctx)
         self.program = program
         self.archive = ParameterArchive(params) if params is not None else None

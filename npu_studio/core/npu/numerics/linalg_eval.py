@@ -205,7 +205,8 @@ def _out_dims(amap: ir.AffineMap) -> list[int]:
 def out_region(out: np.ndarray, amap: ir.AffineMap, offs, sizes):
     """(writable region of `out` the box writes, its loop of each axis)."""
     dims = _out_dims(amap)
-    region = out[tuple(slice(offs[d], offs[d] + sizes[d]) for d in dims)]
+    # the Ellipsis keeps a rank-0 output a (writable) view: out[()] would be a copied scalar
+    region = out[(..., *(slice(offs[d], offs[d] + sizes[d]) for d in dims))]
     return region, dims
 
 
