@@ -1,0 +1,41 @@
+"""Quantized test models made in the test run: onnxruntime's static QDQ quantization."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from flowgen import CACHE, flow_snapshot
+from tests.zoo_cache import quantize_qdq
+
+
+def conv_relu_model(seed: int = 0) -> onnx.ModelProto:
+    """Conv 8 -> 16 channels, 3x3, pad 1, with bias, then Relu, on 1x8x12x12 (f32)."""
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2, "w")
+    b = numpy_helper.from_array(rng.standard_normal(16).astype(np.float32) * 0.1, "b")
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph(nodes, "qconv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 12, 12])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    return model
+
+
+def quantized(model: onnx.ModelProto, activation: str = "i8") -> onnx.ModelProto:
+    """`model` through quantize_static (QDQ, per-channel int8 weights, seeded calibration)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        src = Path(tmp) / "m.onnx"
+        onnx.save(model, str(src))
+        return onnx.load(str(quantize_qdq(src, Path(tmp) / f"m_{activation}.onnx", activation)))
+
+
+def qdq_conv_flow(activation: str = "i8") -> Path:
+    """The flow snapshot of the quantized Conv + Relu (cached by model bytes)."""
+    return flow_snapshot(quantized(conv_relu_model(), activation))
