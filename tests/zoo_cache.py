@@ -52,10 +52,11 @@ def quantize_qdq(model_in: Path, model_out: Path, activation: str = "i8", batche
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     model = onnx.load(str(model_in))
-    model.ir_version = min(model.ir_version, 10)  # onnxruntime rejects IR version 14
+    model.ir_version = 10  # onnxruntime rejects 14; old zoo files (3) list weights as inputs
     f32 = model_out.with_name(model_out.stem + "_f32.onnx")
     onnx.save(model, str(f32))
-    first = model.graph.input[0]
+    weights = {t.name for t in model.graph.initializer}
+    first = next(i for i in model.graph.input if i.name not in weights)
     shape = [d.dim_value or 1 for d in first.type.tensor_type.shape.dim]
     rng = np.random.default_rng(seed)
     feeds = [{first.name: rng.standard_normal(shape).astype(np.float32)} for _ in range(batches)]
@@ -70,10 +71,6 @@ def quantize_qdq(model_in: Path, model_out: Path, activation: str = "i8", batche
     quantize_static(str(f32), str(model_out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8 if activation == "i8" else QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
-    q = onnx.load(str(model_out))
-    if q.ir_version > 10:
-        q.ir_version = 10
-        onnx.save(q, str(model_out))
     return model_out
 
 

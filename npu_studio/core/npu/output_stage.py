@@ -98,13 +98,14 @@ class Requantization:
 
     def to_dict(self) -> dict[str, Any]:
         return {"scale": self.scale, "bias": self.bias, "rounding": self.rounding, "zero_point": self.zero_point,
-                "clamp": list(self.clamp), "narrow": self.narrow}
+                "clamp": [repr(float(v)) for v in self.clamp], "narrow": self.narrow}  # the NPU dialect has no floats
 
 
 @dataclass
 class EpilogueSplit:
     vector_ops: list[str] = field(default_factory=list)  # body ops left to the vector unit
     requant: list[Requantization] = field(default_factory=list)
+    stage_ops: list[ir.Operation] = field(default_factory=list)  # body ops the output stage computes
     why_not: str = ""  # why a chain stopped before taking a round or a narrowing cast
 
 
@@ -270,6 +271,7 @@ def split_epilogue(fused: list[ir.Operation], stage: OutputStage) -> EpilogueSpl
                     if rq is not None:
                         out.requant.append(rq)
                         taken.update(chain)
+                        out.stage_ops += chain
                     elif why and not out.why_not:
                         out.why_not = why
         elif any(o.name in _TO_INT for o in ops):

@@ -138,7 +138,7 @@ def test_npu_ir_records_the_requantization(qconv_flow, default_target):
     assert d.requant[0]["rounding"] == "half-even" and d.requant[0]["narrow"] == "i8"
     assert d.epilogue.startswith("requantize per-channel")
     again = DispatchInfo.from_dict(program.to_dict()["dispatches"][d.index])
-    assert again.requant[0]["clamp"] == [-128.0, 127.0]
+    assert [float(v) for v in again.requant[0]["clamp"]] == [-128.0, 127.0]
 
 
 # -- light-zoo models quantized in the test -------------------------------------------

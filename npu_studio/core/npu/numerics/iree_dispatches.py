@@ -181,7 +181,7 @@ class DispatchRunner:
         paths = []
         for i, a in enumerate(arrays):
             p = d / f"in{i}.npy"
-            np.save(p, np.ascontiguousarray(a))
+            np.save(p, np.require(a, requirements="C"))  # ascontiguousarray makes 0-d arrays 1-d
             paths.append(str(p))
         self._proc.stdin.write(json.dumps({"function": f"dispatch_{index}", "dir": str(d), "inputs": paths}) + "\n")
         self._proc.stdin.flush()

@@ -48,6 +48,17 @@ def _unsigned(x: np.ndarray) -> np.ndarray:
     return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.ndim else x.astype(np.dtype(f"u{x.dtype.itemsize}"))
 
 
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """math.round: ties away from zero (trunc(x + 0.5) would round 0.49999997 up)."""
+    x = np.asarray(x)
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype, copy=False)
+
+
+# How a requantization stage rounds (output_stage.ROUNDING_MODES), on numpy arrays.
+ROUNDERS = {"half-even": np.rint, "half-away": round_half_away, "truncate": np.trunc}
+
+
 def _erf(x: np.ndarray) -> np.ndarray:
     return np.frompyfunc(math.erf, 1, 1)(x).astype(np.asarray(x).dtype)
 
@@ -94,7 +105,7 @@ _PLAIN = {
     "math.sqrt": np.sqrt, "math.rsqrt": lambda x: (1 / np.sqrt(x)).astype(np.asarray(x).dtype),
     "math.cbrt": np.cbrt, "math.absf": np.abs, "math.absi": np.abs,
     "math.floor": np.floor, "math.ceil": np.ceil, "math.trunc": np.trunc,
-    "math.round": lambda x: np.trunc(x + np.copysign(np.asarray(0.5, np.asarray(x).dtype), x)),
+    "math.round": lambda x: round_half_away(x),
     "math.roundeven": np.rint, "math.powf": np.power, "math.copysign": np.copysign,
     "math.fma": lambda a, b, c: a * b + c, "math.erf": _erf,
     "math.isnan": np.isnan, "math.isinf": np.isinf, "math.isfinite": np.isfinite,
