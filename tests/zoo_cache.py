@@ -76,17 +76,22 @@ def quantize_qdq(model_in: Path, model_out: Path, activation: str = "i8", batche
 
 def quant_zoo_workspace(name: str, activation: str = "i8"):
     """The product's compile of light_<name>.onnx quantized in the test run (QDQ), made once per run."""
+    return cached_workspace(f"{name}_{activation}", lambda folder: quantize_qdq(
+        zoo_model(name), folder / f"{name}_{activation}.onnx", activation))
+
+
+def cached_workspace(key: str, make_model):
+    """A compiled workspace of the model `make_model(folder)` writes, made once per run."""
     from npu_studio.core.workspace.workspace import Workspace, compile_model
 
     run_dir = Path(os.environ[RUN_DIR_ENV])
-    folder = run_dir / "zoo-qdq" / f"{name}_{activation}"
+    folder = run_dir / "zoo-qdq" / key
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = folder / "done"
         if done.exists():
             return Workspace.open(folder / "ws")
-        model = quantize_qdq(zoo_model(name), folder / f"{name}_{activation}.onnx", activation)
-        ws = compile_model(model, folder / "ws")
+        ws = compile_model(make_model(folder), folder / "ws")
         done.touch()
         return ws

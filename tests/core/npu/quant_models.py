@@ -39,3 +39,32 @@ def quantized(model: onnx.ModelProto, activation: str = "i8") -> onnx.ModelProto
 def qdq_conv_flow(activation: str = "i8") -> Path:
     """The flow snapshot of the quantized Conv + Relu (cached by model bytes)."""
     return flow_snapshot(quantized(conv_relu_model(), activation))
+
+
+# The hand-worked model: integers in, a scale of 2 out, so half the accumulators are ties.
+TIE_X = np.array([[1, 2, 3], [4, 5, -10], [100, 8, 9]], np.float32).reshape(1, 1, 3, 3)
+TIE_W = np.array([[[[1, 1], [0, 0]]], [[[-10, -10], [-10, 0]]]], np.int8)  # 2 filters, 1 channel, 2x2
+TIE_OUT_SCALE, TIE_OUT_ZERO_POINT = 2.0, 3
+
+
+def tie_model() -> onnx.ModelProto:
+    """x -> Q(1, 0) -> DQ -> Conv(DQ(TIE_W, 1, 0)) -> Q(TIE_OUT_SCALE, TIE_OUT_ZERO_POINT): int8 out."""
+    inits = [
+        numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+        numpy_helper.from_array(np.array(0, np.int8), "zero"),
+        numpy_helper.from_array(TIE_W, "w_q"),
+        numpy_helper.from_array(np.array(TIE_OUT_SCALE, np.float32), "y_scale"),
+        numpy_helper.from_array(np.array(TIE_OUT_ZERO_POINT, np.int8), "y_zp"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "one", "zero"], ["x_q"]),
+        helper.make_node("DequantizeLinear", ["x_q", "one", "zero"], ["x_dq"]),
+        helper.make_node("DequantizeLinear", ["w_q", "one", "zero"], ["w_dq"]),
+        helper.make_node("Conv", ["x_dq", "w_dq"], ["acc"]),
+        helper.make_node("QuantizeLinear", ["acc", "y_scale", "y_zp"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "ties", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 2, 2, 2])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    return model
