@@ -11,6 +11,7 @@ own text, and the quantizer's choice of per-channel weights.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +165,31 @@ def test_quantized_zoo_puts_mac_flops_on_the_npu(name, activation, default_targe
     with capsys.disabled():
         sys.stdout.write(f"\n{name} {activation}: {coverage_of_analyses(analyses).lines()[0]}; "
                          f"{100 * integer / total:.1f}% of MAC FLOPs in i8 x i8 -> i32\n")
+
+
+# -- the dispatch index shows the quantization ---------------------------------------
+def test_dispatch_index_shows_scales_zero_points_and_accumulator(example_flow):
+    """The tie model: QuantizeLinear(Conv(x, w), scale 2, zero point 3) to int8."""
+    import json
+
+    import jsonschema
+
+    from npu_studio.core.ir.dispatch_index import index_text
+    from npu_studio.core.ir.dispatch_report import format_dispatches
+    from flowgen import flow_snapshot
+    from quant_models import TIE_OUT_SCALE, TIE_OUT_ZERO_POINT, tie_model
+
+    index = index_text(flow_snapshot(tie_model()).read_text(), "flow")
+    conv = next(r for r in index.dispatches if r.root is not None and r.root.kind == "conv")
+    q = conv.quant
+    assert (q["inputs"], q["accumulator"]) == ("i8 x i8", "i32")
+    (rq,) = q["requant"]
+    assert rq["scales"] == [f"/ {TIE_OUT_SCALE:g}"] and rq["zero_point_value"] == TIE_OUT_ZERO_POINT
+    assert (rq["rounding"], rq["narrow"], [float(v) for v in rq["clamp"]]) == ("half-even", "i8", [-128.0, 127.0])
+    text = format_dispatches(index)
+    assert "quantized: i8 x i8 -> i32 accumulator" in text
+    assert "requantize per-tensor, round half-even, zero point, clamp -128, 127, i8 (/ 2; zero point 3)" in text
+    schema = json.loads((Path(__file__).resolve().parents[3] / "docs" / "dispatch-index.schema.json").read_text())
+    jsonschema.validate(index.to_json(), schema)
+    # a float model's dispatches have none
+    assert all(r.quant is None for r in index_text(example_flow.read_text(), "flow").dispatches)

@@ -27,6 +27,8 @@ class DispatchRecord:
     config: dict = field(default_factory=dict)
     target: str | None = None
     ops: list[OpDescription] = field(default_factory=list)
+    # Integer MAC types and requantization chains (ir/linalg/requant.quantization_of)
+    quant: dict | None = None
 
     def to_json(self) -> dict:
         return {
@@ -43,6 +45,7 @@ class DispatchRecord:
             "text_range": self.text_range.to_json() if self.text_range else None,
             "config": self.config,
             "target": self.target,
+            "quant": self.quant,
         }
 
 
