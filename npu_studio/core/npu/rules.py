@@ -34,7 +34,8 @@ FUNCTION_OF_OP = {
     "math.exp": "exp", "math.exp2": "exp", "math.log": "log", "math.tanh": "tanh",
     "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.powf": "pow", "math.fpowi": "pow",
     "math.erf": "erf", "math.floor": "floor", "math.roundeven": "roundeven", "math.round": "round",
-    "arith.sitofp": "itof", "arith.uitofp": "itof", "arith.fptosi": "ftoi", "arith.fptoui": "ftoi",
+    "tensor.extract": "gather", "arith.remsi": "div", "arith.remui": "div",
+    "arith.floordivsi": "div", "arith.ceildivsi": "div", "arith.sitofp": "itof", "arith.uitofp": "itof", "arith.fptosi": "ftoi", "arith.fptoui": "ftoi",
     "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor", "arith.shli": "shift",
     "arith.shrsi": "shift", "arith.shrui": "shift",
 }

@@ -37,7 +37,9 @@ VECTOR_FUNCTIONS = ("add", "sub", "mul", "div", "max", "min", "compare", "select
                     "exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "erf", "floor",
                     "round", "and", "or", "xor", "shift",
                     # issue 26: math.roundeven, and the int <-> float casts of (de)quantization
-                    "roundeven", "itof", "ftoi")
+                    "roundeven", "itof", "ftoi",
+                    # a load at a computed index from a tensor held whole in SRAM (Resize)
+                    "gather")
 _BASIC_FUNCTIONS = {"add": 1, "sub": 1, "mul": 1, "max": 1, "min": 1, "compare": 1, "select": 1}
 
 

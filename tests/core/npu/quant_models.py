@@ -68,3 +68,27 @@ def tie_model() -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 10
     return model
+
+
+def decoder_model(mode: str = "nearest", seed: int = 0) -> onnx.ModelProto:
+    """A decoder block (f32): Conv 3x3 -> Relu -> Resize x2 (`mode`) -> ConvTranspose 4->2, stride 2."""
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.3, "w")
+    wt = numpy_helper.from_array(rng.standard_normal((4, 2, 2, 2)).astype(np.float32) * 0.3, "wt")
+    bt = numpy_helper.from_array(rng.standard_normal(2).astype(np.float32) * 0.1, "bt")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    resize = {"mode": mode}
+    if mode == "nearest":
+        resize.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    else:
+        resize.update(coordinate_transformation_mode="half_pixel")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Resize", ["r", "", "scales"], ["u"], **resize),
+             helper.make_node("ConvTranspose", ["u", "wt", "bt"], ["y"], strides=[2, 2])]
+    graph = helper.make_graph(nodes, "decoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 32, 32])],
+                              [w, wt, bt, scales])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    return model

@@ -151,3 +151,25 @@ def test_quantized_zoo_check_is_bit_identical_to_iree(name, activation, default_
     assert report.vs_iree.max_error == 0.0
     steps = report.vs_onnxruntime
     assert steps.max_steps <= 1 and steps.differing <= 0.01 * steps.elements, steps.line()
+
+
+# -- decoder blocks: Resize and ConvTranspose ----------------------------------------------
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_and_conv_transpose_run_on_the_npu(mode, default_target):
+    from quant_models import decoder_model
+
+    ws = cached_workspace(f"decoder-{mode}", lambda folder: _save(decoder_model(mode), folder))
+    program = run_npu_pipeline(ws.snapshot_path("flow"), default_target)
+    assert all(d.legal for d in program.dispatches), [d.reason for d in program.dispatches if not d.legal]
+    resize = next(d for d in program.dispatches if d.kind == "elementwise")
+    assert resize.unit == "vector" and "broadcast" in resize.symbol
+    gathered = [b for b in program.buffers if b.id.startswith(f"s{resize.index}.g0.")]
+    assert gathered and gathered[0].size >= 4 * 8 * 8 * 4  # the Relu output (4x8x8 f32) held whole
+    convs = [d for d in program.dispatches if d.kind == "conv"]
+    assert len(convs) == 2 and all(d.unit == "mac" for d in convs)  # the Conv and the ConvTranspose
+    x = np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    report = check(ws, program, [x])
+    assert report.ok, report.summary_lines()
+    by_index = {d.index: d for d in report.dispatches}
+    assert by_index[resize.index].computed_by == "npu" and by_index[resize.index].max_error <= 1e-5
+    assert report.vs_onnxruntime.max_error <= 1e-4 * max(1.0, report.vs_onnxruntime.scale)

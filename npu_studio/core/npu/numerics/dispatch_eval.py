@@ -205,6 +205,7 @@ class DispatchInterpreter:
         s = linalg_eval.structured(op)
         if s is None:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
+        s.captures = env
         ins, outs = args[:s.n_in], linalg_eval.fresh_outputs(args[s.n_in:])
         if self.tiles is None or self.root is None or op != self.root:
             linalg_eval.run(s, ins, outs)
@@ -215,6 +216,7 @@ class DispatchInterpreter:
         for e_op, e_s in self._epilogue:
             e_args = [arrays.get(v, env.get(v)) for v in e_op.operands]
             e_outs = linalg_eval.fresh_outputs(e_args[e_s.n_in:])
+            e_s.captures = env
             arrays.update(zip(e_op.results, e_outs))
             steps.append((e_s, e_args[:e_s.n_in], e_outs))
             self._done[e_op] = e_outs

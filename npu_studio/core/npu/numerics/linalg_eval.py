@@ -53,6 +53,8 @@ class Structured:
     block: ir.Block
     # Body ops computed by other hardware than the op says (the output stage's rounding).
     overrides: dict = field(default_factory=dict)
+    # Values the body reads from outside the op (a tensor it gathers from with tensor.extract).
+    captures: dict = field(default_factory=dict)
 
     @property
     def n_loops(self) -> int:
@@ -242,6 +244,8 @@ class _Body:
     def value(self, v: ir.Value):
         if v in self.env:
             return self.env[v]
+        if v in self.s.captures:
+            return self.s.captures[v]
         op = v.owner
         if isinstance(op, ir.Block):
             raise NotInterpretable("value defined outside the body")
@@ -253,6 +257,10 @@ class _Body:
             out = out.reshape((1,) * d + (self.sizes[d],) + (1,) * (n - d - 1))
         elif len(op.results) != 1:
             raise NotInterpretable(f"op {op.name} in a linalg body")
+        elif op.name == "tensor.extract":  # a gather at computed indices (Resize)
+            t = np.asarray(self.value(op.operands[0]))
+            idx = [np.asarray(self.value(x), np.int64) for x in op.operands[1:]]
+            out = t[tuple(np.broadcast_arrays(*idx))] if idx else t[()]
         elif op in self.s.overrides:
             out = self.s.overrides[op](*[self.value(x) for x in op.operands])
         else:
