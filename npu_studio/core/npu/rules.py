@@ -126,8 +126,17 @@ def _dtype(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
                 and dtype not in a.root_input_dtypes:  # read by the epilogue, not the MACs
             continue
         if dtype not in t.dtypes:
-            return f"{dtype} in {where}"
+            return f"{dtype} in {where}{_part(a, where, dtype)}"
     return None
+
+
+def _part(a: "DispatchAnalysis", where: str, dtype: str) -> str:
+    """Which part of a MAC dispatch a tensor belongs to, for the reason."""
+    if a.unit != "mac" or where.startswith("root"):
+        return ""
+    if where.startswith("output"):
+        return ", the accumulator written back" if dtype == a.acc_dtype else ", the epilogue's result"
+    return "" if dtype in a.root_input_dtypes else ", read by the epilogue"
 
 
 @rule("accumulator", "accumulator type not supported", units=("mac",))

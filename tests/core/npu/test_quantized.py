@@ -128,7 +128,7 @@ def test_i32_bias_needs_an_i32_accumulator(qconv_flow):
     conv, _ = _conv(qconv_flow, _target(DEFAULT.replace('accumulators = ["f32", "i32"]',
                                                         'accumulators = ["f32"]')))
     assert not conv.legal and conv.rule == "dtype" and conv.reason.startswith(
-        "element type not supported (i32 in input")
+        "element type not supported (i32 in input") and conv.reason.endswith(", read by the epilogue)")
 
 
 def test_npu_ir_records_the_requantization(qconv_flow, default_target):
