@@ -55,6 +55,47 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype, copy=False)
 
 
+def fma_f32(a, b, c) -> np.ndarray:
+    """a * b + c in f32 rounded once, as an FMA instruction computes it.
+
+    The f64 product is exact; TwoSum gives the f64 sum's error, which
+    decides the one case where rounding the f64 sum to f32 rounds twice
+    wrongly: a sum that lands exactly halfway between two f32 values.
+    """
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    c64 = np.asarray(c, np.float64)
+    s = p + c64
+    bv = s - p
+    err = (p - (s - bv)) + (c64 - bv)
+    r = s.astype(np.float32)
+    r64 = r.astype(np.float64)
+    diff = s - r64
+    with np.errstate(invalid="ignore", over="ignore"):
+        toward = np.nextafter(r, np.where(diff > 0, np.float32(np.inf), np.float32(-np.inf))).astype(np.float32)
+        midpoint = (diff != 0) & (2 * diff == toward.astype(np.float64) - r64)
+    beyond = midpoint & (err != 0) & (np.sign(err) == np.sign(diff))
+    return np.where(beyond, toward, r).astype(np.float32)
+
+
+def _host_has_fma() -> bool:
+    """Does IREE's CPU build (`--iree-llvmcpu-target-cpu=host`) contract a * b + c into an FMA?"""
+    import platform
+
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return True
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return any(line.startswith("flags") and " fma" in line for line in f)
+    except OSError:
+        return False
+
+
+# LLVM fuses an f32 multiply whose only use is an add or subtract into an FMA
+# on such a CPU (IREE builds with fast FP-op fusion): the interpreter does too.
+HOST_FMA = _host_has_fma()
+
+
 # How a requantization stage rounds (output_stage.ROUNDING_MODES), on numpy arrays.
 ROUNDERS = {"half-even": np.rint, "half-away": round_half_away, "truncate": np.trunc}
 
