@@ -140,6 +140,11 @@ def test_npu_ir_records_the_requantization(qconv_flow, default_target):
     assert d.epilogue.startswith("requantize per-channel")
     again = DispatchInfo.from_dict(program.to_dict()["dispatches"][d.index])
     assert [float(v) for v in again.requant[0]["clamp"]] == [-128.0, 127.0]
+    # the program's MLIR form carries them too (what the C interpreter of issue 29 reads)
+    from npu_studio.core.npu.npu_dialect import from_mlir, parse_module, to_mlir, verify
+
+    text = to_mlir(program)
+    assert verify(parse_module(text)) == [] and from_mlir(text) == program
 
 
 # -- light-zoo models quantized in the test -------------------------------------------
