@@ -198,3 +198,14 @@ def test_dispatch_index_shows_scales_zero_points_and_accumulator(example_flow):
     jsonschema.validate(index.to_json(), schema)
     # a float model's dispatches have none
     assert all(r.quant is None for r in index_text(example_flow.read_text(), "flow").dispatches)
+
+
+def test_npu_command_prints_the_epilogue(capsys):
+    from npu_studio.cli import main
+    from flowgen import flow_snapshot
+    from quant_models import tie_model
+
+    assert main(["npu", str(flow_snapshot(tie_model()))]) == 0
+    out = capsys.readouterr().out
+    assert "conv -> NPU mac" in out and "i8 -> acc i32" in out
+    assert "    epilogue: requantize per-tensor, round half-even, zero point, clamp -128, 127, i8\n" in out
