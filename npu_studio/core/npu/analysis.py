@@ -12,9 +12,9 @@ from iree.compiler import ir
 
 from ..ir.dispatch_index import DispatchRecord
 from ..ir.linalg import OpDescription
+from ..ir.linalg.requant import Requantization
 from .access import BoundAccess
 from .flow_graph import DispatchSite
-from .output_stage import Requantization
 from .tiling import Loop
 from .transfers import Transfer
 

@@ -94,7 +94,6 @@ def vector_work(op: ir.Operation) -> list[str]:
     return [o.name for o in body_ops(op) if o.name not in FREE_OPS]
 
 
-
 def split_epilogue(fused: list[ir.Operation], stage: OutputStage) -> EpilogueSplit:
     """Which body ops of the ops fused after a MAC op the output stage takes."""
     out = EpilogueSplit()

@@ -18,8 +18,9 @@ from iree.compiler import ir
 
 from ...ir.dispatch_index.labels import choose_root
 from ...ir.linalg import describe_linalg_op
+from ...ir.linalg.requant import ROUND_OP_MODE
+from ..output_stage import OutputStage, split_epilogue
 from . import linalg_eval
-from ..output_stage import ROUND_OP_MODE, OutputStage, split_epilogue
 from .scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
