@@ -205,6 +205,7 @@ class _State:
                 else "", vector_cost=a.vector_cost if a.unit in ("mac", "vector") else 0,
                 transfer=tr.kind if tr else "", pad_value=tr.pad_value if tr else "",
                 transfer_read=tr.bytes_read if tr else 0,
+                requant=tuple(r.to_dict() for r in a.requant), epilogue=a.epilogue,
                 loop_dims=tuple(lp.name for lp in a.loops),
                 loop_ranges=tuple(lp.size for lp in a.loops),
                 iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
@@ -238,7 +239,7 @@ class _State:
             iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
             tile_sizes=t.sizes, loop_order=t.order, num_tiles=0, sram_bytes=t.sram_bytes,
             inputs=tuple(s.reads), outputs=tuple(s.writes), deps=(), unit=a.unit,
-            vector_cost=a.vector_cost)
+            vector_cost=a.vector_cost, dtype=a.desc.dtype if a.desc else "")
         return tiles, info
 
     def _mark(self, a: DispatchAnalysis) -> None:

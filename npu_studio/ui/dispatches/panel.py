@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord
-from ...core.ir.dispatch_report import format_dims
+from ...core.ir.dispatch_report import format_dims, format_quant
 from .table import DispatchTable
 
 ANY_KIND, ANY_PLACE = "all kinds", "NPU or CPU"
@@ -43,6 +43,7 @@ def dispatch_summary(rec: DispatchRecord, op_types: dict[str, str] | None = None
         lines.append(f"data movement ({m.kind}): reads {shapes(m.inputs)}; writes into {shapes(m.outputs)}")
         if m.bytes_moved is not None:
             lines.append(f"bytes moved: {m.bytes_moved:,} (no arithmetic)")
+    lines += format_quant(rec)
     if rec.workload:
         lines.append("workload: " + ", ".join("?" if w is None else str(w) for w in rec.workload))
     if rec.producers:

@@ -7,6 +7,7 @@ from pathlib import Path
 from iree.compiler import ir
 
 from npu_studio.core.ir.linalg import OpDescription, describe_linalg_op
+from npu_studio.core.ir.linalg.requant import quantization_of
 from npu_studio.core.ir.mlir_text import ParsedSnapshot
 
 from .iree_attrs import const_int, pipeline_name, sym_name, symbol_path, target_name, tile_lists
@@ -216,6 +217,10 @@ def _fill_from_executable(rec: DispatchRecord, ex: _Executable, snap: ParsedSnap
         rec.config = dict(ex.config)
     rec.fused = [fused_label(d) for d in descs if d is not rec.root]
     rec.target = ex.target
+    mac = rec.root is not None and rec.root.kind in ("conv", "depthwise_conv", "matmul", "batch_matmul")
+    rec.quant = quantization_of(
+        tuple(t.dtype for t in rec.root.inputs if t.shape) if mac else (),
+        rec.root.outputs[0].dtype if mac and rec.root.outputs else "", [op for op, _ in ex.linalg])
 
 
 def _workload(op: ir.Operation) -> tuple[int | None, ...] | None:

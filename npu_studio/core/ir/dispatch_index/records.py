@@ -29,6 +29,8 @@ class DispatchRecord:
     config: dict = field(default_factory=dict)
     target: str | None = None
     ops: list[OpDescription] = field(default_factory=list)
+    # Integer MAC types and requantization chains (ir/linalg/requant.quantization_of)
+    quant: dict | None = None
     movement: DataMovement | None = None  # a dispatch without a linalg op: what data it moves
 
     @property
@@ -52,6 +54,7 @@ class DispatchRecord:
             "config": self.config,
             "target": self.target,
             "movement": self.movement.to_json() if self.movement is not None else None,
+            "quant": self.quant,
         }
 
 
