@@ -23,7 +23,9 @@ Reading a phase's tree (`phase_profile`):
   pipelines into the first one's timer, so what is left of the double count
   comes out of the hosts with most time left;
 - what the compiler spent outside any pass (MLIR's positive `Rest`) is kept
-  as `outside_wall`, never spread over passes.
+  as `outside_wall`, never spread over passes. (MLIR prints one `Rest`: when
+  a double count and time outside passes are both there, only their
+  difference shows, and the profile sees the larger of the two.)
 """
 
 from __future__ import annotations
