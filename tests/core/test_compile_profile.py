@@ -160,3 +160,21 @@ def test_cli_profile_json_and_bad_input(fresh_example):
         bad = cli("profile", fresh_example.root, *args)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert tree(fresh_example.root) == before
+
+
+def test_tracy_capture_of_a_run_is_kept_and_missing_capabilities_are_one_line(fresh_example):
+    from npu_studio.core.debug.tracy_capture import (capture_run, missing_compiler_tracing,
+                                                     missing_runtime_capture)
+    from npu_studio.core.run.runner import pick_function, random_inputs
+
+    assert missing_runtime_capture() is None  # the runtime wheel here ships the Tracy runtime and capture tool
+    before = tree(fresh_example.root)
+    sig = pick_function(fresh_example.snapshot_path("input"))
+    cap = capture_run(fresh_example, "main", sig.name, random_inputs(sig))
+    assert cap.path == fresh_example.root / "profiles" / "main.tracy"
+    assert cap.path.read_bytes()[:4] == b"tr\xfdP"  # Tracy's own file header
+    assert cap.zones and cap.zones > 0
+    assert set(tree(fresh_example.root)) - set(before) == {"profiles/main.tracy"}
+    # The compiler wheel carries no Tracy client: said in one line, not offered.
+    reason = missing_compiler_tracing()
+    assert reason is not None and "\n" not in reason and "source build" in reason

@@ -299,11 +299,12 @@ class ProfileJob:
             self.on_progress(done, running)
 
 
-def publish_record(ws, rel: Path, measure: Callable[[Path], str]) -> None:
-    """Hold the workspace, call `measure(staging)` for the text of a record and publish it at `rel`.
+def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"]) -> None:
+    """Hold the workspace, call `measure(staging)` and publish what it made at `rel`.
 
-    The manifest is written back unchanged; a failure or cancel inside
-    `measure` leaves the workspace as it was.
+    `measure` returns the record's text, or the path of a file it wrote in the
+    staging folder. The manifest is written back unchanged; a failure or
+    cancel inside `measure` leaves the workspace as it was.
     """
     from ..workspace.lock import WorkspaceLock
     from ..workspace.publish_journal import Publish, new_staging, recover
@@ -312,9 +313,12 @@ def publish_record(ws, rel: Path, measure: Callable[[Path], str]) -> None:
         recover(ws.root)
         staging = new_staging(ws.root)
         try:
-            text = measure(staging)
-            staged = staging / "record.json"
-            staged.write_text(text, encoding="utf-8")
+            made = measure(staging)
+            if isinstance(made, Path):
+                staged = made
+            else:
+                staged = staging / "record.json"
+                staged.write_text(made, encoding="utf-8")
             publish = Publish(ws.root, staging)
             publish.move(staged, str(rel))
             publish.commit(read_text(ws.root / "manifest.json"))
