@@ -89,7 +89,8 @@ def main() -> None:
         f"`benchmarks/compile_debugging.py`, one run ({args.runs} alternating compiles each, medians). "
         "`--mlir-timing` in every compile costs the ratio below; a per-phase profile needs each phase compiled "
         "on its own (MLIR merges the timers of one run across phases), so `npu-studio profile` records it on "
-        "request, single-threaded.",
+        "request, single-threaded. The machine is shared by other jobs: at 3 runs a ratio within 0.95-1.05 is "
+        "noise, not a cost.",
         "",
         "| model | compile (s) | with --mlir-timing (s) | **ratio** | profile (s) | profile / compile |",
         "|---|---|---|---|---|---|",

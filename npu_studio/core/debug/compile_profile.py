@@ -44,6 +44,7 @@ from typing import Callable
 from .. import processes
 from ..errors import BadFile, Cancelled, CompileFailed, WorkspaceError
 from ..textio import read_text
+from ..workspace.variants import PROFILES_DIR
 
 PIPELINE_SUFFIX = " Pipeline"
 _REPORT_START = re.compile(r'^\[\s*$\n^\{"(user|wall)"', re.M)
@@ -202,7 +203,6 @@ def _dur(entry: dict, kind: str) -> float:
 
 # -- profiling a build -------------------------------------------------------------
 
-PROFILES_DIR = "profiles"
 # Single-threaded, so that the timers of passes add up to the phase's time (threads would overlap them).
 TIMING_FLAGS = ("--mlir-disable-threading", "--mlir-timing", "--mlir-timing-display=tree", "--mlir-output-format=json")
 
