@@ -178,3 +178,22 @@ def test_tracy_capture_of_a_run_is_kept_and_missing_capabilities_are_one_line(fr
     # The compiler wheel carries no Tracy client: said in one line, not offered.
     reason = missing_compiler_tracing()
     assert reason is not None and "\n" not in reason and "source build" in reason
+
+
+def test_cancelled_profile_leaves_the_workspace_unchanged(fresh_example):
+    from npu_studio.core.errors import Cancelled
+
+    before = tree(fresh_example.root)
+    job = ProfileJob(fresh_example, on_progress=lambda done, running: done == "abi" and job.cancel())
+    with pytest.raises(Cancelled):
+        job.run()
+    assert tree(fresh_example.root) == before
+
+
+def test_cli_executables_timeout_is_one_line_naming_the_dispatch(fresh_example):
+    from .test_cli import cli
+
+    proc = cli("profile", fresh_example.root, "--executables", "--timeout", "0.001")
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if " timeout " in ln]
+    assert len(lines) == 1 and "#0" in lines[0] and "no result within 0.001 s" in lines[0]
