@@ -11,6 +11,7 @@ from PySide6 import QtCore
 from npu_studio.core.debug.compile_profile import load_profile
 from npu_studio.core.debug.executable_times import load_times
 from npu_studio.core.workspace import variants
+from npu_studio.core.workspace.workspace import Workspace
 
 
 def _column(table, col):
@@ -83,3 +84,24 @@ def test_compare_dock_shows_no_difference_then_a_difference(window, qtbot, fresh
     assert r.first_difference is not None and f"first difference in {r.first_difference}" in dock.verdict.text()
     assert 'cpu = "generic"' in dock.diff.toPlainText()
     assert dock.summary.item(dock.summary.rowCount() - 4, 0).text() == "dispatches"
+
+
+def test_a_variant_with_a_bad_flag_is_refused_in_one_line_and_a_good_one_builds(window, qtbot, fresh_example):
+    from ..core.test_hostile_inputs import tree as tree_of
+
+    with qtbot.waitSignal(window.sig_index_finished, timeout=120_000):
+        window.open_path(fresh_example.root)
+    dock = window.compare_builds
+    before = tree_of(fresh_example.root)
+    dock.variant_name.setText("bad")
+    dock.variant_flags.setText("--no-such-flag")
+    qtbot.mouseClick(dock.variant_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.error_banner.isVisible(), timeout=60_000)
+    assert "Unknown command line argument '--no-such-flag'" in window.error_banner.text()
+    qtbot.waitUntil(lambda: dock.variant_button.isEnabled(), timeout=30_000)
+    assert tree_of(fresh_example.root) == before
+    dock.variant_name.setText("o1")
+    dock.variant_flags.setText("--iree-opt-level=O1")
+    qtbot.mouseClick(dock.variant_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dock.b_combo.currentText() == "o1", timeout=300_000)
+    assert variants.get(Workspace.open(fresh_example.root), "o1").vmfb_path.is_file()

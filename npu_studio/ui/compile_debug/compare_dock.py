@@ -13,8 +13,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.debug.build_compare import TOP_PASS_CHANGES, BuildComparison, compare
 from ...core.errors import StudioError
 from ...core.units import format_bytes
+from ...core.workspace import variants
 from ...core.workspace.workspace import Workspace
-from .profile_dock import _item, builds_of
+from .profile_dock import _item, builds_of, on_disk
 
 SAME_COLOR, DIFFERENT_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020")
 
@@ -67,7 +68,17 @@ class CompareDock(QtCore.QObject):
                   self.cancel_button):
             bar.addWidget(w)
         bar.addStretch(1)
-        self.verdict = QtWidgets.QLabel("Build variants: `npu-studio variant WORKSPACE create NAME --flags=...`")
+        self.variant_name = QtWidgets.QLineEdit(placeholderText="variant name")
+        self.variant_name.setAccessibleName("Variant name")
+        self.variant_flags = QtWidgets.QLineEdit(placeholderText="extra iree-compile flags, e.g. --iree-opt-level=O3")
+        self.variant_flags.setAccessibleName("Variant flags")
+        self.variant_button = QtWidgets.QPushButton("Create and build variant")
+        self.variant_button.clicked.connect(self.create_variant)
+        new = QtWidgets.QHBoxLayout()
+        for w in (self.variant_name, self.variant_flags, self.variant_button):
+            new.addWidget(w)
+        new.setStretch(1, 1)
+        self.verdict = QtWidgets.QLabel("Pick two builds: main (the workspace's own) and build variants.")
         self.verdict.setWordWrap(True)
         self.verdict.setAccessibleName("Comparison verdict")
         self.summary = QtWidgets.QTableWidget(0, 3)
@@ -95,6 +106,7 @@ class CompareDock(QtCore.QObject):
         body = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(body)
         layout.addLayout(bar)
+        layout.addLayout(new)
         layout.addWidget(self.verdict)
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
@@ -105,7 +117,7 @@ class CompareDock(QtCore.QObject):
         self._update_buttons()
 
     def refresh(self) -> None:
-        names = builds_of(self.window.workspace)
+        names = builds_of(on_disk(self.window.workspace))
         for combo, default in ((self.a_combo, 0), (self.b_combo, 1)):
             current = combo.currentText()
             combo.blockSignals(True)
@@ -126,6 +138,34 @@ class CompareDock(QtCore.QObject):
                                on_done=lambda result, _g: self.show_result(result), on_failed=self._failed,
                                on_finished=self._finished)
         self._update_buttons()
+
+    def create_variant(self) -> None:
+        """Check the flags with the compiler, record the variant and build it (a job; a failure changes nothing)."""
+        ws, name, flags = self.window.workspace, self.variant_name.text().strip(), self.variant_flags.text()
+        if ws is None or self._running:
+            return
+        root = ws.root
+
+        def work(report, token):
+            own = Workspace.open(root)
+            variants.create(own, name, flags)
+            job = variants.build_job(own, name, on_progress=lambda done, running: report(done, running))
+            token.attach(job.cancel)
+            return job.run()
+
+        self._running = True
+        self.window.status_label.setText(f"Building variant {name}")
+        self.window.jobs.start("compare", work, on_done=lambda v, _g: self._variant_built(v),
+                               on_failed=self._failed, on_finished=self._finished,
+                               on_progress=lambda done, running: self.window.status_label.setText(
+                                   f"Building variant {name}: {running or 'done'}"))
+        self._update_buttons()
+
+    def _variant_built(self, variant) -> None:
+        self.window.status_label.setText(f"Variant {variant.name} built")
+        self.variant_name.clear()
+        self.refresh()
+        self.b_combo.setCurrentText(variant.name)
 
     def cancel(self) -> None:
         if self._running:
@@ -165,9 +205,10 @@ class CompareDock(QtCore.QObject):
 
     def _finished(self, _generation) -> None:
         self._running = False
-        self._update_buttons()
+        self.refresh()
 
     def _update_buttons(self) -> None:
         ready = self.window.workspace is not None and bool(self.a_combo.currentText())
         self.compare_button.setEnabled(ready and not self._running)
+        self.variant_button.setEnabled(self.window.workspace is not None and not self._running)
         self.cancel_button.setEnabled(self._running)

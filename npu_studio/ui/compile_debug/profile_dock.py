@@ -34,6 +34,16 @@ def _item(value, text: str | None = None) -> QtWidgets.QTableWidgetItem:
     return item
 
 
+def on_disk(ws: Workspace | None) -> Workspace | None:
+    """The workspace as its manifest now is: jobs record variants and profiles through their own copy."""
+    if ws is None:
+        return None
+    try:
+        return Workspace.open(ws.root)
+    except StudioError:
+        return ws
+
+
 def builds_of(ws: Workspace | None) -> list[str]:
     return [variants.MAIN, *(v.name for v in variants.variants(ws))] if ws is not None else []
 
@@ -91,7 +101,7 @@ class ProfileDock(QtCore.QObject):
     # -- showing -------------------------------------------------------------------
 
     def refresh(self) -> None:
-        ws = self.window.workspace
+        ws = on_disk(self.window.workspace)
         current = self.build_combo.currentText() or variants.MAIN
         names = builds_of(ws)
         self.build_combo.blockSignals(True)
