@@ -164,3 +164,10 @@ def test_reimport_keeps_variants_and_remove_drops_their_records(fresh_example):
     variants.remove(again, "v.1")
     assert not (ws.root / "profiles" / "v.1.json").exists()
     assert (ws.root / "profiles" / "main.json").is_file()  # another build's record stays
+
+
+def test_a_compile_through_an_older_handle_keeps_the_variants(fresh_example):
+    other = Workspace.open(fresh_example.root)  # e.g. the app's job, with its own handle
+    variants.create(other, "v")
+    fresh_example.compile()  # this handle never saw the variant
+    assert "v" in Manifest.load(fresh_example.root).variants
