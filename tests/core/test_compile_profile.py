@@ -197,3 +197,22 @@ def test_cli_executables_timeout_is_one_line_naming_the_dispatch(fresh_example):
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if " timeout " in ln]
     assert len(lines) == 1 and "#0" in lines[0] and "no result within 0.001 s" in lines[0]
+
+
+def test_profile_of_a_build_rebuilt_meanwhile_is_not_published(fresh_example):
+    from npu_studio.core.errors import WorkspaceError
+    from npu_studio.core.workspace import variants
+
+    variants.create(fresh_example, "v")
+    variants.build(fresh_example, "v")
+    other = Workspace.open(fresh_example.root)
+    rebuilt = []
+
+    def rebuild_once(done, running):
+        if done == "abi" and not rebuilt:  # the profile runs unlocked: a rebuild may happen meanwhile
+            rebuilt.append(variants.build(other, "v"))
+
+    job = ProfileJob(fresh_example, "v", phases=["abi", "preprocessing"], on_progress=rebuild_once)
+    with pytest.raises(WorkspaceError, match="changed while it was measured"):
+        job.run()
+    assert rebuilt and not (fresh_example.root / "profiles" / "v.json").exists()

@@ -268,7 +268,8 @@ class ProfileJob:
                 profile.phases[phase] = self._profile_phase(phase, staging / phase)
             return profile.to_json()
 
-        publish_record(self.ws, profile_file(Path("."), self.build_name), measure)
+        publish_record(self.ws, profile_file(Path("."), self.build_name), measure, build_name=self.build_name,
+                       stamp=profile.build_stamp)
         self._report(self.phases[-1] if self.phases else None, None)
         return profile
 
@@ -299,31 +300,41 @@ class ProfileJob:
             self.on_progress(done, running)
 
 
-def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"]) -> None:
-    """Hold the workspace, call `measure(staging)` and publish what it made at `rel`.
+def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"], *, build_name: str | None = None,
+                   stamp: str | None = None) -> None:
+    """Call `measure(staging)` and publish what it made at `rel`, with the manifest unchanged.
 
     `measure` returns the record's text, or the path of a file it wrote in the
-    staging folder. The manifest is written back unchanged; a failure or
-    cancel inside `measure` leaves the workspace as it was.
+    staging folder. It runs without holding the workspace, so a compile may go
+    on meanwhile; the record is published under the lock only if the build it
+    describes (`build_name`) still has `stamp`. A failure or cancel inside
+    `measure`, or a build changed meanwhile, leaves the workspace as it was.
     """
     from ..workspace.lock import WorkspaceLock
+    from ..workspace.manifest import Manifest
     from ..workspace.publish_journal import Publish, new_staging, recover
+    from ..workspace.variants import resolve
 
-    with WorkspaceLock(ws.root):
-        recover(ws.root)
-        staging = new_staging(ws.root)
-        try:
-            made = measure(staging)
-            if isinstance(made, Path):
-                staged = made
-            else:
-                staged = staging / "record.json"
-                staged.write_text(made, encoding="utf-8")
+    staging = new_staging(ws.root)
+    try:
+        made = measure(staging)
+        if isinstance(made, Path):
+            staged = made
+        else:
+            staged = staging / "record.json"
+            staged.write_text(made, encoding="utf-8")
+        with WorkspaceLock(ws.root, wait=30):
+            recover(ws.root)
+            if build_name is not None:
+                current = type(ws)(ws.root, Manifest.load(ws.root))
+                if stamp_of(resolve(current, build_name)) != stamp:
+                    raise WorkspaceError(ws.root, f"build {build_name!r} changed while it was measured; "
+                                                  "measure it again")
             publish = Publish(ws.root, staging)
             publish.move(staged, str(rel))
             publish.commit(read_text(ws.root / "manifest.json"))
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def run_cancellable(cmd: list[str], stderr_path: Path, cancel: threading.Event, *, timeout: float | None = None,

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import processes
 from ..errors import RunFailed
-from .compile_profile import PROFILES_DIR, publish_record
+from .compile_profile import PROFILES_DIR, publish_record, stamp_of
 
 CAPTURE_SECONDS = 300.0
 
@@ -97,7 +97,7 @@ def capture_run(ws, build_name: str, function: str, inputs: list[np.ndarray], *,
         found.update(_capture(build.vmfb_path, function, inputs, trace, ws.params_path, timeout))
         return trace
 
-    publish_record(ws, rel, measure)
+    publish_record(ws, rel, measure, build_name=build_name, stamp=stamp_of(build))
     path = ws.root / rel
     return TracyCapture(path, found.get("zones"), found.get("span_ms"), path.stat().st_size, missing_zone_reader())
 
