@@ -26,9 +26,6 @@ import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from ..compile.compiler import EXECUTABLES_DIR
 from ..errors import RunFailed
 from ..ir.diff import DiffOptions, diff_texts, normalize_text
 from ..run.numeric_gate import DEFAULT_TOLERANCE, OutputComparison, compare_arrays, load_inputs
@@ -233,7 +230,3 @@ def elf_bytes(vmfb: Path | None) -> int | None:
                 continue
         at = data.find(b"\x7fELF", at + 4)
     return total if found else None
-
-
-def max_abs_difference(result: BuildComparison) -> float:
-    return max((o.max_abs for o in result.outputs), default=0.0) if result.outputs else float(np.nan)

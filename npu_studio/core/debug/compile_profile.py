@@ -257,9 +257,6 @@ class ProfileJob:
         self._cancel.set()
 
     def run(self) -> BuildProfile:
-        from ..workspace.lock import WorkspaceLock
-        from ..workspace.publish_journal import Publish, new_staging, recover
-
         profile = BuildProfile(self.build_name, {}, stamp_of(self.build), time.time())
 
         def measure(staging: Path) -> str:
