@@ -23,6 +23,8 @@ from ..resources import EXAMPLE_MODEL
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
+from .compile_debug.compare_dock import CompareDock
+from .compile_debug.profile_dock import ProfileDock
 from .edit.phase_documents import PhaseDocuments
 from .executables.view import ExecutablesPanel
 from .ir.find_bar import FindBar
@@ -69,6 +71,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.executables = ExecutablesPanel(self)
+        self.compile_profile, self.compare_builds = ProfileDock(self), CompareDock(self)
         self._wire()
         install_edit_support(self)
         self.view_menu.addSeparator()
