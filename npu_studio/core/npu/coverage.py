@@ -14,9 +14,9 @@ from pathlib import Path
 from iree.compiler import ir
 
 from ..ir.dispatch_index import index_text
+from ..ir.flow_graph import FlowGraph
 from ..units import format_count
 from .analysis import DispatchAnalysis
-from .flow_graph import FlowGraph
 from .legality import analyze
 from .npu_ir import NpuProgram
 from .rules import RULES

@@ -18,8 +18,14 @@ from iree.compiler import ir
 
 from ...ir.dispatch_index.labels import choose_root
 from ...ir.linalg import describe_linalg_op
+from ...run.dispatches.scalar_ops import (
+    NotInterpretable,
+    constant_value,
+    evaluate,
+    known,
+    numpy_dtype,
+)
 from . import linalg_eval
-from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
 TileHook = Callable[[int, list[np.ndarray]], None]

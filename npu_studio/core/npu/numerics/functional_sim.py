@@ -19,11 +19,11 @@ import numpy as np
 from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
+from ...run.dispatches.host import HostInterpreter, tied_operands
+from ...run.dispatches.iree_dispatches import DispatchRunner
+from ...run.dispatches.scalar_ops import NotInterpretable, numpy_dtype
 from ..npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
-from .host import HostInterpreter, tied_operands
-from .iree_dispatches import DispatchRunner
-from .scalar_ops import NotInterpretable, numpy_dtype
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,15 @@ import numpy as np
 from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
-from ..flow_graph import FlowGraph
-from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype, scalar_value
+from ...ir.flow_graph import FlowGraph
+from .scalar_ops import (
+    NotInterpretable,
+    constant_value,
+    evaluate,
+    known,
+    numpy_dtype,
+    scalar_value,
+)
 
 # (dispatch index, flow.dispatch op, argument values) -> result arrays
 DispatchFn = Callable[[int, ir.Operation, list], list]

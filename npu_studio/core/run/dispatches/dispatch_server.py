@@ -1,4 +1,4 @@
-"""Child-process entry: python -m npu_studio.core.npu.numerics.dispatch_server VMFB
+"""Child-process entry: python -m npu_studio.core.run.dispatches.dispatch_server VMFB
 
 Reads one JSON request per line on stdin ({"function", "dir", "inputs"}),
 calls the function on the .npy inputs, writes dir/out<j>.npy and answers
