@@ -27,6 +27,21 @@ def _model(path: Path):
     return m
 
 
+def imported_model(source: Path):
+    """The ONNX model as the importer saw it: opset upgraded, unnamed nodes named.
+
+    Its node names are the ones in the MLIR locations (the dispatch index's
+    ONNX provenance), so its tensors can be paired with dispatches.
+    Raises ImportFailed (a StudioError naming `source`) as the import would.
+    """
+    from ..compile.importer import load_onnx, name_unnamed_nodes, upgrade_opset
+
+    model = upgrade_opset(load_onnx(Path(source)), Path(source))
+    name_unnamed_nodes(model)
+    model.ir_version = min(model.ir_version, 10)
+    return model
+
+
 def _session(model):
     import onnxruntime as ort
 
@@ -36,26 +51,22 @@ def _session(model):
 
 
 def run_onnxruntime(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """onnxruntime's outputs for `model` on `inputs` (in the graph's input order)."""
+    """onnxruntime's outputs for the model file `model` on `inputs` (in the graph's input order)."""
     sess = _session(_model(model))
     feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
     return sess.run(None, feeds)
 
 
-def tensor_producers(model: Path) -> dict[str, list[str]]:
-    """ONNX node name -> the names of the tensors it outputs (nodes in graph order)."""
-    return {n.name: [o for o in n.output if o] for n in _model(model).graph.node}
+def run_with_intermediates(model, inputs: list[np.ndarray], tensors: Sequence[str],
+                           source: Path | None = None) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """The outputs of `model` (a ModelProto, left unchanged), and the value of every tensor named in `tensors`.
 
-
-def run_with_intermediates(model: Path, inputs: list[np.ndarray],
-                           tensors: Sequence[str]) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
-    """The model's outputs, and the value of every tensor named in `tensors`.
-
-    Raises StudioError naming the model when onnxruntime cannot load or run it.
+    Raises StudioError naming `source` when onnxruntime cannot load or run it.
     """
     import onnx
 
-    m = _model(model)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
     outputs = [o.name for o in m.graph.output]
     extra = [t for t in dict.fromkeys(tensors) if t not in outputs]
     # Added outputs carry no type: onnxruntime infers it from the producing node.
@@ -65,8 +76,8 @@ def run_with_intermediates(model: Path, inputs: list[np.ndarray],
         feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
         values = sess.run(None, feeds)
     except ImportError:
-        raise StudioError(model, "onnxruntime is not installed; it is the reference of the trace") from None
+        raise StudioError(source, "onnxruntime is not installed; it is the reference of the trace") from None
     except Exception as exc:  # onnxruntime's own errors (unsupported op, bad feed, ...)
-        raise StudioError(model, f"onnxruntime cannot run the model: {' '.join(str(exc).split())[:200]}") from None
+        raise StudioError(source, f"onnxruntime cannot run the model: {' '.join(str(exc).split())[:200]}") from None
     named = dict(zip(outputs + extra, values))
     return values[:len(outputs)], {t: named[t] for t in tensors if t in named}

@@ -23,14 +23,12 @@ from ...run.dispatches import iree_dispatches
 from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
+from ...run.tolerance import TOLERANCE, max_error
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
-from .functional_sim import DispatchOutcome, FunctionalSim, TileFault, max_error
+from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
 
 REPORT_NAME = "last.json"  # in the workspace's npu/check/, the last check's report
-
-# Relative tolerance (of the reference's largest magnitude) per output element type.
-TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 
 
 @dataclass

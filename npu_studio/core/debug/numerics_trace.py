@@ -1,0 +1,186 @@
+"""The numerics trace: each dispatch of a build against the ONNX model, and where the error is born.
+
+onnxruntime runs the model with the tensors the dispatches compute exposed
+as extra outputs (`run/onnx_reference`). IREE runs the build's flow program
+dispatch by dispatch: the host side interpreted, each dispatch run by the
+one-function-per-dispatch module (`run/dispatches`), built with the
+workspace's executable substitutions. Each dispatch result is paired with
+the ONNX tensor its fused nodes compute (`onnx_pairing`) and compared.
+
+The first divergent dispatch is the first, in execution order, whose
+result departs from its ONNX tensor beyond tolerance: since execution
+order respects dataflow, no dispatch feeding it departs, so its inputs
+still agree (where they are paired) and the error is born there; later
+departing dispatches may only carry it. When an input comes through a
+dispatch that could not be paired, the report says so.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+from iree.compiler import ir
+
+from ..compile.params import ParameterArchive
+from ..errors import Cancelled, StudioError
+from ..ir.dispatch_index import index_workspace_phases
+from ..run.dispatches import iree_dispatches
+from ..run.dispatches.host import HostInterpreter
+from ..run.dispatches.scalar_ops import NotInterpretable
+from ..run.onnx_reference import imported_model, run_with_intermediates
+from ..run.runner import pick_function, random_inputs
+from ..run.tolerance import max_error, tolerance_of
+from ..workspace.workspace import Workspace
+from .onnx_pairing import OnnxGraphOrder, Pairing, pair_results
+from .trace_report import DispatchTrace, OutputTrace, TraceReport, first_differing
+
+ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
+
+
+def check_traceable(ws: Workspace) -> None:
+    """StudioError (one line) when the workspace has nothing to trace against the ONNX model."""
+    if ws.vmfb_path is None or not ws.vmfb_path.is_file():
+        raise StudioError(ws.root, "no build; compile first")
+    if "flow" not in ws.manifest.phases or not ws.snapshot_path("flow").is_file():
+        raise StudioError(ws.root, "no flow snapshot; compile first")
+    if ws.source_path.suffix.lower() != ".onnx":
+        raise StudioError(ws.source_path, "the trace compares with the ONNX model, and this workspace was "
+                                          "made from an MLIR file")
+
+
+def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
+                 function: str | None = None):
+    """(signature, inputs): `inputs` checked against the entry point, or seeded random ones."""
+    sig = pick_function(ws.snapshot_path("input"), function)
+    if any(d is None for spec in sig.inputs for d in spec.shape):
+        raise StudioError(ws.root, f"@{sig.name} has dynamic input shapes; the trace needs static ones")
+    if inputs is None:
+        return sig, random_inputs(sig, seed, ws.user_model_path)
+    if len(inputs) != len(sig.inputs):
+        raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
+    for i, (a, spec) in enumerate(zip(inputs, sig.inputs)):
+        if a.shape != tuple(spec.shape) or a.dtype != spec.numpy_dtype:
+            raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
+                                       f"{'x'.join(map(str, a.shape))} {a.dtype}")
+    return sig, inputs
+
+
+def _flow_records(ws: Workspace):
+    phases = {p: ws.snapshot_path(p) for p in ("dispatch-creation", "flow")
+              if p in ws.manifest.phases and ws.snapshot_path(p).is_file()}
+    return index_workspace_phases(phases)["flow"].dispatches  # dispatch-creation names each site's nodes
+
+
+def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: float | None = None,
+          seed: int = 0, function: str | None = None, on_progress: ProgressFn | None = None,
+          should_stop: Callable[[], bool] | None = None) -> TraceReport:
+    """Trace `ws`'s build against its ONNX model on `inputs` (default: seeded random ones).
+
+    `tolerance` is relative to each reference tensor's largest magnitude
+    (None: by element type, see run/tolerance). The dispatch module is
+    built once per flow snapshot and substitutions (cached in the
+    workspace beside the NPU check's). Raises StudioError (one line) for a
+    workspace without a build, inputs that do not fit the entry point, a
+    dispatch module that does not compile; Cancelled when `should_stop`.
+    """
+    check_traceable(ws)
+    if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
+        raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
+    sig, inputs = trace_inputs(ws, inputs, seed, function)
+    flow = ws.snapshot_path("flow")
+    model = imported_model(ws.source_path)
+    graph = OnnxGraphOrder(model)
+    records = _flow_records(ws)
+    wanted = [t for r in records for t in graph.tensors(r.onnx_nodes)]
+    t0 = time.perf_counter()
+    ort_outputs, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
+    ort_seconds = time.perf_counter() - t0
+    shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
+    t0 = time.perf_counter()
+    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, ws.manifest.target,
+                                 extra_flags=tuple(ws.substitution_flags()))
+    build_seconds = time.perf_counter() - t0
+    traces: list[DispatchTrace] = []
+
+    def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
+        if should_stop is not None and should_stop():
+            raise Cancelled("trace")
+        s0 = time.perf_counter()
+        results = runner.run(index, [a for a in args if isinstance(a, np.ndarray)])
+        rec = records[index] if index < len(records) else None
+        pairings = pair_results([np.shape(r) for r in results], rec.onnx_nodes if rec else [], graph, shapes)
+        traces.append(_compare(index, rec, results, pairings, reference, tolerance, time.perf_counter() - s0))
+        if on_progress is not None:
+            on_progress(len(traces), len(records))
+        return results
+
+    t0 = time.perf_counter()
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    module = ir.Module.parse(flow.read_text(encoding="utf-8"), ctx)
+    archive = ParameterArchive(ws.params_path) if ws.params_path is not None else None
+    with iree_dispatches.DispatchRunner(vmfb) as runner, ctx:
+        host = HostInterpreter(module, archive, run_dispatch)
+        try:
+            host.initialize()
+            outs = host.call(sig.name, [np.asarray(a) for a in inputs])
+        except NotInterpretable as exc:
+            raise StudioError(flow, f"the trace stopped: {exc}") from None
+    iree_seconds = time.perf_counter() - t0
+    _mark_inputs(traces, host.graph)
+    outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
+               for i, (o, r) in enumerate(zip([np.asarray(o) for o in outs if o is not None], ort_outputs))]
+    return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
+                       ort_seconds, build_seconds, iree_seconds)
+
+
+def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
+             tolerance: float | None, seconds: float) -> DispatchTrace:
+    t = DispatchTrace(index, (rec.export or rec.executable or "") if rec else "",
+                      list(np.shape(results[0])) if results else [], results[0].dtype.name if results else "",
+                      seconds=seconds)
+    t.onnx_nodes = list(rec.onnx_nodes) if rec else []
+    paired = [(r, p) for r, p in zip(results, pairings) if p.tensor is not None]
+    if not paired:
+        t.why_unpaired = pairings[0].why_not if pairings else "it has no result"
+        return t
+    t.onnx_tensor, t.onnx_node = paired[0][1].tensor, paired[0][1].node
+    t.padded = paired[0][1].interior is not None
+    worst = None
+    for result, p in paired:
+        r, ref = p.view(np.asarray(result), np.asarray(reference[p.tensor]))
+        err, scale = max_error(r, ref)
+        tol = tolerance if tolerance is not None else tolerance_of(r.dtype)
+        bound = tol * max(1.0, scale)
+        rel = err / scale if scale else (0.0 if err == 0 else float("inf"))
+        if worst is None or rel > worst[1]:
+            worst = (err, rel, scale, tol, bound, r, ref)
+    err, rel, scale, tol, bound, r, ref = worst
+    t.max_abs_error, t.max_rel_error, t.scale, t.tolerance = err, rel, scale, tol
+    t.departs = err > bound
+    t.outside, t.first_differing = first_differing(r, ref, bound)
+    finite = np.asarray(r, np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size:
+        t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
+    return t
+
+
+def _mark_inputs(traces: list[DispatchTrace], flow_graph) -> None:
+    """Each dispatch's producers, and whether its inputs agree (None: through an unpaired dispatch)."""
+    by_index = {t.index: t for t in traces}
+    for site in flow_graph.sites:
+        t = by_index.get(site.index)
+        if t is None:
+            continue
+        t.producers = sorted(site.deps)
+        feeding = [by_index[p] for p in t.producers if p in by_index]
+        if any(p.departs for p in feeding):
+            t.inputs_agree = False
+        elif all(p.onnx_tensor is not None for p in feeding):
+            t.inputs_agree = True
+        else:
+            t.inputs_agree = None
+
