@@ -3,8 +3,10 @@
 onnxruntime runs the model with the tensors the dispatches compute exposed
 as extra outputs (`run/onnx_reference`). IREE runs the build's flow program
 dispatch by dispatch: the host side interpreted, each dispatch run by the
-one-function-per-dispatch module (`run/dispatches`), built with the
-workspace's executable substitutions. Each dispatch result is paired with
+one-function-per-dispatch module (`run/dispatches`). That module is built
+from the flow snapshot, so a flow edit is traced; executable
+substitutions are not (their interface is the full build's, see
+`iree_dispatches.build`), and the report notes them. Each dispatch result is paired with
 the ONNX tensor its fused nodes compute (`onnx_pairing`) and compared.
 
 The first divergent dispatch is the first, in execution order, whose
@@ -99,8 +101,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     ort_seconds = time.perf_counter() - t0
     shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
     t0 = time.perf_counter()
-    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, ws.manifest.target,
-                                 extra_flags=tuple(ws.substitution_flags()))
+    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, ws.manifest.target)
     build_seconds = time.perf_counter() - t0
     traces: list[DispatchTrace] = []
 
@@ -132,8 +133,16 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     _mark_inputs(traces, host.graph)
     outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
                for i, (o, r) in enumerate(zip([np.asarray(o) for o in outs if o is not None], ort_outputs))]
+    notes = [f"executable {n} is substituted in the build; the trace runs the flow snapshot's own "
+             "(substitutions cannot run dispatch by dispatch)" for n in _substituted(ws)]
     return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
-                       ort_seconds, build_seconds, iree_seconds)
+                       ort_seconds, build_seconds, iree_seconds, notes)
+
+
+def _substituted(ws: Workspace) -> list[str]:
+    from ..workspace.substitutions import load
+
+    return sorted({s.name for s in load(ws) if s.applied})
 
 
 def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,

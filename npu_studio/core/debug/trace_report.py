@@ -64,6 +64,7 @@ class TraceReport:
     onnxruntime_seconds: float
     build_seconds: float
     iree_seconds: float
+    notes: list[str] = field(default_factory=list)
 
     @property
     def first_divergent(self) -> DispatchTrace | None:
@@ -98,6 +99,7 @@ class TraceReport:
             "paired": self.paired,
             "dispatches": [asdict(d) for d in self.dispatches],
             "outputs": [{**asdict(o), "ok": o.ok} for o in self.outputs],
+            "notes": list(self.notes),
             "seconds": {"onnxruntime": self.onnxruntime_seconds, "dispatch_module_build": self.build_seconds,
                         "iree": self.iree_seconds},
         }
@@ -140,6 +142,7 @@ class TraceReport:
             if later:
                 lines.append(f"  also departing after it: {', '.join(f'#{i}' for i in later[:20])}"
                              + (" ..." if len(later) > 20 else ""))
+        lines += [f"  note: {n}" for n in self.notes]
         lines.append("OK" if self.ok else "DEPARTS")
         return lines
 

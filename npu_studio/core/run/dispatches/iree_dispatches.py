@@ -116,28 +116,23 @@ def dispatch_module_text(flow_text: str) -> str:
     return text[:end] + "\n".join(wrappers) + "\n}\n"
 
 
-def cache_key(flow_text: str, target: str, extra_flags: tuple[str, ...] = ()) -> str:
+def cache_key(flow_text: str, target: str) -> str:
     h = hashlib.sha256(flow_text.encode())
     h.update(target.encode())
     h.update(compiler_version().encode())
-    for flag in extra_flags:  # a substitution's flag names a file: its text is part of the build
-        h.update(flag.encode())
-        named = Path(flag.rsplit("=", 1)[-1])
-        if named.is_file():
-            h.update(named.read_bytes())
     return h.hexdigest()[:16]
 
 
-def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900,
-          extra_flags: tuple[str, ...] = ()) -> Path:
+def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900) -> Path:
     """The compiled dispatch module for this flow snapshot (compiled once, then cached).
 
-    `extra_flags` go to iree-compile too (a workspace's executable
-    substitutions, so each dispatch runs the executable its build runs).
-    A failed build leaves nothing in `cache_dir`.
+    Executable substitutions cannot be applied here: a substituted
+    `hal.executable` has the interface (bindings, constants) of the full
+    build, not of this module's one-dispatch functions. A failed build
+    leaves nothing in `cache_dir`.
     """
     flow_text = Path(flow_path).read_text(encoding="utf-8")
-    key = cache_key(flow_text, target, tuple(extra_flags))
+    key = cache_key(flow_text, target)
     vmfb = Path(cache_dir) / f"dispatches-{key}.vmfb"
     if vmfb.is_file():
         return vmfb
@@ -145,8 +140,7 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
         src = Path(tmp_dir) / vmfb.with_suffix(".mlir").name
         src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
         out = Path(tmp_dir) / vmfb.name
-        cmd = [str(iree_compile()), str(src), *target_flags(target), *extra_flags, "--compile-from=flow",
-               "-o", str(out)]
+        cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow", "-o", str(out)]
         try:
             proc = processes.run_child(cmd, timeout=timeout)
         except subprocess.TimeoutExpired:
