@@ -19,6 +19,7 @@ from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
 from ..core.workspace.workspace import Workspace, is_model_file
 from ..resources import EXAMPLE_MODEL
+from .debug_docks import install_debug_docks
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
@@ -34,8 +35,6 @@ from .schedule.dock import ScheduleDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding
-from .trace.controller import TraceController
-from .trace.dock import TraceDock
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
@@ -67,11 +66,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.log_dock, self.schedule)
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
-        self.trace_dock = TraceDock(self)
-        self.trace = TraceController(self.session, self.jobs, self.trace_dock, self.dispatches, self)
-        self.add_dock(self.trace_dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.log_dock, self.trace_dock)
         self.executables = ExecutablesPanel(self)
+        install_debug_docks(self)
         self._wire()
         install_edit_support(self)
         self._restore_settings()
@@ -195,7 +191,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
         self.schedule_controller.sig_message.connect(self.log.append_text)
-        self.trace.sig_message.connect(self.log.append_text)
         studio.sig_error.connect(self._show_banner)
         studio.sig_clear_error.connect(self.clear_error)
         studio.sig_status.connect(self.status_label.setText)
