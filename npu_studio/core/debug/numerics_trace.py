@@ -34,22 +34,27 @@ from ..run.dispatches.scalar_ops import NotInterpretable
 from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import pick_function, random_inputs
 from ..run.tolerance import max_error, tolerance_of
+from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .onnx_pairing import OnnxGraphOrder, Pairing, pair_results
+from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
 from .trace_report import DispatchTrace, OutputTrace, TraceReport, first_differing
 
 ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
 
 
-def check_traceable(ws: Workspace) -> None:
-    """StudioError (one line) when the workspace has nothing to trace against the ONNX model."""
+def check_traceable(ws: Workspace, build: str = variants.MAIN) -> variants.Build:
+    """The build to trace; StudioError (one line) when there is nothing to trace against the ONNX model."""
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no build; compile first")
-    if "flow" not in ws.manifest.phases or not ws.snapshot_path("flow").is_file():
-        raise StudioError(ws.root, "no flow snapshot; compile first")
+    b = variants.resolve(ws, build)
+    for phase in ("input", "flow"):
+        path = b.snapshot_path(phase)
+        if path is None or not path.is_file():
+            raise StudioError(ws.root, f"no {phase} snapshot in build {build!r}; compile first")
     if ws.source_path.suffix.lower() != ".onnx":
         raise StudioError(ws.source_path, "the trace compares with the ONNX model, and this workspace was "
                                           "made from an MLIR file")
+    return b
 
 
 def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
@@ -69,16 +74,20 @@ def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
     return sig, inputs
 
 
-def _flow_records(ws: Workspace):
-    phases = {p: ws.snapshot_path(p) for p in ("dispatch-creation", "flow")
-              if p in ws.manifest.phases and ws.snapshot_path(p).is_file()}
+def _flow_records(b: variants.Build):
+    phases = {p: b.snapshot_path(p) for p in ("dispatch-creation", "flow")
+              if b.snapshot_path(p) is not None and b.snapshot_path(p).is_file()}
     return index_workspace_phases(phases)["flow"].dispatches  # dispatch-creation names each site's nodes
 
 
 def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: float | None = None,
           seed: int = 0, function: str | None = None, on_progress: ProgressFn | None = None,
-          should_stop: Callable[[], bool] | None = None) -> TraceReport:
-    """Trace `ws`'s build against its ONNX model on `inputs` (default: seeded random ones).
+          should_stop: Callable[[], bool] | None = None, build: str = variants.MAIN) -> TraceReport:
+    """Trace `ws`'s build (`main`, or a build variant) against its ONNX model on `inputs`.
+
+    `inputs` (default: seeded random ones) fit the model's own entry point;
+    a variant whose entry point takes other element types (a demoted one)
+    gets them converted.
 
     `tolerance` is relative to each reference tensor's largest magnitude
     (None: by element type, see run/tolerance). The dispatch module is
@@ -87,21 +96,23 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     workspace without a build, inputs that do not fit the entry point, a
     dispatch module that does not compile; Cancelled when `should_stop`.
     """
-    check_traceable(ws)
+    b = check_traceable(ws, build)
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed, function)
-    flow = ws.snapshot_path("flow")
+    flow = b.snapshot_path("flow")
     model = imported_model(ws.source_path)
     graph = OnnxGraphOrder(model)
-    records = _flow_records(ws)
-    wanted = [t for r in records for t in graph.tensors(r.onnx_nodes)]
+    records = _flow_records(b)
+    computes = {r.index: dispatch_nodes(r, graph) for r in records}
+    wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
     t0 = time.perf_counter()
     ort_outputs, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
     ort_seconds = time.perf_counter() - t0
     shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
     t0 = time.perf_counter()
-    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, ws.manifest.target)
+    vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target)
+    iree_inputs = build_inputs(b, sig.name, inputs)
     build_seconds = time.perf_counter() - t0
     traces: list[DispatchTrace] = []
 
@@ -111,7 +122,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         s0 = time.perf_counter()
         results = runner.run(index, [a for a in args if isinstance(a, np.ndarray)])
         rec = records[index] if index < len(records) else None
-        pairings = pair_results([np.shape(r) for r in results], rec.onnx_nodes if rec else [], graph, shapes)
+        pairings = pair_results([np.shape(r) for r in results], computes.get(index, []), graph, shapes)
         traces.append(_compare(index, rec, results, pairings, reference, tolerance, time.perf_counter() - s0))
         if on_progress is not None:
             on_progress(len(traces), len(records))
@@ -126,17 +137,28 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         host = HostInterpreter(module, archive, run_dispatch)
         try:
             host.initialize()
-            outs = host.call(sig.name, [np.asarray(a) for a in inputs])
+            outs = host.call(sig.name, iree_inputs)
         except NotInterpretable as exc:
             raise StudioError(flow, f"the trace stopped: {exc}") from None
     iree_seconds = time.perf_counter() - t0
     _mark_inputs(traces, host.graph)
+    values = [np.asarray(o) for o in outs if o is not None]
     outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
-               for i, (o, r) in enumerate(zip([np.asarray(o) for o in outs if o is not None], ort_outputs))]
-    notes = [f"executable {n} is substituted in the build; the trace runs the flow snapshot's own "
+               for i, (o, r) in enumerate(zip(values, ort_outputs))]
+    notes = [f"build variant {build!r}"] if build != variants.MAIN else []
+    notes += [f"executable {n} is substituted in the build; the trace runs the flow snapshot's own "
              "(substitutions cannot run dispatch by dispatch)" for n in _substituted(ws)]
     return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
-                       ort_seconds, build_seconds, iree_seconds, notes)
+                       ort_seconds, build_seconds, iree_seconds, notes, values)
+
+
+def build_inputs(b: variants.Build, function: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """`inputs` in the element types `b`'s entry point takes (a demoted build may take f16)."""
+    sig = pick_function(b.snapshot_path("input"), function)
+    if len(sig.inputs) != len(inputs):
+        raise StudioError(b.snapshot_path("input"), f"@{function} takes {len(sig.inputs)} inputs in build "
+                                                    f"{b.name!r}, the model {len(inputs)}")
+    return [np.asarray(a).astype(spec.numpy_dtype, copy=False) for a, spec in zip(inputs, sig.inputs)]
 
 
 def _substituted(ws: Workspace) -> list[str]:

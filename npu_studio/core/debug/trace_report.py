@@ -65,6 +65,7 @@ class TraceReport:
     build_seconds: float
     iree_seconds: float
     notes: list[str] = field(default_factory=list)
+    values: list = field(default_factory=list, repr=False)  # the build's outputs (arrays; not in to_dict)
 
     @property
     def first_divergent(self) -> DispatchTrace | None:

@@ -54,3 +54,30 @@ def attention(path: Path, seq: int = 16, dim: int = 32) -> Path:
     ]
     return _save(nodes, "attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, dim])],
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [seq, dim])], weights, path)
+
+
+def overflowing_mlp(path: Path, width: int = 32, batch: int = 4) -> Path:
+    """x -> MatMul W0 + b0 -> Relu -> MatMul W1 (every weight 4000) -> Add -> Relu -> MatMul W2 + b2.
+
+    b0 >= 1 keeps every h0 element >= 1 after the relu, so each element of
+    h0 @ W1 is at least 32 * 4000 = 128000: past f16's largest finite 65504.
+    """
+    rng = np.random.default_rng(3)
+    weights = [("W0", rng.uniform(-0.1, 0.1, (width, width)).astype(np.float32)),
+               ("b0", rng.uniform(1.0, 1.5, (width,)).astype(np.float32)),
+               ("W1", np.full((width, width), 4000.0, np.float32)),
+               ("b1", np.zeros((width,), np.float32)),
+               ("W2", rng.uniform(-1e-3, 1e-3, (width, width)).astype(np.float32)),
+               ("b2", np.zeros((width,), np.float32))]
+    nodes = [
+        helper.make_node("MatMul", ["x", "W0"], ["m0"], name="mm0"),
+        helper.make_node("Add", ["m0", "b0"], ["a0"], name="add0"),
+        helper.make_node("Relu", ["a0"], ["h0"], name="relu0"),
+        helper.make_node("MatMul", ["h0", "W1"], ["m1"], name="mm1"),
+        helper.make_node("Add", ["m1", "b1"], ["a1"], name="add1"),
+        helper.make_node("Relu", ["a1"], ["h1"], name="relu1"),
+        helper.make_node("MatMul", ["h1", "W2"], ["m2"], name="mm2"),
+        helper.make_node("Add", ["m2", "b2"], ["y"], name="add2"),
+    ]
+    return _save(nodes, "overflowing_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, width])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, width])], weights, path)

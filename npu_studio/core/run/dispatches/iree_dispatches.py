@@ -28,6 +28,7 @@ from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import compiler_version, iree_compile
 from ...errors import StudioError
+from .dispatch_server import load_array
 from .host import segments, tied_operands
 
 CACHE_DIR = "npu/check"
@@ -207,7 +208,7 @@ class DispatchRunner:
         if "error" in reply:
             why = _left_out(self.vmfb, index) or reply["error"]
             raise StudioError(self.vmfb, f"dispatch #{index} cannot run on IREE's CPU build: {why}")
-        outs = [np.load(d / f"out{j}.npy") for j in range(reply["outputs"])]
+        outs = [load_array(d / f"out{j}.npy") for j in range(reply["outputs"])]
         for p in d.iterdir():
             p.unlink()
         d.rmdir()
