@@ -1,4 +1,4 @@
-"""npu-studio trace WORKSPACE [--input x.npy ...] [--tolerance T] [--seed N] [--function NAME] [--json]"""
+"""npu-studio trace WORKSPACE [--input x.npy ...] [--tolerance T] [--seed N] [--function NAME] [--method M] [--json]"""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ def add_parser(sub) -> None:
                         "(default by element type: 1e-4 for f32, 1e-2 for f16, 5e-2 for bf16)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--function", help="entry point (default: the first public one)")
+    p.add_argument("--method", choices=("dispatches", "tensor-trace"), default="dispatches",
+                   help="how IREE's side is run: dispatch by dispatch from the flow snapshot (default; sees flow "
+                        "edits), or the build compiled again from dispatch-creation with "
+                        "--iree-flow-trace-dispatch-tensors (what the whole module computes)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -38,6 +42,7 @@ def run(args) -> int:
     inputs = None
     if args.input:
         inputs = load_inputs(pick_function(ws.snapshot_path("input"), args.function), args.input, ws.root)
-    report = trace(ws, inputs, tolerance=args.tolerance, seed=args.seed, function=args.function)
+    report = trace(ws, inputs, tolerance=args.tolerance, seed=args.seed, function=args.function,
+                   method=args.method)
     print(json.dumps(report.to_dict(), indent=1) if args.json else "\n".join(report.summary_lines()))
     return 0 if report.ok else 1

@@ -3,10 +3,19 @@
 onnxruntime runs the model with the tensors the dispatches compute exposed
 as extra outputs (`run/onnx_reference`). IREE runs the build's flow program
 dispatch by dispatch: the host side interpreted, each dispatch run by the
-one-function-per-dispatch module (`run/dispatches`). That module is built
-from the flow snapshot, so a flow edit is traced; executable
-substitutions are not (their interface is the full build's, see
-`iree_dispatches.build`), and the report notes them. Each dispatch result is paired with
+one-function-per-dispatch module (`run/dispatches`), built from the flow
+snapshot, so a flow edit is traced. The other method, IREE's own dispatch
+tensor tracing (`run/dispatches/tensor_trace`), compiles the build again
+from dispatch-creation with `--iree-flow-trace-dispatch-tensors` and
+records what the whole module computes.
+
+An executable substitution cannot be traced dispatch by dispatch by
+either: a substituted `hal.executable` carries the buffer offsets of the
+build it came from (`hal.interface.binding.subspan ... offset(%c512)`),
+and both the one-dispatch module and a traced build lay their buffers out
+differently (it reads and writes the wrong bytes). With substitutions the
+report adds the workspace's own build, run as it is, against onnxruntime:
+whether the outputs depart, not which dispatch. Each dispatch result is paired with
 the ONNX tensor its fused nodes compute (`onnx_pairing`) and compared.
 
 The first divergent dispatch is the first, in execution order, whose
@@ -28,11 +37,11 @@ from iree.compiler import ir
 from ..compile.params import ParameterArchive
 from ..errors import Cancelled, StudioError
 from ..ir.dispatch_index import index_workspace_phases
-from ..run.dispatches import iree_dispatches
+from ..run.dispatches import iree_dispatches, tensor_trace
 from ..run.dispatches.host import HostInterpreter
 from ..run.dispatches.scalar_ops import NotInterpretable
 from ..run.onnx_reference import imported_model, run_with_intermediates
-from ..run.runner import pick_function, random_inputs
+from ..run.runner import pick_function, random_inputs, run_vmfb
 from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
@@ -40,6 +49,9 @@ from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
 from .trace_report import DispatchTrace, OutputTrace, TraceReport, first_differing
 
 ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
+DISPATCHES, TENSOR_TRACE = "dispatches", "tensor-trace"
+METHODS = (DISPATCHES, TENSOR_TRACE)
+SUBSTITUTE = "--iree-hal-substitute-executable-"  # left out of a traced build (see the module docstring)
 
 
 def check_traceable(ws: Workspace, build: str = variants.MAIN) -> variants.Build:
@@ -82,7 +94,8 @@ def _flow_records(b: variants.Build):
 
 def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: float | None = None,
           seed: int = 0, function: str | None = None, on_progress: ProgressFn | None = None,
-          should_stop: Callable[[], bool] | None = None, build: str = variants.MAIN) -> TraceReport:
+          should_stop: Callable[[], bool] | None = None, build: str = variants.MAIN,
+          method: str = DISPATCHES) -> TraceReport:
     """Trace `ws`'s build (`main`, or a build variant) against its ONNX model on `inputs`.
 
     `inputs` (default: seeded random ones) fit the model's own entry point;
@@ -90,9 +103,10 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     gets them converted.
 
     `tolerance` is relative to each reference tensor's largest magnitude
-    (None: by element type, see run/tolerance). The dispatch module is
-    built once per flow snapshot and substitutions (cached in the
-    workspace beside the NPU check's). Raises StudioError (one line) for a
+    (None: by element type, see run/tolerance). `method`: "dispatches"
+    (the one-function-per-dispatch module, built once per flow snapshot and
+    cached in the workspace beside the NPU check's) or "tensor-trace" (the
+    build compiled again with IREE's dispatch tensor tracing, cached too). Raises StudioError (one line) for a
     workspace without a build, inputs that do not fit the entry point, a
     dispatch module that does not compile; Cancelled when `should_stop`.
     """
@@ -110,22 +124,56 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     ort_outputs, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
     ort_seconds = time.perf_counter() - t0
     shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
-    t0 = time.perf_counter()
-    vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target)
     iree_inputs = build_inputs(b, sig.name, inputs)
-    build_seconds = time.perf_counter() - t0
+    substituted = _substituted(ws)
+    if method not in METHODS:
+        raise StudioError(None, f"unknown trace method {method!r} (known: {', '.join(METHODS)})")
+    use_tracing = method == TENSOR_TRACE
     traces: list[DispatchTrace] = []
 
-    def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
+    def judge(index: int, results: list[np.ndarray], seconds: float) -> None:
         if should_stop is not None and should_stop():
             raise Cancelled("trace")
-        s0 = time.perf_counter()
-        results = runner.run(index, [a for a in args if isinstance(a, np.ndarray)])
         rec = records[index] if index < len(records) else None
         pairings = pair_results([np.shape(r) for r in results], computes.get(index, []), graph, shapes)
-        traces.append(_compare(index, rec, results, pairings, reference, tolerance, time.perf_counter() - s0))
+        traces.append(_compare(index, rec, results, pairings, reference, tolerance, seconds))
         if on_progress is not None:
             on_progress(len(traces), len(records))
+
+    run = _run_tensor_trace if use_tracing else _run_dispatch_module
+    outs, build_seconds, iree_seconds = run(ws, b, sig.name, iree_inputs, records, judge)
+    _mark_inputs(traces, records)
+    values = [np.asarray(o) for o in outs if o is not None]
+    outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
+               for i, (o, r) in enumerate(zip(values, ort_outputs))]
+    notes = [f"build variant {build!r}"] if build != variants.MAIN else []
+    if use_tracing:
+        notes.append("IREE side: the build compiled again from dispatch-creation with dispatch tensor tracing; "
+                     "an edit of the flow snapshot is not in it")
+    whole: list[OutputTrace] = []
+    if substituted:
+        notes += [f"executable {n} is substituted: its dispatches run the compiler's own executable here (a "
+                  "substituted executable carries its build's buffer offsets); the build as it is is compared "
+                  "with onnxruntime below" for n in substituted]
+        built = run_vmfb(b.vmfb_path, sig.name, iree_inputs, parameters=ws.params_path)
+        whole = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
+                 for i, (o, r) in enumerate(zip(built, ort_outputs))]
+    return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
+                       ort_seconds, build_seconds, iree_seconds, notes, values, whole)
+
+
+def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
+                         judge) -> tuple[list, float, float]:
+    """The flow program interpreted, each dispatch run by the one-function-per-dispatch module."""
+    flow = b.snapshot_path("flow")
+    t0 = time.perf_counter()
+    vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target)
+    build_seconds = time.perf_counter() - t0
+
+    def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
+        s0 = time.perf_counter()
+        results = runner.run(index, [a for a in args if isinstance(a, np.ndarray)])
+        judge(index, results, time.perf_counter() - s0)
         return results
 
     t0 = time.perf_counter()
@@ -137,19 +185,31 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         host = HostInterpreter(module, archive, run_dispatch)
         try:
             host.initialize()
-            outs = host.call(sig.name, iree_inputs)
+            outs = host.call(function, inputs)
         except NotInterpretable as exc:
             raise StudioError(flow, f"the trace stopped: {exc}") from None
-    iree_seconds = time.perf_counter() - t0
-    _mark_inputs(traces, host.graph)
-    values = [np.asarray(o) for o in outs if o is not None]
-    outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
-               for i, (o, r) in enumerate(zip(values, ort_outputs))]
-    notes = [f"build variant {build!r}"] if build != variants.MAIN else []
-    notes += [f"executable {n} is substituted in the build; the trace runs the flow snapshot's own "
-             "(substitutions cannot run dispatch by dispatch)" for n in _substituted(ws)]
-    return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
-                       ort_seconds, build_seconds, iree_seconds, notes, values)
+    return outs, build_seconds, time.perf_counter() - t0
+
+
+def _run_tensor_trace(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
+                      judge) -> tuple[list, float, float]:
+    """The whole build run once with IREE's dispatch tensor tracing (substitutions included)."""
+    source = b.snapshot_path(tensor_trace.FROM_PHASE)
+    if source is None or not source.is_file():
+        raise StudioError(ws.root, f"no {tensor_trace.FROM_PHASE} snapshot in build {b.name!r}; compile first")
+    t0 = time.perf_counter()
+    options = variants.options_for(ws, b.name)
+    options = options.with_(extra_flags=tuple(f for f in options.extra_flags if not f.startswith(SUBSTITUTE)))
+    vmfb = tensor_trace.build_traced(source, options, b.folder / iree_dispatches.CACHE_DIR)
+    build_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    events, outs = tensor_trace.run_traced(vmfb, function, inputs, ws.params_path)
+    by_dispatch = tensor_trace.outputs_by_dispatch(events, [r.export for r in records])
+    seconds = time.perf_counter() - t0
+    for rec in records:
+        if rec.index in by_dispatch:
+            judge(rec.index, by_dispatch[rec.index], seconds / max(1, len(records)))
+    return outs, build_seconds, seconds
 
 
 def build_inputs(b: variants.Build, function: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -199,14 +259,14 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     return t
 
 
-def _mark_inputs(traces: list[DispatchTrace], flow_graph) -> None:
+def _mark_inputs(traces: list[DispatchTrace], records) -> None:
     """Each dispatch's producers, and whether its inputs agree (None: through an unpaired dispatch)."""
     by_index = {t.index: t for t in traces}
-    for site in flow_graph.sites:
-        t = by_index.get(site.index)
+    for rec in records:
+        t = by_index.get(rec.index)
         if t is None:
             continue
-        t.producers = sorted(site.deps)
+        t.producers = sorted(rec.producers)
         feeding = [by_index[p] for p in t.producers if p in by_index]
         if any(p.departs for p in feeding):
             t.inputs_agree = False
@@ -214,4 +274,3 @@ def _mark_inputs(traces: list[DispatchTrace], flow_graph) -> None:
             t.inputs_agree = True
         else:
             t.inputs_agree = None
-

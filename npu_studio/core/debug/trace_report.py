@@ -66,6 +66,8 @@ class TraceReport:
     iree_seconds: float
     notes: list[str] = field(default_factory=list)
     values: list = field(default_factory=list, repr=False)  # the build's outputs (arrays; not in to_dict)
+    # With substitutions: the workspace's build run as it is, against onnxruntime.
+    whole_build: list[OutputTrace] = field(default_factory=list)
 
     @property
     def first_divergent(self) -> DispatchTrace | None:
@@ -77,7 +79,7 @@ class TraceReport:
 
     @property
     def ok(self) -> bool:
-        return self.first_divergent is None and all(o.ok for o in self.outputs)
+        return self.first_divergent is None and all(o.ok for o in (*self.outputs, *self.whole_build))
 
     def unpaired_upstream(self, d: DispatchTrace) -> list[int]:
         """Unpaired dispatches that feed `d`, directly or through other unpaired ones."""
@@ -100,6 +102,7 @@ class TraceReport:
             "paired": self.paired,
             "dispatches": [asdict(d) for d in self.dispatches],
             "outputs": [{**asdict(o), "ok": o.ok} for o in self.outputs],
+            "whole_build": [{**asdict(o), "ok": o.ok} for o in self.whole_build],
             "notes": list(self.notes),
             "seconds": {"onnxruntime": self.onnxruntime_seconds, "dispatch_module_build": self.build_seconds,
                         "iree": self.iree_seconds},
@@ -130,6 +133,9 @@ class TraceReport:
         for o in self.outputs:
             lines.append(f"  output {o.index} vs onnxruntime: max abs error {o.max_abs_error:.3g} "
                          f"(largest value {o.scale:.3g}) {'ok' if o.ok else 'DIFFERS'}")
+        for o in self.whole_build:
+            lines.append(f"  output {o.index} of the build as it is (with its substitutions) vs onnxruntime: "
+                         f"max abs error {o.max_abs_error:.3g} {'ok' if o.ok else 'DIFFERS'}")
         first = self.first_divergent
         if first is not None:
             lines.append(f"  first divergent dispatch: #{first.index} {first.symbol}: its result departs from "

@@ -1,7 +1,8 @@
 """`trace`: every dispatch of a build against the ONNX model, and the first divergent one.
 
 Truths: the dispatch index (how many dispatches have a compute op and ONNX
-provenance: the lower bound on pairing), the edit the test makes itself (which dispatch it breaks), the model's own bias initializer
+provenance: the lower bound on pairing), the edit or substitution the test
+makes itself (which dispatch it breaks), the model's own bias initializer
 (how far `addf` -> `subf` moves a result), and onnxruntime run by the test.
 """
 
@@ -20,7 +21,7 @@ from npu_studio.core.debug.numerics_trace import trace
 from npu_studio.core.executables import substitution as subs
 from npu_studio.core.executables.catalog import list_executables
 from npu_studio.core.ir.dispatch_index import index_file
-from npu_studio.core.run.runner import pick_function, random_inputs
+from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb
 from npu_studio.core.workspace import substitutions as sub_records
 from npu_studio.core.workspace.workspace import Workspace, compile_model
 from tests.core.onnx_reference import run_onnxruntime
@@ -131,14 +132,32 @@ def test_flow_edit_in_one_dispatch_is_named_first(mlp_ws):
     _check_names_the_edited_dispatch(trace(ws), ws)
 
 
-def test_substitution_is_noted_not_traced(mlp_ws):
-    # A substituted hal.executable keeps the full build's interface, which the
-    # one-dispatch module does not have: the trace says it runs the flow's own.
-    info = next(e for e in list_executables(mlp_ws) if e.dispatches == [EDITED])
-    subs.substitute(mlp_ws, info.name, sub_records.SOURCE, info.source.read_text()).run()
-    report = trace(mlp_ws)
-    assert report.first_divergent is None
+def test_substitution_departs_as_a_whole_and_is_noted(mlp_ws):
+    # A substituted hal.executable carries its build's buffer offsets: it cannot run
+    # dispatch by dispatch. The report says so and compares the build as it is.
+    ws = mlp_ws
+    info = next(e for e in list_executables(ws) if e.dispatches == [EDITED])
+    source = info.source.read_text()
+    at = source.rfind("arith.addf %in")
+    assert at > 0
+    subs.substitute(ws, info.name, sub_records.SOURCE, source[:at] + "arith.subf" + source[at + 10:]).run()
+    sig = pick_function(ws.snapshot_path("input"))
+    x = random_inputs(sig, 6)
+    report = trace(ws, x)
     assert any(info.name in n and "substituted" in n for n in report.notes)
+    assert report.first_divergent is None  # the flow snapshot's own executables agree
+    [whole] = report.whole_build
+    [ref] = run_onnxruntime(ws.source_path, x)
+    [built] = run_vmfb(ws.vmfb_path, sig.name, x)
+    assert whole.max_abs_error == pytest.approx(float(np.abs(built.astype(np.float64) - ref).max()))
+    assert not whole.ok and not report.ok
+
+
+def test_both_methods_agree_on_an_unedited_build(mlp_ws):
+    by_module = trace(mlp_ws, seed=5, method="dispatches")
+    by_tracing = trace(mlp_ws, seed=5, method="tensor-trace")
+    assert [d.onnx_tensor for d in by_module.dispatches] == [d.onnx_tensor for d in by_tracing.dispatches]
+    assert by_tracing.first_divergent is None and by_tracing.paired == by_module.paired
 
 
 def test_cli_trace_json_and_bad_input(mlp_ws, tmp_path, capsys):
