@@ -114,7 +114,6 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed, function)
-    flow = b.snapshot_path("flow")
     model = imported_model(ws.source_path)
     graph = OnnxGraphOrder(model)
     records = _flow_records(b)
