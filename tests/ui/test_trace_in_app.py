@@ -52,6 +52,7 @@ def test_trace_marks_and_selects_the_edited_dispatch(window, qtbot):
     assert window.session.selection.dispatch == EDITED == table.selected_dispatch()
     assert dock.point_count() == 3
     assert f"Dispatch #{EDITED} against ONNX tensor" in dock.detail.toPlainText()
+    assert dock.histogram_bars() == 1  # the selected dispatch's values
     assert "First divergent dispatch: #1" in dock.status.text()
     # picking a point on the plot selects its dispatch
     dock.sig_dispatch_selected.emit(0)

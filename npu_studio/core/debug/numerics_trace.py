@@ -46,7 +46,7 @@ from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
 from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
-from .trace_report import DispatchTrace, OutputTrace, TraceReport, first_differing
+from .trace_report import HISTOGRAM_BINS, DispatchTrace, OutputTrace, TraceReport, first_differing
 
 ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
 DISPATCHES, TENSOR_TRACE = "dispatches", "tensor-trace"
@@ -254,7 +254,10 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     finite = np.asarray(r, np.float64)
     finite = finite[np.isfinite(finite)]
     if finite.size:
-        t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean())}
+        t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean()),
+                   "std": float(finite.std()), "nonfinite": int(np.asarray(r).size - finite.size)}
+        counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
+        t.histogram = {"edges": edges.tolist(), "counts": counts.tolist()}
     return t
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 FORMAT = "npu-studio.trace"
 FIRST_DIFFERING = 5  # elements listed per departing dispatch
+HISTOGRAM_BINS = 32
 
 
 @dataclass
@@ -34,6 +35,7 @@ class DispatchTrace:
     producers: list[int] = field(default_factory=list)
     first_differing: list[dict] = field(default_factory=list)  # {"index", "iree", "onnx"}
     stats: dict = field(default_factory=dict)  # min, max, mean of IREE's result
+    histogram: dict = field(default_factory=dict)  # {"edges", "counts"} of IREE's finite result values
     seconds: float = 0.0
 
     @property

@@ -38,7 +38,8 @@ def detail_lines(d: DispatchTrace) -> list[str]:
              + ("DEPARTS" if d.departs else "agrees"),
              f"{d.outside} element(s) outside tolerance; result {'x'.join(map(str, d.shape))} {d.dtype}"]
     if d.stats:
-        lines.append(f"IREE result: min {d.stats['min']:.4g}, max {d.stats['max']:.4g}, mean {d.stats['mean']:.4g}")
+        lines.append(f"IREE result: min {d.stats['min']:.4g}, max {d.stats['max']:.4g}, mean {d.stats['mean']:.4g}, "
+                     f"std {d.stats.get('std', 0):.4g}, {d.stats.get('nonfinite', 0)} not finite")
     if d.inputs_agree is False:
         lines.append("its inputs already depart (the error was born earlier)")
     elif d.inputs_agree is None and d.producers:
@@ -75,7 +76,7 @@ class TraceDock(QtWidgets.QDockWidget):
         self.detail = QtWidgets.QPlainTextEdit(body, readOnly=True)
         self.detail.setAccessibleName("Traced dispatch")
         self.detail.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
-        self._plot = None  # built on first use: pyqtgraph costs the app's start
+        self._plot = self._histogram = None  # built on first use: pyqtgraph costs the app's start
         self._layout = QtWidgets.QVBoxLayout(body)
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.addWidget(self.toolbar)
@@ -123,6 +124,7 @@ class TraceDock(QtWidgets.QDockWidget):
         self.detail.setPlainText("\n".join(detail_lines(d)) if d is not None else "")
         if self._plot is not None and d is not None and d.paired:
             self._mark(d)
+        self._show_histogram(d)
 
     # -- plot --------------------------------------------------------------------
     @property
@@ -165,6 +167,33 @@ class TraceDock(QtWidgets.QDockWidget):
 
     def _mark(self, d: DispatchTrace) -> None:
         self._marker.setData([float(d.index)], [_log_error(d)])
+
+    def _show_histogram(self, d: DispatchTrace | None) -> None:
+        """The selected dispatch's values (IREE's result) as a histogram beside the error plot."""
+        if self._histogram is None:
+            if d is None or not d.histogram:
+                return
+            import pyqtgraph as pg
+
+            self._histogram = pg.PlotWidget(self.widget())
+            self._histogram.setAccessibleName("Value histogram of the selected dispatch")
+            self._histogram.setMinimumHeight(120)
+            self._histogram.setLabel("bottom", "value (IREE's result)")
+            self._histogram.setLabel("left", "elements")
+            self._layout.insertWidget(3, self._histogram, 1)
+        import pyqtgraph as pg
+
+        self._histogram.clear()
+        if d is None or not d.histogram:
+            return
+        edges, counts = d.histogram["edges"], d.histogram["counts"]
+        width = (edges[-1] - edges[0]) / max(1, len(counts)) or 1.0
+        self._histogram.addItem(pg.BarGraphItem(x0=edges[:-1], width=width, height=counts, brush="#1f77b4"))
+        self._histogram.setTitle(f"dispatch #{d.index}: {'x'.join(map(str, d.shape))} {d.dtype}")
+
+    def histogram_bars(self) -> int:
+        return 0 if self._histogram is None else sum(1 for i in self._histogram.getPlotItem().items
+                                                     if type(i).__name__ == "BarGraphItem")
 
     def point_count(self) -> int:
         return len(self._points)

@@ -104,6 +104,8 @@ def test_unedited_mlp_agrees_with_onnxruntime(mlp_ws):
     report = trace(mlp_ws, x)
     _assert_unedited(report, mlp_ws)
     assert [d.onnx_tensor for d in report.dispatches] == ["h0", "h1", "a2"]
+    for d in report.dispatches:  # every element of each 4x32 result is in its histogram
+        assert sum(d.histogram["counts"]) == 4 * 32 and d.shape == [4, 32]
     [ref] = run_onnxruntime(mlp_ws.source_path, x)
     assert report.outputs[0].scale == pytest.approx(float(np.abs(ref).max()))
 
