@@ -256,7 +256,10 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     if finite.size:
         t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean()),
                    "std": float(finite.std()), "nonfinite": int(np.asarray(r).size - finite.size)}
-        counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
+        try:
+            counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
+        except ValueError:  # a range too narrow for its magnitude (values nearly constant): one bin
+            counts, edges = np.array([finite.size]), np.array([finite.min(), finite.max()])
         t.histogram = {"edges": edges.tolist(), "counts": counts.tolist()}
     return t
 
