@@ -22,14 +22,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from perf_doc import write_section  # noqa: E402
+from perf_doc import write_section
 
-from npu_studio.core.debug.numerics_trace import trace  # noqa: E402
-from npu_studio.core.debug.precision import precision  # noqa: E402
-from npu_studio.core.run.onnx_reference import run_onnxruntime  # noqa: E402
-from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb  # noqa: E402
-from npu_studio.core.workspace.workspace import compile_model  # noqa: E402
-from tests.conftest import light_zoo_dir  # noqa: E402
+from npu_studio.core.debug.numerics_trace import trace
+from npu_studio.core.debug.precision import precision
+from npu_studio.core.run.onnx_reference import run_onnxruntime
+from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb
+from npu_studio.core.workspace.workspace import compile_model
+from tests.conftest import light_zoo_dir
 
 
 def _cpu() -> float:
@@ -59,34 +59,34 @@ def main() -> int:
         for demotion in ("f16", "contractions-f16"):
             report, w, c = _timed(lambda d=demotion: precision(ws, [d], x))
             variants.append((demotion, report.results[0], w, c))
-    base_w, base_c = iree_w + ort_w, iree_c + ort_c
+    base_c = iree_c + ort_c
     lines = [
         "## Model debugging: trace and precision (issue 28)",
         "",
-        "`benchmarks/model_debugging.py`, light resnet50 (58 dispatches), seeded inputs, one run; CPU seconds "
-        "include child processes.",
+        ("`benchmarks/model_debugging.py`, light resnet50 (58 dispatches), seeded inputs, one run; CPU seconds "
+         "include child processes."),
         "",
         "| measure | wall | CPU | **/ (IREE run + onnxruntime run), CPU** |",
         "|---|---:|---:|---:|",
         f"| one IREE run (fresh process) | {iree_w:.2f} s | {iree_c:.2f} s | |",
         f"| one onnxruntime run | {ort_w:.2f} s | {ort_c:.2f} s | |",
         f"| `trace`, dispatch module cached | {cached_w:.2f} s | {cached_c:.2f} s | **{cached_c / base_c:.1f}x** |",
-        f"| `trace`, first (builds the dispatch module: {first.build_seconds:.2f} s) | {first_w:.2f} s "
-        f"| {first_c:.2f} s | {first_c / base_c:.1f}x |",
-        f"| `trace --method tensor-trace`, traced build cached (first: {traced_first_w:.2f} s wall) "
-        f"| {traced_w:.2f} s | {traced_c:.2f} s | {traced_c / base_c:.1f}x |",
+        (f"| `trace`, first (builds the dispatch module: {first.build_seconds:.2f} s) | {first_w:.2f} s "
+         f"| {first_c:.2f} s | {first_c / base_c:.1f}x |"),
+        (f"| `trace --method tensor-trace`, traced build cached (first: {traced_first_w:.2f} s wall) "
+         f"| {traced_w:.2f} s | {traced_c:.2f} s | {traced_c / base_c:.1f}x |"),
         "",
-        f"Inside the cached trace: onnxruntime with {len([d for d in cached.dispatches if d.paired])} intermediate "
-        f"outputs {cached.onnxruntime_seconds:.2f} s, the dispatch-by-dispatch run {cached.iree_seconds:.2f} s; "
-        f"the rest is reading the model, the dispatch index (dispatch-creation and flow) and the flow module. "
-        f"Aim: at most 5x the two runs. Paired {cached.paired} of {len(cached.dispatches)} dispatches, "
-        f"{'none departs' if cached.first_divergent is None else 'one departs'} "
-        f"(tensor-trace: paired {traced.paired}).",
+        (f"Inside the cached trace: onnxruntime with {len([d for d in cached.dispatches if d.paired])} intermediate "
+         f"outputs {cached.onnxruntime_seconds:.2f} s, the dispatch-by-dispatch run {cached.iree_seconds:.2f} s; "
+         f"the rest is reading the model, the dispatch index (dispatch-creation and flow) and the flow module. "
+         f"Aim: at most 5x the two runs. Paired {cached.paired} of {len(cached.dispatches)} dispatches, "
+         f"{'none departs' if cached.first_divergent is None else 'one departs'} "
+         f"(tensor-trace: paired {traced.paired})."),
         "",
         "`precision`, one variant per run (the variant's compile, then its trace and the f32 build's run):",
         "",
-        "| demotion | wall | CPU | variant build | output vs f32 build (max abs) | worst dispatch (relative) "
-        "| first departing dispatch |",
+        ("| demotion | wall | CPU | variant build | output vs f32 build (max abs) | worst dispatch (relative) "
+         "| first departing dispatch |"),
         "|---|---:|---:|---:|---:|---:|---|",
     ]
     for demotion, r, w, c in variants:
@@ -95,9 +95,9 @@ def main() -> int:
         first = t.first_divergent if t else None
         lines.append(f"| {demotion} | {w:.2f} s | {c:.2f} s | {r.build_seconds:.2f} s "
                      f"| {r.vs_f32[0].max_abs_error:.3g} | {worst:.2g} "
-                     f"| {'#%d %s' % (first.index, first.onnx_tensor) if first else 'none'} |")
-    lines += ["", "The light zoo's resnet50 has constant weights, so its activations grow to about 1e14: "
-              "f16 overflows there (as it would on an NPU computing in f16)."]
+                     f"| {f'#{first.index} {first.onnx_tensor}' if first else 'none'} |")
+    lines += ["", ("The light zoo's resnet50 has constant weights, so its activations grow to about 1e14: "
+                   "f16 overflows there (as it would on an NPU computing in f16).")]
     section = "\n".join(lines)
     print(section)
     if "--no-update" not in sys.argv:

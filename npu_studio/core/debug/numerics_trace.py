@@ -29,7 +29,7 @@ dispatch that could not be paired, the report says so.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from iree.compiler import ir
@@ -46,7 +46,13 @@ from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
 from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
-from .trace_report import HISTOGRAM_BINS, DispatchTrace, OutputTrace, TraceReport, first_differing
+from .trace_report import (
+    HISTOGRAM_BINS,
+    DispatchTrace,
+    OutputTrace,
+    TraceReport,
+    first_differing,
+)
 
 ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
 DISPATCHES, TENSOR_TRACE = "dispatches", "tensor-trace"

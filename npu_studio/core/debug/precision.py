@@ -18,8 +18,8 @@ so the demoted module itself cannot be called; each dispatch can.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -89,8 +89,8 @@ class PrecisionReport:
                 "results": [r.to_dict() for r in self.results]}
 
     def summary_lines(self) -> list[str]:
-        lines = [f"precision of @{self.function}: {len(self.results)} demoted build(s), "
-                 "each against the f32 build and onnxruntime"]
+        lines = [(f"precision of @{self.function}: {len(self.results)} demoted build(s), "
+                  "each against the f32 build and onnxruntime")]
         for r in self.results:
             head = f"  {r.demotion:<17} ({' '.join(r.flags)}; built in {r.build_seconds:.1f} s)"
             if r.trace is None:

@@ -120,8 +120,8 @@ class TraceReport:
     def summary_lines(self) -> list[str]:
         n = len(self.dispatches)
         tol = "by element type" if self.tolerance is None else f"{self.tolerance:g}"
-        lines = [f"trace of @{self.function} against the ONNX model: {n} dispatches, {self.paired} paired with "
-                 f"an ONNX tensor (tolerance {tol}, relative to each tensor's largest value)"]
+        lines = [(f"trace of @{self.function} against the ONNX model: {n} dispatches, {self.paired} paired with "
+                  f"an ONNX tensor (tolerance {tol}, relative to each tensor's largest value)")]
         lines.append(f"  {'#':>4}  {'ONNX tensor':<24} {'max abs':>10} {'max rel':>10} {'outside':>9}  "
                      f"{'':<8} dispatch")
         for d in self.dispatches:

@@ -53,8 +53,13 @@ def _first_overflowing_tensor(model_path, x) -> str:
     env = {"x": x.astype(np.float64)}
     for node in m.graph.node:
         a = [env.get(i, w.get(i)) for i in node.input]
-        out = {"MatMul": lambda: a[0] @ a[1], "Add": lambda: a[0] + a[1],
-               "Relu": lambda: np.maximum(a[0], 0)}[node.op_type]()
+        if node.op_type == "MatMul":
+            out = a[0] @ a[1]
+        elif node.op_type == "Add":
+            out = a[0] + a[1]
+        else:
+            assert node.op_type == "Relu"
+            out = np.maximum(a[0], 0)
         env[node.output[0]] = out
         if np.abs(out).max() > F16_MAX:
             return node.output[0]
