@@ -60,3 +60,27 @@ def test_trace_marks_and_selects_the_edited_dispatch(window, qtbot):
     # the column stays when another phase is shown
     window.show_phase("stream")
     assert "vs ONNX" in table.headers()
+
+
+def test_trace_of_a_demoted_variant(qtbot, tmp_path):
+    from npu_studio.core.workspace import variants
+
+    ws = compile_model(models.mlp_bias(tmp_path / "mlp.onnx"), tmp_path / "ws")
+    variants.create(ws, "demote-f16", ["--iree-input-demote-f32-to-f16"])
+    variants.build(ws, "demote-f16")
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    w = make_window(qtbot, settings)
+    try:
+        open_workspace(w, qtbot, ws)
+        dock = w.trace_dock
+        assert [dock.build_box.itemText(i) for i in range(dock.build_box.count())] == ["main", "demote-f16"]
+        dock.build_box.setCurrentText("demote-f16")
+        dock.trace_action.trigger()
+        qtbot.waitUntil(lambda: w.trace.report is not None, timeout=WAIT)
+        report = w.trace.report
+        assert "build variant 'demote-f16'" in report.notes
+        # the variant's flow snapshot computes in f16 (its dispatches' results are f16)
+        assert {d.dtype for d in report.dispatches} == {"float16"}
+        assert report.first_divergent is None
+    finally:
+        w.jobs.stop_all()

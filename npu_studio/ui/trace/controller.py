@@ -32,6 +32,8 @@ class TraceController(QtCore.QObject):
         self.report = None
         session.events.workspace.connect(self._drop)
         session.events.indexes.connect(self._drop)  # a new build was indexed: the trace was of the old one
+        session.events.workspace.connect(self._list_builds)
+        session.events.indexes.connect(self._list_builds)
         session.events.selection.connect(self._on_selection)
         dock.sig_trace_requested.connect(self.start)
         dock.sig_cancel_requested.connect(lambda: self.jobs.cancel(TRACE_JOB))
@@ -45,19 +47,28 @@ class TraceController(QtCore.QObject):
         self.dock.show_report(None)
         self.dispatches.set_trace_column(None, {})
 
+    def _list_builds(self) -> None:
+        ws = self.session.workspace
+        if ws is None:
+            self.dock.set_builds([])
+            return
+        from ...core.workspace import variants
+
+        self.dock.set_builds([v.name for v in variants.variants(ws) if v.build is not None])
+
     def start(self) -> None:
         ws = self.session.workspace
         if ws is None:
             return
-        root = ws.root
-        self.dock.set_running(True, "Tracing: onnxruntime, then the build dispatch by dispatch...")
+        root, build = ws.root, self.dock.build()
+        self.dock.set_running(True, f"Tracing {build}: onnxruntime, then the build dispatch by dispatch...")
 
         def work(report, token):
             from ...core.debug.numerics_trace import trace
             from ...core.workspace.workspace import Workspace
 
             return trace(Workspace.open(root), on_progress=lambda done, total: report(done, total),
-                         should_stop=lambda: token.cancelled)
+                         should_stop=lambda: token.cancelled, build=build)
 
         self.jobs.start(TRACE_JOB, work, on_done=self._on_done, on_failed=self._on_failed,
                         on_progress=self._on_progress, on_finished=lambda _: self.dock.set_running(False))

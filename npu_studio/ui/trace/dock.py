@@ -65,6 +65,11 @@ class TraceDock(QtWidgets.QDockWidget):
         self.setObjectName("trace_dock")
         body = QtWidgets.QWidget(self)
         self.toolbar = QtWidgets.QToolBar(body)
+        self.build_box = QtWidgets.QComboBox(body)
+        self.build_box.setAccessibleName("Build to trace")
+        self.build_box.setToolTip("The workspace's own build (main) or one of its built variants")
+        self.build_box.addItem("main")
+        self.toolbar.addWidget(self.build_box)
         self.trace_action = self.toolbar.addAction("Trace against ONNX", self.sig_trace_requested.emit)
         self.trace_action.setToolTip("Run the build dispatch by dispatch and onnxruntime with its intermediate "
                                      "tensors; name the first dispatch that departs")
@@ -88,6 +93,17 @@ class TraceDock(QtWidgets.QDockWidget):
         self.show_report(None)
 
     # -- state -----------------------------------------------------------------
+    def set_builds(self, names: list[str]) -> None:
+        """The builds on offer: `main` first, then the workspace's built variants."""
+        current = self.build_box.currentText()
+        self.build_box.clear()
+        self.build_box.addItems(["main", *[n for n in names if n != "main"]])
+        if current in names:
+            self.build_box.setCurrentText(current)
+
+    def build(self) -> str:
+        return self.build_box.currentText() or "main"
+
     def set_running(self, running: bool, text: str = "") -> None:
         self.trace_action.setEnabled(not running)
         self.cancel_action.setEnabled(running)
