@@ -29,6 +29,11 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="seconds allowed per executable (--executables; default 120)")
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="executables compiled at once (default 2)")
+    p.add_argument("--tracy", action="store_true",
+                   help="run the build's module under the Tracy-instrumented runtime and keep the capture "
+                        "(profiles/BUILD.tracy); says in one line what the installed tools cannot do")
+    p.add_argument("--input", type=Path, action="append", default=[], metavar="X.npy",
+                   help="an input for --tracy (repeat; default: seeded random inputs)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
@@ -41,6 +46,8 @@ def run(args) -> int:
     ws = Workspace.open(args.workspace)
     if args.executables:
         return _executables(ws, args)
+    if args.tracy:
+        return _tracy(ws, args)
     from ..core.debug.compile_profile import ProfileJob, load_profile
 
     prof = None if args.refresh else load_profile(ws, args.build)
@@ -89,4 +96,23 @@ def _executables(ws, args) -> int:
         secs = f"{t.seconds:9.3f}" if t.seconds is not None else f"{'-':>9}"
         print(f"{secs}  {t.status:<9} {t.name}  ({where})" + (f": {t.reason}" if t.reason else ""))
     print(f"{len(result.times)} executables in {result.wall_seconds:.2f} s on {result.jobs} jobs")
+    return 0
+
+
+def _tracy(ws, args) -> int:
+    from ..core.debug.tracy_capture import capture_run, missing_compiler_tracing
+    from ..core.run.numeric_gate import load_inputs
+    from ..core.run.runner import pick_function, random_inputs
+
+    sig = pick_function(ws.snapshot_path("input"))
+    inputs = load_inputs(args.input, sig) if args.input else random_inputs(sig)
+    cap = capture_run(ws, args.build, sig.name, inputs)
+    notes = [n for n in (cap.summary_note, missing_compiler_tracing()) if n]
+    if args.json:
+        print(json.dumps({"trace": str(cap.path), "zones": cap.zones, "span_ms": cap.span_ms,
+                          "bytes": cap.size_bytes, "notes": notes}, indent=2))
+        return 0
+    print(f"{cap.path}: {cap.zones} zones over {cap.span_ms} ms of @{sig.name} ({cap.size_bytes} bytes)")
+    for note in notes:
+        print(note)
     return 0

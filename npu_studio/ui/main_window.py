@@ -23,6 +23,8 @@ from .debug_docks import install_debug_docks
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
+from .compile_debug.compare_dock import CompareDock
+from .compile_debug.profile_dock import ProfileDock
 from .executables.view import ExecutablesPanel
 from .ir.find_bar import FindBar
 from .ir.ir_view import IrView
@@ -67,6 +69,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabifyDockWidget(self.log_dock, self.schedule)
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
         self.executables = ExecutablesPanel(self)
+        self.compile_profile, self.compare_builds = ProfileDock(self), CompareDock(self)
         install_debug_docks(self)
         self._wire()
         install_edit_support(self)

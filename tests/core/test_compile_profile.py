@@ -160,3 +160,59 @@ def test_cli_profile_json_and_bad_input(fresh_example):
         bad = cli("profile", fresh_example.root, *args)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert tree(fresh_example.root) == before
+
+
+def test_tracy_capture_of_a_run_is_kept_and_missing_capabilities_are_one_line(fresh_example):
+    from npu_studio.core.debug.tracy_capture import (capture_run, missing_compiler_tracing,
+                                                     missing_runtime_capture)
+    from npu_studio.core.run.runner import pick_function, random_inputs
+
+    assert missing_runtime_capture() is None  # the runtime wheel here ships the Tracy runtime and capture tool
+    before = tree(fresh_example.root)
+    sig = pick_function(fresh_example.snapshot_path("input"))
+    cap = capture_run(fresh_example, "main", sig.name, random_inputs(sig))
+    assert cap.path == fresh_example.root / "profiles" / "main.tracy"
+    assert cap.path.read_bytes()[:4] == b"tr\xfdP"  # Tracy's own file header
+    assert cap.zones and cap.zones > 0
+    assert set(tree(fresh_example.root)) - set(before) == {"profiles/main.tracy"}
+    # The compiler wheel carries no Tracy client: said in one line, not offered.
+    reason = missing_compiler_tracing()
+    assert reason is not None and "\n" not in reason and "source build" in reason
+
+
+def test_cancelled_profile_leaves_the_workspace_unchanged(fresh_example):
+    from npu_studio.core.errors import Cancelled
+
+    before = tree(fresh_example.root)
+    job = ProfileJob(fresh_example, on_progress=lambda done, running: done == "abi" and job.cancel())
+    with pytest.raises(Cancelled):
+        job.run()
+    assert tree(fresh_example.root) == before
+
+
+def test_cli_executables_timeout_is_one_line_naming_the_dispatch(fresh_example):
+    from .test_cli import cli
+
+    proc = cli("profile", fresh_example.root, "--executables", "--timeout", "0.001")
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if " timeout " in ln]
+    assert len(lines) == 1 and "#0" in lines[0] and "no result within 0.001 s" in lines[0]
+
+
+def test_profile_of_a_build_rebuilt_meanwhile_is_not_published(fresh_example):
+    from npu_studio.core.errors import WorkspaceError
+    from npu_studio.core.workspace import variants
+
+    variants.create(fresh_example, "v")
+    variants.build(fresh_example, "v")
+    other = Workspace.open(fresh_example.root)
+    rebuilt = []
+
+    def rebuild_once(done, running):
+        if done == "abi" and not rebuilt:  # the profile runs unlocked: a rebuild may happen meanwhile
+            rebuilt.append(variants.build(other, "v"))
+
+    job = ProfileJob(fresh_example, "v", phases=["abi", "preprocessing"], on_progress=rebuild_once)
+    with pytest.raises(WorkspaceError, match="changed while it was measured"):
+        job.run()
+    assert rebuilt and not (fresh_example.root / "profiles" / "v.json").exists()

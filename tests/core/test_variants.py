@@ -147,3 +147,27 @@ def test_cli_bad_variant_exits_2_with_one_line_and_a_good_one_builds(fresh_examp
     assert cli("variant", fresh_example.root, "build", "v").returncode == 0
     listed = json.loads(cli("variant", fresh_example.root, "list", "--json").stdout)
     assert listed[0]["name"] == "v" and listed[0]["built"] and listed[0]["flags"] == ["--iree-opt-level=O1"]
+
+
+def test_reimport_keeps_variants_and_remove_drops_their_records(fresh_example):
+    from npu_studio.core.debug.compile_profile import ProfileJob
+
+    ws = fresh_example
+    variants.create(ws, "v.1", "--iree-opt-level=O1")
+    variants.build(ws, "v.1")
+    ProfileJob(ws, "v.1", phases=["hal"]).run()
+    ProfileJob(ws, "main", phases=["hal"]).run()
+    assert (ws.root / "profiles" / "v.1.json").is_file()
+    again = Workspace.create(EXAMPLE, ws.root)
+    again.compile()
+    assert variants.get(again, "v.1").vmfb_path.is_file()
+    variants.remove(again, "v.1")
+    assert not (ws.root / "profiles" / "v.1.json").exists()
+    assert (ws.root / "profiles" / "main.json").is_file()  # another build's record stays
+
+
+def test_a_compile_through_an_older_handle_keeps_the_variants(fresh_example):
+    other = Workspace.open(fresh_example.root)  # e.g. the app's job, with its own handle
+    variants.create(other, "v")
+    fresh_example.compile()  # this handle never saw the variant
+    assert "v" in Manifest.load(fresh_example.root).variants

@@ -44,6 +44,7 @@ from typing import Callable
 from .. import processes
 from ..errors import BadFile, Cancelled, CompileFailed, WorkspaceError
 from ..textio import read_text
+from ..workspace.variants import PROFILES_DIR
 
 PIPELINE_SUFFIX = " Pipeline"
 _REPORT_START = re.compile(r'^\[\s*$\n^\{"(user|wall)"', re.M)
@@ -202,7 +203,6 @@ def _dur(entry: dict, kind: str) -> float:
 
 # -- profiling a build -------------------------------------------------------------
 
-PROFILES_DIR = "profiles"
 # Single-threaded, so that the timers of passes add up to the phase's time (threads would overlap them).
 TIMING_FLAGS = ("--mlir-disable-threading", "--mlir-timing", "--mlir-timing-display=tree", "--mlir-output-format=json")
 
@@ -257,9 +257,6 @@ class ProfileJob:
         self._cancel.set()
 
     def run(self) -> BuildProfile:
-        from ..workspace.lock import WorkspaceLock
-        from ..workspace.publish_journal import Publish, new_staging, recover
-
         profile = BuildProfile(self.build_name, {}, stamp_of(self.build), time.time())
 
         def measure(staging: Path) -> str:
@@ -268,7 +265,8 @@ class ProfileJob:
                 profile.phases[phase] = self._profile_phase(phase, staging / phase)
             return profile.to_json()
 
-        publish_record(self.ws, profile_file(Path("."), self.build_name), measure)
+        publish_record(self.ws, profile_file(Path("."), self.build_name), measure, build_name=self.build_name,
+                       stamp=profile.build_stamp)
         self._report(self.phases[-1] if self.phases else None, None)
         return profile
 
@@ -299,27 +297,41 @@ class ProfileJob:
             self.on_progress(done, running)
 
 
-def publish_record(ws, rel: Path, measure: Callable[[Path], str]) -> None:
-    """Hold the workspace, call `measure(staging)` for the text of a record and publish it at `rel`.
+def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"], *, build_name: str | None = None,
+                   stamp: str | None = None) -> None:
+    """Call `measure(staging)` and publish what it made at `rel`, with the manifest unchanged.
 
-    The manifest is written back unchanged; a failure or cancel inside
-    `measure` leaves the workspace as it was.
+    `measure` returns the record's text, or the path of a file it wrote in the
+    staging folder. It runs without holding the workspace, so a compile may go
+    on meanwhile; the record is published under the lock only if the build it
+    describes (`build_name`) still has `stamp`. A failure or cancel inside
+    `measure`, or a build changed meanwhile, leaves the workspace as it was.
     """
     from ..workspace.lock import WorkspaceLock
+    from ..workspace.manifest import Manifest
     from ..workspace.publish_journal import Publish, new_staging, recover
+    from ..workspace.variants import resolve
 
-    with WorkspaceLock(ws.root):
-        recover(ws.root)
-        staging = new_staging(ws.root)
-        try:
-            text = measure(staging)
+    staging = new_staging(ws.root)
+    try:
+        made = measure(staging)
+        if isinstance(made, Path):
+            staged = made
+        else:
             staged = staging / "record.json"
-            staged.write_text(text, encoding="utf-8")
+            staged.write_text(made, encoding="utf-8")
+        with WorkspaceLock(ws.root, wait=30):
+            recover(ws.root)
+            if build_name is not None:
+                current = type(ws)(ws.root, Manifest.load(ws.root))
+                if stamp_of(resolve(current, build_name)) != stamp:
+                    raise WorkspaceError(ws.root, f"build {build_name!r} changed while it was measured; "
+                                                  "measure it again")
             publish = Publish(ws.root, staging)
             publish.move(staged, str(rel))
             publish.commit(read_text(ws.root / "manifest.json"))
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def run_cancellable(cmd: list[str], stderr_path: Path, cancel: threading.Event, *, timeout: float | None = None,

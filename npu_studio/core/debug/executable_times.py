@@ -145,7 +145,8 @@ class ExecutableTimesJob:
             self._times = times
             return json.dumps(times.to_json(), indent=1)
 
-        publish_record(self.ws, times_file(self.build_name), measure)
+        publish_record(self.ws, times_file(self.build_name), measure, build_name=self.build_name,
+                       stamp=stamp_of(self.build))
         return self._times
 
     def _compile_one(self, info, staging: Path) -> ExecutableTime:

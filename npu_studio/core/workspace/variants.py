@@ -25,7 +25,7 @@ The API:
     get(ws, name) -> Variant                                 StudioError for an unknown name
     build_job(ws, name, on_progress=None) -> VariantJob      .run() -> Variant (blocks), .cancel() from any thread
     build(ws, name, on_progress=None) -> Variant             build_job(...).run()
-    remove(ws, name)                                         its files and its record go
+    remove(ws, name)                                         its files, records and its entry go
     resolve(ws, name) -> Build                               `main` or a built variant: vmfb, snapshots
 """
 
@@ -53,6 +53,9 @@ from .publish_journal import Publish, new_staging, recover
 
 FOLDER = "variants"
 MAIN = "main"  # the workspace's own build
+# Records made about a build (compile profile, executable times, traces: core/debug/), named <build>.<kind>.
+PROFILES_DIR = "profiles"
+RECORD_SUFFIXES = (".json", ".executables.json", ".tracy")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # Flags the build sets itself: a variant giving them would break the snapshots or the outputs.
 _RESERVED = ("-o", "--output-file", "--compile-from", "--compile-to", "--dump-compilation-phases-to",
@@ -259,6 +262,9 @@ def remove(ws, name: str) -> None:
         rec = manifest.variants.pop(name, None) or {}
         for rel in _build_files(rec.get("build")):
             publish.delete(rel)
+        for suffix in RECORD_SUFFIXES:
+            if (ws.root / PROFILES_DIR / f"{name}{suffix}").is_file():
+                publish.delete(f"{PROFILES_DIR}/{name}{suffix}")
 
     _transaction(ws, change)
     _prune_empty(ws.root / FOLDER / name)

@@ -11,6 +11,8 @@ Layout (all paths in the manifest are relative to the workspace):
     module.vmfb             the build of the current snapshots
     stderr.log              compiler diagnostics of the last compile
     crash-reproducer.mlir   only after a compiler crash
+    variants/<name>/        a build variant's snapshots, module and dumps (variants.py)
+    profiles/<build>.*      records about a build: compile profile, executable times, Tracy capture
     .lock                   held by the one process writing (workspace_lock.py)
 
 A workspace is a transaction log, not a scratch folder: imports, compiles and
@@ -110,6 +112,7 @@ class Workspace:
                 manifest.edits, manifest.extra = previous.edits, previous.extra
                 # so do executable substitutions (their files stay); verdicts were about the old build
                 manifest.substitutions = [{**r, "verdict": None} for r in previous.substitutions]
+                manifest.variants = previous.variants  # their definitions and builds (of the model as it was)
             ws = cls(root, manifest)
             if previous is None:
                 publish = Publish(root, staging)

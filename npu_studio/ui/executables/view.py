@@ -19,7 +19,7 @@ from ...core.workspace import substitutions as sub_records
 from ...core.workspace.workspace import Workspace
 from .editor import ExecutableEditor
 
-COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict")
+COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict", "compile s")
 RESULT_COLUMNS = ("output", "result", "max abs", "max rel", "max ULP", "outside tol.", "worst element",
                   "plain vs ORT", "subst. vs ORT")
 PASS_COLOR, FAIL_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020")
@@ -102,6 +102,10 @@ class ExecutablesPanel(QtCore.QObject):
         self.remove_button.clicked.connect(self.remove)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
+        self.slowest_button = QtWidgets.QPushButton("Open slowest to compile")
+        self.slowest_button.setEnabled(False)
+        self.slowest_button.clicked.connect(self.open_slowest)
+        self.compile_times: dict = {}
         self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
@@ -109,7 +113,7 @@ class ExecutablesPanel(QtCore.QObject):
         self.time_check.setChecked(True)
         buttons = QtWidgets.QHBoxLayout()
         for w in (self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.time_check,
-                  self.toggle_button, self.remove_button, self.cancel_button):
+                  self.toggle_button, self.remove_button, self.cancel_button, self.slowest_button):
             buttons.addWidget(w)
         buttons.addStretch(1)
 
@@ -158,23 +162,38 @@ class ExecutablesPanel(QtCore.QObject):
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
             self.infos = []
         records = sub_records.load(ws) if ws is not None else []
+        self.compile_times = _compile_times(ws)
         self.table.blockSignals(True)
         self.table.setRowCount(len(self.infos))
         for row, info in enumerate(self.infos):
             mine = [s for s in records if s.name == info.name]
             verdict, passed = verdict_text(mine)
             values = (info.name, ", ".join(f"#{d}" for d in info.dispatches), ", ".join(info.onnx_nodes),
-                      info.ops, substitution_text(mine), verdict)
+                      info.ops, substitution_text(mine), verdict, _time_text(self.compile_times.get(info.name)))
             for col, value in enumerate(values):
                 item = QtWidgets.QTableWidgetItem(value)
-                if col == len(values) - 1 and passed is not None:
+                if col == COLUMNS.index("verdict") and passed is not None:
                     item.setForeground(PASS_COLOR if passed else FAIL_COLOR)
                 self.table.setItem(row, col, item)
             if info.name == current:
                 self.table.selectRow(row)
         self.table.resizeColumnsToContents()
         self.table.blockSignals(False)
+        self.slowest_button.setEnabled(bool(self.compile_times))
         self._update_buttons()
+
+    def open_slowest(self) -> bool:
+        """Select the executable that took longest to compile alone (Compile profile > Time executables)."""
+        from ...core.debug.executable_times import slowest
+
+        ws = self.window.workspace
+        times = _load_times(ws)
+        top = slowest(times) if times is not None else None
+        if top is None or not self.select(top.name):
+            return False
+        self.dock.show()
+        self.dock.raise_()
+        return True
 
     def current_name(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
@@ -370,6 +389,26 @@ class ExecutablesPanel(QtCore.QObject):
         if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
             self.stash_edit()  # the window's job manager stops a running rebuild
         return False
+
+
+def _load_times(ws):
+    from ...core.debug.executable_times import load_times
+
+    try:
+        return load_times(ws) if ws is not None else None
+    except StudioError:  # a damaged record or a build that is gone: no column, nothing else changes
+        return None
+
+
+def _compile_times(ws) -> dict:
+    times = _load_times(ws)
+    return times.by_name() if times is not None else {}
+
+
+def _time_text(t) -> str:
+    if t is None:
+        return ""
+    return f"{t.seconds:.3f}" if t.seconds is not None else t.status
 
 
 def _split_error(error: str) -> tuple[int | None, int | None, str]:
