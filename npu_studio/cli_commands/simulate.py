@@ -97,7 +97,7 @@ def run(args) -> int:
         raise os_error(e.filename or args.source, e, "cannot write") from None
     if args.check:
         from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
-        from ..core.npu.numerics.iree_dispatches import CACHE_DIR
+        from ..core.run.dispatches.iree_dispatches import CACHE_DIR
 
         report = check(ws, program, load_inputs(args.input) if args.input else None)
         print("\n".join(report.summary_lines()))

@@ -20,6 +20,7 @@ from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
 from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
+from .debug_docks import install_debug_docks
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
@@ -72,6 +73,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.executables = ExecutablesPanel(self)
         self.compile_profile, self.compare_builds = ProfileDock(self), CompareDock(self)
+        install_debug_docks(self)
         self._wire()
         install_edit_support(self)
         self.view_menu.addSeparator()

@@ -22,10 +22,10 @@ from iree.compiler import ir, passmanager
 from ..errors import StudioError
 from ..ir.context import first_diagnostic, mlir_context
 from ..ir.dispatch_index import PhaseIndex, index_text
+from ..ir.flow_graph import FlowGraph
 from ..ir.linalg import dtype_nbytes
 from ..textio import read_text
 from .analysis import DispatchAnalysis
-from .flow_graph import FlowGraph
 from .legality import analyze
 from .memory_plan import Request, allocate
 from .npu_ir import Buffer, DispatchInfo, NpuProgram

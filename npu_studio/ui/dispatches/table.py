@@ -58,6 +58,11 @@ def onnx_label(rec: DispatchRecord, op_types: dict[str, str]) -> str:
     return ", ".join(node_label(n, op_types) for n in rec.onnx_nodes)
 
 
+def _text_and_key(value) -> tuple[str, object]:
+    """An extra column's cell: text (sorted as text), or (text, sort key)."""
+    return value if isinstance(value, tuple) else (value, value)
+
+
 class _Item(QtWidgets.QTableWidgetItem):
     """Sorts by its SORT_ROLE value (numbers as numbers, blanks last)."""
 
@@ -162,7 +167,8 @@ class DispatchTable(QtWidgets.QTableWidget):
 
     def set_extra_columns(self, headers: Sequence[str], values_by_dispatch: dict[int, Sequence[str]]) -> None:
         """NPU columns after `#` and kind, one value per header for each dispatch
-        (missing dispatches stay blank); kept across set_index. No headers: none."""
+        (missing dispatches stay blank); kept across set_index. No headers: none.
+        A value is a text, or (text, sort key) to sort by something else."""
         self._extra_headers = tuple(headers)
         self._extra_values = dict(values_by_dispatch)
         self._fill()
@@ -182,7 +188,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         return [
             (f"#{rec.index}", rec.index),
             (rec.kind, rec.kind or None),
-            *[(extra[k] if k < len(extra) else "",) * 2 for k in range(len(self._extra_headers))],
+            *[_text_and_key(extra[k] if k < len(extra) else "") for k in range(len(self._extra_headers))],
             (onnx_label(rec, self._op_types), onnx_label(rec, self._op_types) or None),
             ("" if flops is None else format_flops(flops), flops),
             (shapes_label(rec), shapes_label(rec) or None),

@@ -19,18 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import StudioError
+from ...run.dispatches import iree_dispatches
+from ...run.dispatches.scalar_ops import NotInterpretable
+from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
+from ...run.tolerance import TOLERANCE, max_error
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
-from . import iree_dispatches
-from .functional_sim import DispatchOutcome, FunctionalSim, TileFault, max_error
+from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
 from .quant_steps import StepComparison, compare_in_steps, output_steps
-from .scalar_ops import NotInterpretable
 
 REPORT_NAME = "last.json"  # in the workspace's npu/check/, the last check's report
-
-# Relative tolerance (of the reference's largest magnitude) per output element type.
-TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 
 
 @dataclass
@@ -204,18 +203,6 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     first = next((d for d in result.dispatches if diverges(d)), None)
     return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
                        result.seconds, iree_seconds, notes)
-
-
-def run_onnxruntime(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """onnxruntime's outputs for `model` (IR version lowered to 10, which it accepts)."""
-    import onnx
-    import onnxruntime as ort
-
-    m = onnx.load(str(model))
-    m.ir_version = min(m.ir_version, 10)
-    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
-    return sess.run(None, feeds)
 
 
 def load_inputs(paths: list[Path]) -> list[np.ndarray]:

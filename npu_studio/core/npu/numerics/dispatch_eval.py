@@ -19,9 +19,9 @@ from iree.compiler import ir
 from ...ir.dispatch_index.labels import choose_root
 from ...ir.linalg import describe_linalg_op
 from ...ir.linalg.requant import ROUND_OP_MODE
+from ...run.dispatches.scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
 from ..output_stage import OutputStage, split_epilogue
 from . import linalg_eval
-from .scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
 TileHook = Callable[[int, list[np.ndarray]], None]

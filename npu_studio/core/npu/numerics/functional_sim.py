@@ -20,11 +20,12 @@ from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
 from ...ir.context import mlir_context
+from ...run.dispatches.host import HostInterpreter, tied_operands
+from ...run.dispatches.iree_dispatches import DispatchRunner
+from ...run.dispatches.scalar_ops import NotInterpretable, numpy_dtype
+from ...run.tolerance import max_error
 from ..npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
-from .host import HostInterpreter, tied_operands
-from .iree_dispatches import DispatchRunner
-from .scalar_ops import NotInterpretable, numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -180,20 +181,6 @@ def _bindings(site: ir.Operation, args: list) -> tuple[list, list]:
             bindings.append(out)
             results.append(out)
     return bindings, results
-
-
-def max_error(a, b) -> tuple[float, float]:
-    """(max |a - b| over elements that differ, max finite |b|); agreeing infinities count as equal."""
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64).reshape(a.shape)
-    if not a.size:
-        return 0.0, 0.0
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    with np.errstate(invalid="ignore"):  # inf - inf where both agree is masked out
-        diff = np.where(same, 0.0, np.abs(a - b))
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    finite = np.abs(b[np.isfinite(b)])
-    return float(diff.max()), float(finite.max()) if finite.size else 0.0
 
 
 def _max_error(ours: list[np.ndarray], ref: list[np.ndarray]) -> tuple[float, float]:

@@ -22,12 +22,11 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
-
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
+from numpy.lib.stride_tricks import as_strided
 
-from .scalar_ops import HOST_FMA, NotInterpretable, evaluate, fma_f32
+from ...run.dispatches.scalar_ops import HOST_FMA, NotInterpretable, evaluate, fma_f32
 
 # Associative combiners: (numpy reduction ufunc, combine).
 COMBINERS = {
