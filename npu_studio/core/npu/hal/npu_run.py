@@ -92,8 +92,8 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     """Build (or reuse) the NPU variant, run it with the plugin, compare (see the module doc)."""
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
+    plugin = plugin_path()  # first: without a C compiler nothing else is done
     variant = build_variant(ws)
-    plugin = plugin_path()
     sig = pick_function(ws.snapshot_path("input"), function)
     if inputs is None:
         inputs = random_inputs(sig, seed, ws.user_model_path)
