@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,22 +55,25 @@ class PluginHandler:
         self.tiles = {d: [Tile(t.tile_offsets, t.tile_sizes) for t in self.program.tasks_of(d)]
                       for d in self.imports}
         self.fault = request.get("fault")
-        self.runner = None
-        if request.get("dispatch_vmfb"):
-            from ..numerics.iree_dispatches import DispatchRunner
-
-            self.runner = DispatchRunner(Path(request["dispatch_vmfb"]))
+        # Each call's operands and results are kept on disk and compared with IREE after the run: a
+        # child process driven from inside IREE's worker thread can deadlock.
+        self.dispatch_vmfb = request.get("dispatch_vmfb")
+        self.kept = Path(request["out_dir"]) / "calls"
         self.calls: list[dict] = []
+        self._lock = threading.Lock()
         self.error: str | None = None
         self.c_handler = HANDLER_TYPE(self._call)
 
     def _call(self, dispatch: int, params: int) -> int:
-        try:
-            self.calls.append(self.compute(dispatch, params))
-            return 0
-        except BaseException as exc:  # the runtime only sees the return code; keep the reason
-            self.error = self.error or f"dispatch #{dispatch}: {' '.join(str(exc).split()) or type(exc).__name__}"
-            return 1
+        # IREE may run independent dispatches on two workers at once; the NPU model takes one at a time
+        # (one MLIR context, and calls numbered in the order they ran).
+        with self._lock:
+            try:
+                self.calls.append(self.compute(dispatch, params))
+                return 0
+            except BaseException as exc:  # the runtime only sees the return code; keep the reason
+                self.error = self.error or f"dispatch #{dispatch}: {' '.join(str(exc).split()) or type(exc).__name__}"
+                return 1
 
     def arrays(self, dispatch: int, params: int) -> list[np.ndarray]:
         from ..numerics.scalar_ops import numpy_dtype
@@ -85,7 +89,6 @@ class PluginHandler:
 
     def compute(self, dispatch: int, params: int) -> dict:
         from ..numerics.dispatch_eval import DispatchInterpreter
-        from ..numerics.functional_sim import max_error
 
         t0 = time.perf_counter()
         rec = self.imports[dispatch]
@@ -104,15 +107,35 @@ class PluginHandler:
         record = {"dispatch": dispatch, "symbol": info.symbol, "tiles": len(self.tiles[dispatch]) if tiled else 1,
                   "seconds": seconds, "max_error": None, "scale": None,
                   "dtype": next((a.dtype.name for a, b in zip(arrays, rec.bindings) if b.access != "readonly"), "")}
-        if self.runner is not None:
-            ours = [a for a, b in zip(arrays, rec.bindings) if b.access != "readonly"]
-            reference = self.runner.run(dispatch, operands)
-            err, scale = 0.0, 0.0
-            for a, r in zip(ours, reference):
-                e, s = max_error(a, r)
-                err, scale = max(err, e), max(scale, s)
-            record["max_error"], record["scale"] = err, scale
+        if self.dispatch_vmfb:
+            folder = self.kept / str(len(self.calls))
+            folder.mkdir(parents=True)
+            for i, a in enumerate(operands):
+                np.save(folder / f"in{i}.npy", a)
+            for j, a in enumerate(a for a, b in zip(arrays, rec.bindings) if b.access != "readonly"):
+                np.save(folder / f"out{j}.npy", a)
         return record
+
+    def compare(self) -> None:
+        """Each call's results against IREE's CPU build of its dispatch on the same operands."""
+        from ..numerics.functional_sim import max_error
+        from ..numerics.iree_dispatches import DispatchRunner
+
+        if not self.dispatch_vmfb or not self.calls:
+            return
+        with DispatchRunner(Path(self.dispatch_vmfb)) as runner:
+            for k, record in enumerate(self.calls):
+                folder = self.kept / str(k)
+                operands = [np.load(p) for p in sorted(folder.glob("in*.npy"), key=_ordinal)]
+                ours = [np.load(p) for p in sorted(folder.glob("out*.npy"), key=_ordinal)]
+                err, scale = 0.0, 0.0
+                for a, r in zip(ours, runner.run(record["dispatch"], operands)):
+                    e, s = max_error(a, r)
+                    err, scale = max(err, e), max(scale, s)
+                record["max_error"], record["scale"] = err, scale
+                for p in folder.iterdir():
+                    p.unlink()
+                folder.rmdir()
 
     def _hook(self, dispatch: int):
         f = self.fault
@@ -125,9 +148,10 @@ class PluginHandler:
                     r += np.asarray(f.get("delta", 1.0)).astype(r.dtype)
         return hook
 
-    def close(self) -> None:
-        if self.runner is not None:
-            self.runner.close()
+
+
+def _ordinal(path: Path) -> int:
+    return int(path.stem.lstrip("inout"))
 
 
 def main(argv: list[str]) -> int:
@@ -154,7 +178,8 @@ def main(argv: list[str]) -> int:
         failure = " ".join(str(exc).split())[:300]
     finally:
         lib.npu_plugin_set_handler(HANDLER_TYPE(0))
-        handler.close()
+    if not (handler.error or failure):
+        handler.compare()
     report = {"calls": handler.calls, "plugin_calls": int(lib.npu_plugin_calls()), "error": handler.error,
               "failure": failure}
     (out / "calls.json").write_text(json.dumps(report), encoding="utf-8")

@@ -9,9 +9,11 @@ function `npu_dispatch_<N>` once, with the (base, offset) pairs in the order
 of the flow dispatch function's arguments. The plugin resolves that import
 (plugin_src/npu_plugin.c).
 
-A dispatch is left to IREE's CPU code (`NotReplaceable`, with the reason)
-when its bindings cannot be lined up with its flow arguments: a dynamic
-shape, a scalar operand, or a binding offset that is not a constant.
+The rewrite works on the parsed dump: the body's ops are dropped except
+what computes the binding offsets (push-constant loads and casts), which
+the new byte views use as they are. A dispatch is left to IREE's CPU code
+(`NotReplaceable`, with the reason) when its bindings cannot be lined up
+with its flow arguments: a dynamic shape or a scalar operand.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from ...ir.mlir_text import parse_module
 
 IMPORT_PREFIX = "npu_dispatch_"
 SUBSPAN = "hal.interface.binding.subspan"
-_FLAG_BITS = ((1, "ReadOnly"), (2, "Indirect"))
 
 
 class NotReplaceable(Exception):
@@ -113,47 +114,13 @@ def _sym(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-def _flags(bits: int) -> str:
-    names = [n for b, n in _FLAG_BITS if bits & b]
-    return f' flags("{"|".join(names)}")' if names else ""
-
-
-@dataclass(frozen=True)
-class _Subspan:
-    binding: int
-    offset: int  # bytes
-    flags: int
-    alignment: int
-    spec: BindingSpec
-
-
-def _subspans(func: ir.Operation) -> list[_Subspan]:
-    out = []
-    for op in _walk(func):
-        if op.name != SUBSPAN:
-            continue
-        operands = list(op.operands)
+def _subspans(func: ir.Operation) -> list[ir.Operation]:
+    subspans = [op for op in _ops(func) if op.name == SUBSPAN]
+    for op in subspans:
         seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        if seg[0] != 1 or (len(seg) > 1 and seg[1]):
+        if len(seg) > 1 and seg[1]:
             raise NotReplaceable("a binding has a dynamic size")
-        owner = operands[0].owner
-        owner = getattr(owner, "operation", owner)
-        if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
-            raise NotReplaceable("a binding offset is computed at run time")
-        spec = dispatch_tensor_spec(op.results[0].type)
-        if spec is None:
-            raise NotReplaceable(f"binding of type {op.results[0].type} is not a dispatch tensor")
-        flags = ir.IntegerAttr(op.attributes["descriptor_flags"]).value if "descriptor_flags" in op.attributes else 0
-        align = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 64
-        out.append(_Subspan(ir.IntegerAttr(op.attributes["binding"]).value,
-                            ir.IntegerAttr(owner.attributes["value"]).value, flags, align, spec))
-    return out
-
-
-def _walk(op: ir.Operation):
-    for inner in _ops(op):
-        yield inner
-        yield from _walk(inner)
+    return subspans
 
 
 def build_replacement(source: Path, flow_func: ir.Operation, dispatch: int) -> Replacement:
@@ -178,43 +145,69 @@ def build_replacement(source: Path, flow_func: ir.Operation, dispatch: int) -> R
         if func is None:
             raise NotReplaceable(f"no function for export @{_sym(export)}")
         subspans = _subspans(func)
-        if tuple(s.spec for s in subspans) != wanted:
+        specs = tuple(dispatch_tensor_spec(op.results[0].type) for op in subspans)
+        if specs != wanted:
             raise NotReplaceable(f"its {len(subspans)} bindings do not line up with the flow dispatch's "
                                  f"{len(wanted)} arguments")
-        text = _text(_sym(exe), _sym(variant), str(variant.attributes["target"]), _sym(export),
-                     str(export.attributes["layout"]), subspans, dispatch)
+        with ir.Location.unknown():
+            _one_workgroup(export)
+            _call_import(inner, func, subspans, specs, f"{IMPORT_PREFIX}{dispatch}")
+        text = f"// NPU dispatch #{dispatch}: the body calls the NPU plugin's import once (npu_studio/core/npu/hal).\n"
+        text += str(exe)
     return Replacement(_sym(exe), _sym(export), dispatch, wanted, text)
 
 
-def _text(exe: str, variant: str, target: str, export: str, layout: str, subspans: list[_Subspan],
-          dispatch: int) -> str:
-    body, args, types = [], [], []
-    for i, s in enumerate(subspans):
-        mtype = f"memref<{max(1, s.spec.nbytes)}xi8, strided<[1], offset: ?>>"
-        body += [f"%off{i} = arith.constant {s.offset} : index",
-                 f"%m{i} = {SUBSPAN} layout({layout}) binding({s.binding}) alignment({s.alignment}) "
-                 f"offset(%off{i}){_flags(s.flags)} : {mtype}",
-                 f"%base{i}, %o{i}, %n{i}, %st{i} = memref.extract_strided_metadata %m{i} : {mtype} "
-                 f"-> memref<i8>, index, index, index"]
-        args += [f"%base{i}", f"%o{i}"]
-        types += ["memref<i8>", "index"]
-    sig = ", ".join(types)
-    lines = "\n        ".join(body)
-    return f"""// NPU dispatch #{dispatch}: the body calls the NPU plugin's import once (npu_studio/core/npu/hal).
-hal.executable public @"{exe}" {{
-  hal.executable.variant public @"{variant}" target({target}) {{
-    hal.executable.export public @"{export}" ordinal(0) layout({layout}) count(%device: !hal.device) -> (index, index, index) {{
-      %one = arith.constant 1 : index
-      hal.return %one, %one, %one : index, index, index
-    }}
-    builtin.module {{
-      func.func private @{IMPORT_PREFIX}{dispatch}({sig}) attributes {{llvm.bareptr = true}}
-      func.func @"{export}"() {{
-        {lines}
-        func.call @{IMPORT_PREFIX}{dispatch}({", ".join(args)}) : ({sig}) -> ()
-        return
-      }}
-    }}
-  }}
-}}
-"""
+def _one_workgroup(export: ir.Operation) -> None:
+    """The export's workgroup count becomes 1x1x1: the import is called once per dispatch."""
+    block = export.regions[0].blocks[0]
+    for op in reversed([o.operation for o in block.operations]):
+        op.erase()
+    with ir.InsertionPoint(block):
+        one = ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
+                                  attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), 1)})
+        ir.Operation.create("hal.return", operands=[one.result] * 3)
+
+
+def _call_import(inner: ir.Operation, func: ir.Operation, subspans: list[ir.Operation],
+                 specs: tuple[BindingSpec, ...], name: str) -> None:
+    """Replace the function's body by byte views of its bindings and one call of the import `name`.
+
+    What computes the binding offsets (push-constant loads and casts) is kept.
+    """
+    block = func.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    ret = ops[-1]
+    keep: list[ir.Operation] = []
+
+    def mark(value: ir.Value) -> None:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return
+        op = owner.operation
+        if not any(op == k for k in keep):
+            keep.append(op)
+            for v in op.operands:
+                mark(v)
+
+    for op in subspans:
+        for v in op.operands:
+            mark(v)
+    index, base_t = ir.IndexType.get(), ir.Type.parse("memref<i8>")
+    args = []
+    with ir.InsertionPoint(ret):
+        for op, spec in zip(subspans, specs):
+            view_t = ir.Type.parse(f"memref<{max(1, spec.nbytes)}xi8, strided<[1], offset: ?>>")
+            view = ir.Operation.create(SUBSPAN, results=[view_t], operands=list(op.operands),
+                                       attributes={n: op.attributes[n] for n in op.attributes})
+            meta = ir.Operation.create("memref.extract_strided_metadata", results=[base_t, index, index, index],
+                                       operands=[view.result])
+            args += [meta.results[0], meta.results[1]]
+        ir.Operation.create("func.call", operands=args, attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+    for op in reversed(ops[:-1]):
+        if not any(op == k for k in keep):
+            op.erase()
+    fn_type = ir.FunctionType.get([base_t, index] * len(specs), [])
+    with ir.InsertionPoint.at_block_begin(inner.regions[0].blocks[0]):
+        ir.Operation.create("func.func", regions=1, attributes={
+            "sym_name": ir.StringAttr.get(name), "function_type": ir.TypeAttr.get(fn_type),
+            "sym_visibility": ir.StringAttr.get("private"), "llvm.bareptr": ir.BoolAttr.get(True)})

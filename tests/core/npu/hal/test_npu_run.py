@@ -122,3 +122,21 @@ def test_f16_matmul_within_f16_tolerance(tmp_path, cc):
     assert report.outputs[0].dtype == np.float16
     assert _close(report.outputs[0], ort, 1e-2)
     assert report.ok and report.plugin_calls == 1, "\n".join(report.summary_lines())
+
+
+@pytest.mark.slow
+def test_resnet50_every_npu_dispatch_through_the_plugin(tmp_path, cc):
+    from tests.zoo_cache import zoo_workspace
+
+    shutil.copytree(zoo_workspace("resnet50").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=0, onnxruntime=False)
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort, 1e-4)
+    assert report.ok, "\n".join(report.summary_lines())
+    assert sorted(d for r in report.variant.imports for d in r.dispatches) == _npu_sites(program)
+    assert not report.variant.cpu and report.plugin_calls == len(report.calls) == len(program.dispatches)
+    # the light zoo's output is nearly flat: every call against IREE on far-from-constant intermediates
+    assert all(c.max_error <= 1e-4 * max(1.0, c.scale) for c in report.calls)
+    assert max(c.scale for c in report.calls) > 1e6

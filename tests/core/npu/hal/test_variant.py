@@ -30,7 +30,7 @@ def test_failed_build_leaves_the_workspace_byte_identical(example_workspace, tmp
 
     def broken(*args):
         rep = real(*args)
-        return dataclasses.replace(rep, text=rep.text.replace("func.call", "func.no_such_op"))
+        return dataclasses.replace(rep, text=rep.text.replace("hal.return", "hal.no_such_return"))
 
     monkeypatch.setattr(variant_mod, "build_replacement", broken)
     with pytest.raises(StudioError):
