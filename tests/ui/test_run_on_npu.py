@@ -40,3 +40,29 @@ def test_run_on_npu_logs_the_verdict(window, qtbot, fresh_example):
     text = "\n".join(log)
     assert log[-1] == "OK" and "1 dispatches through the NPU plugin" in text and "vs onnxruntime" in text
     assert (fresh_example.root / "npu" / "hal" / "module.vmfb").is_file()
+
+
+def test_measure_cpu_adds_a_row_under_the_engines_and_to_the_trace(window, qtbot, fresh_example, tmp_path):
+    import json
+
+    from .test_npu_in_app import open_workspace
+
+    open_workspace(window, qtbot, fresh_example)
+    qtbot.waitUntil(lambda: window.schedule_controller.run is not None, timeout=WAIT)
+    dock, controller = window.schedule, window.schedule_controller
+    dock.measure_action.trigger()
+    qtbot.waitUntil(lambda: dock.chart.cpu_bars is not None, timeout=WAIT)
+    (row,) = controller.measured
+    assert row.measured_cpu_us > 0 and row.simulated_npu_us > 0
+    model = dock.chart.model
+    ticks = dict(dock.chart.engines.getAxis("left")._tickLevels[0])
+    assert ticks[len(model.engines)] == "CPU measured"
+    # drawn from where dispatch #0 starts on the NPU, as long as it took on the CPU
+    starts = model.task_start[model.task_dispatch == 0]
+    (x0,), (x1,), (d,) = dock.chart.cpu_track
+    assert d == 0 and x0 == starts.min()
+    assert x1 - x0 == pytest.approx(row.measured_cpu_us * model.totals.clock_mhz)
+    controller.export("trace", str(tmp_path / "trace.json"))
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    (cpu,) = [e for e in events if e.get("cat") == "cpu"]
+    assert cpu["dur"] == pytest.approx(row.measured_cpu_us)

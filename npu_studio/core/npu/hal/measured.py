@@ -182,3 +182,20 @@ def write_trace(program: NpuProgram, sim: SimResult, rows: list[Row], path: Path
 
 def rows_to_json(rows: list[Row]) -> list[dict]:
     return [{**asdict(r), "ratio": r.ratio} for r in rows]
+
+
+def aligned_cpu_bars(task_start, task_dispatch, clock_mhz: float, rows: list[Row]):
+    """(starts, ends, dispatches) in cycles: each measured dispatch drawn from where its simulated
+    NPU run starts, as long as it took on the CPU (µs at the target clock), so the two compare side by side."""
+    task_start, task_dispatch = np.asarray(task_start, float), np.asarray(task_dispatch)
+    starts, ends, dispatches = [], [], []
+    for r in rows:
+        if r.measured_cpu_us is None:
+            continue
+        mine = task_start[task_dispatch == r.dispatch]
+        if not len(mine):
+            continue
+        starts.append(float(mine.min()))
+        ends.append(starts[-1] + r.measured_cpu_us * clock_mhz)
+        dispatches.append(r.dispatch)
+    return np.asarray(starts, float), np.asarray(ends, float), np.asarray(dispatches, np.int64)
