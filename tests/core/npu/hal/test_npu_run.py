@@ -18,7 +18,7 @@ from npu_studio.core.npu.hal.npu_run import run_npu
 from npu_studio.core.npu.numerics import TileFault
 from npu_studio.core.npu.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import Workspace, compile_model
-from tests.core.npu.npu_models import attention
+from tests.core.npu.npu_models import attention, i8_matmul
 from tests.core.npu.numerics import check_models as models
 from tests.core.onnx_reference import run_onnxruntime
 
@@ -121,6 +121,19 @@ def test_f16_matmul_within_f16_tolerance(tmp_path, cc):
     (ort,) = run_onnxruntime(ws.source_path, report.inputs)
     assert report.outputs[0].dtype == np.float16
     assert _close(report.outputs[0], ort, 1e-2)
+    assert report.ok and report.plugin_calls == 1, "\n".join(report.summary_lines())
+
+
+def test_i8_matmul_accumulates_exactly_in_i32(tmp_path, cc):
+    model = i8_matmul()
+    model.ir_version = 10
+    onnx.save(model, str(tmp_path / "mmi.onnx"))
+    ws = compile_model(tmp_path / "mmi.onnx", tmp_path / "ws")
+    run_for_workspace(ws)
+    report = run_npu(ws, seed=5)
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert report.outputs[0].dtype == np.int32
+    np.testing.assert_array_equal(report.outputs[0], ort)
     assert report.ok and report.plugin_calls == 1, "\n".join(report.summary_lines())
 
 
