@@ -29,7 +29,7 @@ from .dock import ScheduleDock
 
 SIM_JOB = "simulation"
 CHECK_JOB = "check"
-MEASURE_JOB = "npu-run"  # the runtime's jobs share one kind: one IREE run at a time
+MEASURE_JOB = "measure"
 
 
 class ScheduleController(QtCore.QObject):
