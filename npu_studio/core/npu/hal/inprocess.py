@@ -9,9 +9,10 @@ plugin is loaded twice by path, which gives one library: by IREE
 the handler. IREE calls the handler from its worker thread with the
 import's packed (base, offset) pairs; the handler views the real buffers
 as arrays and runs the dispatch's flow function on them, its root op tile
-by tile in task order (`DispatchInterpreter`). With a per-dispatch IREE
-build in the request, each NPU result is also compared with IREE's CPU
-result on the same inputs.
+by tile in task order (`DispatchInterpreter`). Calls are taken one at a
+time. With a per-dispatch IREE build in the request, each call's operands
+and results are kept on disk and, after the run, its results are compared
+with IREE's CPU result of that dispatch on the same operands.
 
 Writes OUT/output<i>.npy (through `run_vmfb`) and OUT/calls.json, one
 record per plugin call in the order IREE made them.
