@@ -343,6 +343,38 @@ class Studio(QtCore.QObject):
             self.sig_log.emit(tb, True)
         self.sig_npu_finished.emit(False)
 
+    def run_on_npu(self) -> None:
+        """Run the model by IREE's runtime with the NPU dispatches through the NPU plugin (`run --npu`)."""
+        if not self.session.can_run_npu():
+            return
+        root, target = self.session.workspace.root, self.session.target
+
+        def work(report, token):
+            from ..core.npu.hal.npu_run import run_npu
+
+            with self._npu_lock:
+                ws = Workspace.open(root)
+                if not workspace_io.json_path(ws).is_file():
+                    workspace_io.run_for_workspace(ws, target)
+                return run_npu(ws)
+
+        self.sig_log.emit("Running on the NPU plugin (IREE runtime, functional simulator behind it)…", False)
+        self.jobs.start("npu-run", work, on_done=self._on_npu_run_done, on_failed=self._on_npu_run_failed)
+
+    def _on_npu_run_done(self, report, gen: int) -> None:
+        for line in report.summary_lines():
+            self.sig_log.emit(line, False)
+        if not report.ok:
+            d = report.first_divergent
+            self.error(f"Run on NPU: MISMATCH{f' (first divergent dispatch #{d.index})' if d else ''}")
+
+    def _on_npu_run_failed(self, exc: Exception, tb: str, gen: int) -> None:
+        if isinstance(exc, StudioError):
+            self.error(format_error(exc, prog=""))
+        else:
+            self.error(f"Run on NPU: internal error: {exc}")
+            self.sig_log.emit(tb, True)
+
     def set_target(self, path: Path) -> None:
         self.session.set_target(path)
         self.run_npu()

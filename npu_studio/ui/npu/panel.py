@@ -102,6 +102,8 @@ class NpuPanel(QtCore.QObject):
         self.choose_action = self.menu.addAction("NPU &target file…", self.choose_target_dialog)
         self.edit_action = self.menu.addAction("&Edit NPU target", self.edit_target)
         self.run_action = self.menu.addAction("&Re-run NPU pipeline", self.run)
+        self.run_on_npu_action = self.menu.addAction("Run on N&PU (IREE runtime + NPU plugin)",
+                                                     self.studio.run_on_npu)
         self.picker = QtWidgets.QComboBox()
         self.picker.setAccessibleName("NPU target")
         self.picker.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)

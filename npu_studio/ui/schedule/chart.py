@@ -49,6 +49,7 @@ class ByteAxis(pg.AxisItem):
         return [byte_tick(v * scale) if v > 0 else "" for v in values]
 HIGHLIGHT = "#ffd400"
 CRITICAL = "#d00000"
+CPU_ROW = "CPU measured"
 
 
 class ScheduleChart(QtWidgets.QWidget):
@@ -103,6 +104,8 @@ class ScheduleChart(QtWidgets.QWidget):
         self.unit = "cycles"
         self.bars: SpanRects | None = None
         self.allocs: SpanRects | None = None
+        self.cpu_bars: SpanRects | None = None
+        self.cpu_track = None  # (starts, ends, dispatches) of the measured CPU row, in cycles
         self.highlight: SpanRects | None = None
         self.critical: SpanRects | None = None
         self.selected_task: int | None = None
@@ -119,6 +122,7 @@ class ScheduleChart(QtWidgets.QWidget):
         self._arrows, self.highlight, self.critical = [], None, None
         self.selected_task, self.highlighted = None, []
         self.model = model
+        self.cpu_bars = self.cpu_track = None  # cleared with the plot
         if unit:
             self.unit = unit
         if model is None:
@@ -143,6 +147,23 @@ class ScheduleChart(QtWidgets.QWidget):
         self.engines.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
         self._apply_unit()
         self.fit()
+
+    def set_cpu_track(self, starts: np.ndarray, ends: np.ndarray, dispatches: np.ndarray) -> None:
+        """A row under the engines: the measured CPU time of each dispatch, from where it starts on the NPU."""
+        if self.model is None:
+            return
+        if self.cpu_bars is not None:
+            self.engines.removeItem(self.cpu_bars)
+        n = len(self.model.engines)
+        self.cpu_track = (starts, ends, dispatches)
+        colors = [dispatch_color(i) for i in range(len(PALETTE))]
+        ci = dispatches % len(PALETTE)
+        self.cpu_bars = SpanRects(starts, ends, np.full(len(starts), n - BAR_HALF),
+                                  np.full(len(starts), n + BAR_HALF), ci, colors, group=ci)
+        self.engines.addItem(self.cpu_bars)
+        self.engines.getAxis("left").setTicks([list(enumerate([*self.model.engines, CPU_ROW]))])
+        self.engines.getViewBox().setLimits(yMin=-0.6, yMax=n + 0.6)
+        self.engines.setYRange(-0.6, n + 0.6, padding=0)
 
     def _draw_sram(self, model: ScheduleModel) -> None:
         t, b = model.sram_times, model.sram_bytes

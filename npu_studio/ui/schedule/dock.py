@@ -28,6 +28,7 @@ class ScheduleDock(QtWidgets.QDockWidget):
     sig_task_selected = QtCore.Signal(int)  # task id
     sig_dispatch_selected = QtCore.Signal(int)  # dispatch index
     sig_check_requested = QtCore.Signal()
+    sig_measure_requested = QtCore.Signal()
     sig_export_requested = QtCore.Signal(str, str)  # kind (trace|csv|png), path
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
@@ -48,6 +49,9 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.unpin_action = self.toolbar.addAction("Unpin", self.unpin)
         self.unpin_action.setEnabled(False)
         self.check_action = self.toolbar.addAction("Check numerics", self.sig_check_requested.emit)
+        self.measure_action = self.toolbar.addAction("Measure CPU", self.sig_measure_requested.emit)
+        self.measure_action.setToolTip("Profile the CPU build with IREE's runtime: a row of measured "
+                                       "dispatch times under the NPU engines")
         self.toolbar.addSeparator()
         self.run_actions = [self.critical_action, self.pin_action, self.check_action]
         for label, kind, filt in (("Export trace", "trace", "Trace JSON (*.json)"),
