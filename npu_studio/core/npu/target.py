@@ -20,6 +20,7 @@ from typing import Any
 
 from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ..errors import StudioError
+from .cost_model import COST_TABLES, CostModel, parse_cost_model
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
 DATAFLOW_SHORT = {"os": "output-stationary", "ws": "weight-stationary"}
@@ -74,6 +75,8 @@ class NpuTarget:
     dma_setup_cycles: int = 64
     cpu_launch_cycles: int = 2000
     cpu_ops_per_cycle: int = 16
+    # Issue 30: energy and area (cost_model.py), optional tables [energy], [area], [technology].
+    cost: CostModel = CostModel()
     source: str = field(default="", compare=False)
 
     def function_cost(self, name: str) -> int | None:
@@ -87,6 +90,9 @@ class NpuTarget:
         d["dtypes"] = list(self.dtypes)
         d["acc_dtypes"] = list(self.acc_dtypes)
         d["vector_functions"] = dict(self.vector_functions)
+        d["cost"] = self.cost.to_dict()
+        if self.cost == CostModel():  # files written before issue 30 stay as they were
+            del d["cost"]
         return d
 
     @classmethod
@@ -97,6 +103,8 @@ class NpuTarget:
         d["acc_dtypes"] = tuple(d.get("acc_dtypes", ()))
         if "vector_functions" in d:
             d["vector_functions"] = tuple(sorted(dict(d["vector_functions"]).items()))
+        if "cost" in d:
+            d["cost"] = CostModel.from_dict(d["cost"])
         return cls(**d)
 
 
@@ -178,10 +186,12 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         m = re.search(r"line (\d+)", str(e))
         raise TargetError(path, "<syntax>", int(m.group(1)) if m else None, str(e)) from None
     for table, value in data.items():
-        if isinstance(value, dict) and table not in _KNOWN_TABLES:
+        if isinstance(value, dict) and table not in _KNOWN_TABLES and table not in COST_TABLES:
             raise TargetError(path, table, _key_line(text, table + ".__"), "unknown table")
     known = {k for k, *_ in _SCHEMA}
     for table, value in data.items():
+        if table in COST_TABLES:
+            continue  # parse_cost_model checks them
         keys = value.items() if isinstance(value, dict) else [(None, value)]
         for k, _ in keys:
             dotted = f"{table}.{k}" if k is not None else table
@@ -231,6 +241,8 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         dma_setup_cycles=values["dma.setup_cycles"],
         cpu_launch_cycles=values["cpu.launch_cycles"],
         cpu_ops_per_cycle=values["cpu.ops_per_cycle"],
+        cost=parse_cost_model(data, DTYPES, lambda key, reason: TargetError(
+            path, key, _key_line(text, key), reason)),
         source=str(path),
     )
 
