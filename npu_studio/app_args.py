@@ -14,7 +14,7 @@ from pathlib import Path
 
 # The headless commands: one module each in cli_commands/, its help= line the --help entry.
 COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
-            "substitute")
+            "substitute", "sweep")
 
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
        npu-studio COMMAND [ARGS ...]

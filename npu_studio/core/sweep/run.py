@@ -1,0 +1,174 @@
+"""Running a sweep: models to flow text, points to batches, rows to the table.
+
+`run_sweep(spec, out, executor)` evaluates every (model, point) not in
+OUT/cache yet, then writes OUT/results.parquet and OUT/results.csv and
+checks the table (monotonicity, no negative or NaN metric). Progress is
+reported as (points done, points in all, seconds left); a set `cancel`
+event stops it after the batches running (the finished rows stay in the
+cache for `--resume`).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Cancelled
+from ..npu.workspace_io import flow_path
+from ..textio import read_text
+from ..workspace.workspace import Workspace, compile_model, default_workspace_for
+from .analysis import Violation, monotonicity, sanity
+from .evaluate import METRIC_NAMES, AREA_METRICS, area_metrics, plan_key
+from .spec import SweepError, SweepSpec
+from .table import RowCache, check_constraints, columns, model_hash, point_key, write_table
+
+BATCHES_PER_WORKER = 4  # enough to balance uneven batches, few enough to keep plans shared
+Progress = Callable[[int, int, float | None], None]
+
+
+@dataclass
+class SweepResult:
+    rows: list[dict[str, Any]]
+    columns: list[tuple[str, str]]
+    parquet: Path | None
+    csv: Path | None
+    computed: int  # points evaluated by this run
+    cached: int  # points found in the cache
+    cancelled: bool = False
+    violations: list[Violation] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # negative or NaN metrics
+
+
+def model_label(spec: SweepSpec, path: Path) -> str:
+    try:
+        return str(path.relative_to(spec.path.parent.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def flow_text(path: Path) -> str:
+    """The compiled flow snapshot of a model file, workspace or flow .mlir file (a model file is
+    compiled once into its default workspace; later sweeps reuse it while the model is the same)."""
+    if path.is_file() and path.suffix == ".mlir":
+        return read_text(path)
+    if path.is_dir():
+        return read_text(flow_path(Workspace.open(path)))
+    ws_root = default_workspace_for(path)
+    if Workspace.is_workspace(ws_root):
+        ws = Workspace.open(ws_root)
+        try:
+            same = ws.source_path.read_bytes() == path.read_bytes()
+        except OSError:
+            same = False
+        if same and "flow" in ws.manifest.phases:
+            return read_text(flow_path(ws))
+    return read_text(flow_path(compile_model(path)))
+
+
+def _batches(todo: list[tuple[str, str, Any]], workers: int) -> list[tuple[str, list]]:
+    """Per model, points of one plan together, cut into about BATCHES_PER_WORKER x workers
+    contiguous batches."""
+    by_model: dict[str, dict[Any, list]] = {}
+    for mhash, key, target in todo:
+        by_model.setdefault(mhash, {}).setdefault(plan_key(target), []).append((key, target))
+    out = []
+    for mhash, groups in by_model.items():
+        ordered = [x for g in groups.values() for x in g]
+        n = min(len(ordered), max(1, workers * BATCHES_PER_WORKER))
+        size = math.ceil(len(ordered) / n)
+        out += [(mhash, ordered[i:i + size]) for i in range(0, len(ordered), size)]
+    return out
+
+
+def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
+              models: list[tuple[str, str]] | None = None, on_progress: Progress | None = None,
+              cancel: threading.Event | None = None) -> SweepResult:
+    """Evaluate the spec's points on its models (or `models`: (label, flow text) pairs)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = RowCache(out)
+    if not resume:
+        cache.clear()
+    points = spec.points()
+    targets = [spec.target_of(p) for p in points]
+    _check_area_constraints(spec, targets)
+    if models is None:
+        models = [(model_label(spec, p), flow_text(p)) for p in spec.models]
+    texts = {model_hash(text): text for _, text in models}
+    keys = {(label, p.index): point_key(model_hash(text), t)
+            for label, text in models for p, t in zip(points, targets)}
+    todo, seen = [], set()
+    for (label, idx), key in keys.items():
+        if key not in seen and not cache.has(key):
+            seen.add(key)
+            todo.append((model_hash(dict(models)[label]), key, targets[idx]))
+    total, done = len(todo), 0
+    started = time.monotonic()
+    cancelled = False
+    try:
+        for rows in executor.run(texts, _batches(todo, executor.workers)):
+            for key, row in rows:
+                cache.put(key, row)
+            done += len(rows)
+            if on_progress:
+                rate = done / max(time.monotonic() - started, 1e-9)
+                on_progress(done, total, (total - done) / rate if rate else None)
+            if cancel is not None and cancel.is_set():
+                executor.cancel()
+                cancelled = True
+                break
+    finally:
+        executor.close()
+    return _assemble(spec, out, cache, models, points, keys, done, len(keys) - total, cancelled)
+
+
+def _check_area_constraints(spec: SweepSpec, targets) -> None:
+    """A constraint on the area alone that no point meets is bad input: nothing to run."""
+    area_only = [c for c in spec.constraints if c[0] in AREA_METRICS]
+    unknown = [c[0] for c in spec.constraints if c[0] not in METRIC_NAMES]
+    if unknown:
+        raise SweepError(spec.path, f"constraints.{unknown[0]}: unknown metric; known: "
+                         + ", ".join(METRIC_NAMES))
+    if area_only and not any(not check_constraints(area_metrics(t), area_only) for t in targets):
+        metric, lo, hi = area_only[0]
+        raise SweepError(spec.path, f"constraints.{metric}: no point meets it (areas "
+                         f"{min(area_metrics(t)[metric] for t in targets):g} to "
+                         f"{max(area_metrics(t)[metric] for t in targets):g})")
+
+
+def _assemble(spec, out, cache, models, points, keys, computed, cached, cancelled) -> SweepResult:
+    params = [n for n, _ in spec.parameters]
+    cols = columns(params, spec.metrics)
+    rows = []
+    for label, _ in models:
+        for p in points:
+            key = keys[(label, p.index)]
+            if not cache.has(key):
+                continue  # cancelled before it ran
+            row = {"model": label, "point": p.index, **p.as_dict(), **cache.get(key), "key": key}
+            broken = check_constraints(row, spec.constraints) if row["status"] == "ok" else []
+            row["meets_constraints"] = row["status"] == "ok" and not broken
+            row["violations"] = "; ".join(broken)
+            rows.append(row)
+    parquet, csv = write_table(out, rows, cols)
+    result = SweepResult(rows, cols, parquet, csv, computed, cached, cancelled,
+                         monotonicity(rows, params), sanity(rows, list(METRIC_NAMES)))
+    if cancelled:
+        raise _cancelled(result)
+    if spec.constraints and rows and not any(r["meets_constraints"] for r in rows):
+        metric = spec.constraints[0][0]
+        raise SweepError(spec.path, f"constraints.{metric}: no point meets the constraints "
+                         f"(results in {parquet})")
+    return result
+
+
+def _cancelled(result: SweepResult) -> Cancelled:
+    e = Cancelled("sweep")
+    e.finished = result.rows
+    e.result = result
+    return e
