@@ -48,14 +48,19 @@ def run(args) -> int:
     if out.exists() and not out.is_dir():
         raise StudioError(out, "--out: not a folder")
     executor = make_executor(args.jobs, args.dask)
-    print(f"{len(spec.points())} points x {len(spec.models)} models on {executor.workers} "
-          f"worker(s)", file=sys.stderr, flush=True)
+    shown = []
 
     def progress(done, total, eta):
+        if not shown:
+            shown.append(True)
+            print(f"{total} evaluations on {executor.workers} worker(s)", file=sys.stderr)
         left = f", {eta:.0f} s left" if eta is not None else ""
-        print(f"\r{done}/{total} points{left}  ", end="", file=sys.stderr, flush=True)
+        print(f"\r{done}/{total} done{left}  ", end="", file=sys.stderr, flush=True)
 
-    result = run_sweep(spec, out, executor, resume=args.resume, on_progress=progress)
-    print(file=sys.stderr)
+    try:
+        result = run_sweep(spec, out, executor, resume=args.resume, on_progress=progress)
+    finally:
+        if shown:
+            print(file=sys.stderr, flush=True)  # end the progress line
     sys.stdout.write(summary(result, [n for n, _ in spec.parameters]))
     return 0
