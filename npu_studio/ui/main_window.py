@@ -31,6 +31,7 @@ from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
 from .schedule.controller import ScheduleController
 from .schedule.dock import ScheduleDock
+from .sweep.dock import SweepController, SweepDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding
@@ -65,6 +66,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.log_dock, self.schedule)
         self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
+        self.sweep = SweepDock(self)  # a sweep's Pareto view; a clicked point opens its schedule
+        self.sweep_controller = SweepController(self.jobs, self.sweep, self.schedule_controller, self)
+        self.add_dock(self.sweep, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
         self.executables = ExecutablesPanel(self)
         self._wire()
         install_edit_support(self)
@@ -189,6 +193,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
         self.schedule_controller.sig_message.connect(self.log.append_text)
+        self.sweep_controller.sig_message.connect(self.log.append_text)
         studio.sig_error.connect(self._show_banner)
         studio.sig_clear_error.connect(self.clear_error)
         studio.sig_status.connect(self.status_label.setText)

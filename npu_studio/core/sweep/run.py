@@ -10,6 +10,7 @@ cache for `--resume`).
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -24,9 +25,10 @@ from ..textio import read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
 from .analysis import Violation, monotonicity, sanity
 from .evaluate import METRIC_NAMES, AREA_METRICS, area_metrics, plan_key
-from .spec import SweepError, SweepSpec
+from .spec import Point, SweepError, SweepSpec
 from .table import RowCache, check_constraints, columns, model_hash, point_key, write_table
 
+RECORD = "sweep.json"  # OUT/sweep.json: the spec and the models' paths, for the app
 BATCHES_PER_WORKER = 4  # enough to balance uneven batches, few enough to keep plans shared
 Progress = Callable[[int, int, float | None], None]
 
@@ -99,6 +101,9 @@ def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
     _check_area_constraints(spec, targets)
     if models is None:
         models = [(model_label(spec, p), flow_text(p)) for p in spec.models]
+        (out / RECORD).write_text(json.dumps({
+            "spec": str(spec.path.resolve()),
+            "models": {model_label(spec, p): str(p) for p in spec.models}}, indent=1), encoding="utf-8")
     texts = {model_hash(text): text for _, text in models}
     keys = {(label, p.index): point_key(model_hash(text), t)
             for label, text in models for p, t in zip(points, targets)}
@@ -172,3 +177,40 @@ def _cancelled(result: SweepResult) -> Cancelled:
     e.finished = result.rows
     e.result = result
     return e
+
+
+@dataclass
+class OpenedSweep:
+    """A finished sweep read back: its spec, rows and models (the app's Pareto view)."""
+
+    spec: SweepSpec
+    rows: list[dict[str, Any]]
+    models: dict[str, Path]  # label -> model file, workspace or flow .mlir
+
+    def params(self) -> list[str]:
+        return [n for n, _ in self.spec.parameters]
+
+    def program_of(self, row: dict[str, Any]):
+        """The NPU program of a row's point (the pipeline on its model with its target)."""
+        from ..npu.passes import run_npu_pipeline
+
+        point = Point(row["point"], tuple((n, row[n]) for n in self.params()))
+        return run_npu_pipeline(flow_text(self.models[row["model"]]), self.spec.target_of(point))
+
+
+def open_sweep(out: str | Path) -> OpenedSweep:
+    """Read OUT/sweep.json, its spec and OUT/results.parquet; SweepError when one is missing."""
+    from .spec import load_spec
+    from .table import TABLE_NAME, read_table
+
+    out = Path(out)
+    try:
+        record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+        spec_path, models = record["spec"], record["models"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise SweepError(out, f"not a sweep's results folder (no readable {RECORD}; run "
+                         "`npu-studio sweep SPEC --out` into it)") from None
+    table = out / f"{TABLE_NAME}.parquet"
+    if not table.is_file():
+        raise SweepError(out, f"no {table.name} (the sweep did not finish; rerun it with --resume)")
+    return OpenedSweep(load_spec(spec_path), read_table(table), {k: Path(v) for k, v in models.items()})

@@ -92,6 +92,17 @@ class SweepSpec:
             out.append(Point(len(out), tuple(zip(names, combo))))
         return out
 
+    def base_values(self) -> dict[str, Any]:
+        """Each parameter's value in the base target (the first key of a joint one); None if unset."""
+        data = tomllib.loads(self.base_text)
+        out = {}
+        for name, _ in self.parameters:
+            node: Any = data
+            for part in name.split("+")[0].split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            out[name] = node
+        return out
+
     def target_of(self, point: Point) -> NpuTarget:
         """The base target with the point's values (SweepError naming the parameter)."""
         data = tomllib.loads(self.base_text)
