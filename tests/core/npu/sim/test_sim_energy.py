@@ -101,3 +101,17 @@ def test_bad_cost_keys_name_key_and_line(tail, key, reason):
         parse_target(text, "t.toml")
     assert e.value.key == key and reason in e.value.reason
     assert e.value.line == len(text.splitlines())  # the key's own line, the last
+
+
+def test_summary_reports_energy_by_component_with_units():
+    from npu_studio.core.npu.sim.export import energy_lines
+
+    cost = CostModel(dram_read_pj_per_byte=100.0, dram_write_pj_per_byte=200.0,
+                     sram_read_pj_per_byte=2.0, sram_write_pj_per_byte=3.0,
+                     mac_pj=(("f16", 1.5),), sram_leakage_mw_per_mib=256.0, sram_mm2_per_mib=4.0,
+                     mac_mm2=0.01, energy_scale=0.5, area_scale=2.0)
+    p = _one_tile(_target(cost))
+    # the figures of test_one_tile_energy_and_area_by_hand
+    assert energy_lines(p, simulate(p)) == [
+        "energy 60.7 nJ: DRAM 57.6 nJ, SRAM 2.24 nJ, MAC 384 pJ, vector 0 pJ, leakage 490 pJ",
+        "area 1.31 mm^2: SRAM 0.0312 mm^2, MAC array 1.28 mm^2"]
