@@ -84,16 +84,19 @@ def area_metrics(target: NpuTarget) -> dict[str, Any]:
             "sram_kib": target.sram_bytes // 1024}
 
 
-def evaluate(model_hash: str, flow_text: str, target: NpuTarget) -> dict[str, Any]:
-    """The metrics of one point, with `status` ("ok" | "infeasible") and `reason`."""
+def evaluate(model_hash: str, flow_text: str, target: NpuTarget,
+             plan_target: NpuTarget | None = None) -> dict[str, Any]:
+    """The metrics of one point, with `status` ("ok" | "infeasible") and `reason`; the program is
+    planned for `plan_target` (default `target`) and simulated on `target`."""
+    plan_target = plan_target or target
     stats["points"] += 1
     row: dict[str, Any] = {n: None for n in METRIC_NAMES}
     row.update(area_metrics(target))
     try:
         def plan():
             stats["plans"] += 1
-            return run_npu_pipeline(flow_text, dataclasses.replace(target, source=""))
-        program = _memo(_plans, (model_hash, plan_key(target)), plan)
+            return run_npu_pipeline(flow_text, dataclasses.replace(plan_target, source=""))
+        program = _memo(_plans, (model_hash, plan_key(plan_target)), plan)
         unfit = [d for d in program.dispatches if d.rule == "sram-fit"]
         if unfit:
             return {**row, "status": "infeasible",
@@ -120,7 +123,7 @@ def evaluate(model_hash: str, flow_text: str, target: NpuTarget) -> dict[str, An
 
 
 def evaluate_batch(model_hash: str, flow_text: str,
-                   batch: list[tuple[str, NpuTarget]]) -> list[tuple[str, dict[str, Any]]]:
-    """(cache key, row) for each (cache key, target) of one model."""
-    return [(key, evaluate(model_hash, flow_text, t)) for key, t in batch]
+                   batch: list[tuple[str, NpuTarget, NpuTarget]]) -> list[tuple[str, dict[str, Any]]]:
+    """(cache key, row) for each (cache key, target, plan target) of one model."""
+    return [(key, evaluate(model_hash, flow_text, t, p)) for key, t, p in batch]
 

@@ -10,6 +10,7 @@ cache for `--resume`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -76,8 +77,8 @@ def _batches(todo: list[tuple[str, str, Any]], workers: int) -> list[tuple[str, 
     """Per model, points of one plan together, cut into about BATCHES_PER_WORKER x workers
     contiguous batches."""
     by_model: dict[str, dict[Any, list]] = {}
-    for mhash, key, target in todo:
-        by_model.setdefault(mhash, {}).setdefault(plan_key(target), []).append((key, target))
+    for mhash, key, target, plan in todo:
+        by_model.setdefault(mhash, {}).setdefault(plan_key(plan), []).append((key, target, plan))
     out = []
     for mhash, groups in by_model.items():
         ordered = [x for g in groups.values() for x in g]
@@ -105,13 +106,14 @@ def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
             "spec": str(spec.path.resolve()),
             "models": {model_label(spec, p): str(p) for p in spec.models}}, indent=1), encoding="utf-8")
     texts = {model_hash(text): text for _, text in models}
-    keys = {(label, p.index): point_key(model_hash(text), t)
+    keys = {(label, p.index): point_key(model_hash(text), t, spec.plan_target(t))
             for label, text in models for p, t in zip(points, targets)}
     todo, seen = [], set()
     for (label, idx), key in keys.items():
         if key not in seen and not cache.has(key):
             seen.add(key)
-            todo.append((model_hash(dict(models)[label]), key, targets[idx]))
+            todo.append((model_hash(dict(models)[label]), key, targets[idx],
+                         spec.plan_target(targets[idx])))
     total, done = len(todo), 0
     started = time.monotonic()
     cancelled = False
@@ -195,7 +197,9 @@ class OpenedSweep:
         from ..npu.passes import run_npu_pipeline
 
         point = Point(row["point"], tuple((n, row[n]) for n in self.params()))
-        return run_npu_pipeline(flow_text(self.models[row["model"]]), self.spec.target_of(point))
+        target = self.spec.target_of(point)
+        program = run_npu_pipeline(flow_text(self.models[row["model"]]), self.spec.plan_target(target))
+        return dataclasses.replace(program, target=target)  # simulated on the point's own target
 
 
 def open_sweep(out: str | Path) -> OpenedSweep:

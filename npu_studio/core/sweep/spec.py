@@ -23,6 +23,7 @@ Errors are SweepError: `spec.toml:LINE: key: reason`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -38,7 +39,9 @@ from ..errors import StudioError
 from ..npu.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
 
 SAMPLING = ("grid", "random", "latin-hypercube")
-_TOP_KEYS = ("target", "models", "metrics", "parameters", "sampling", "constraints", "name")
+TILES_FOR = ("each-point", "base-bandwidth")
+_TOP_KEYS = ("target", "models", "metrics", "parameters", "sampling", "constraints", "name",
+             "tiles_for")
 
 
 class SweepError(StudioError):
@@ -68,6 +71,13 @@ class SweepSpec:
     samples: int
     seed: int
     constraints: tuple[tuple[str, float | None, float | None], ...]  # (metric, min, max)
+    tiles_for: str = "each-point"  # base-bandwidth: tiles chosen at the base bandwidth, reused
+
+    def plan_target(self, target: NpuTarget) -> NpuTarget:
+        """The target a point's program is planned for: its own, or with the base's bandwidth."""
+        if self.tiles_for == "base-bandwidth":
+            return dataclasses.replace(target, dram_bytes_per_cycle=self.base.dram_bytes_per_cycle)
+        return target
 
     def points(self) -> list[Point]:
         """The design points, in a fixed order (the same for every run of the spec)."""
@@ -259,6 +269,9 @@ def load_spec(path: str | Path) -> SweepSpec:
     seed = sampling.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise bad("sampling.seed", "expected an integer")
+    tiles_for = data.get("tiles_for", "each-point")
+    if tiles_for not in TILES_FOR:
+        raise bad("tiles_for", "expected one of " + ", ".join(TILES_FOR))
     constraints = []
     for metric, bound in data.get("constraints", {}).items():
         if not isinstance(bound, dict) or not bound or set(bound) - {"min", "max"} or not all(
@@ -266,7 +279,7 @@ def load_spec(path: str | Path) -> SweepSpec:
             raise bad(f"constraints.{metric}", "expected { min = NUMBER } and/or { max = NUMBER }")
         constraints.append((metric, bound.get("min"), bound.get("max")))
     spec = SweepSpec(path, str(data.get("name", path.stem)), base_text, base_path, base, model_paths,
-                     parameters, tuple(metrics), method, samples, seed, tuple(constraints))
+                     parameters, tuple(metrics), method, samples, seed, tuple(constraints), tiles_for)
     for name, vals in parameters:  # every value of every parameter builds a valid target
         for v in vals:
             spec.target_of(Point(0, ((name, v),)))

@@ -36,9 +36,12 @@ def model_hash(flow_text: str) -> str:
     return hashlib.sha256(flow_text.encode("utf-8")).hexdigest()
 
 
-def point_key(model: str, target: NpuTarget) -> str:
-    """The content hash of (model, target, tool version)."""
+def point_key(model: str, target: NpuTarget, plan_target: NpuTarget | None = None) -> str:
+    """The content hash of (model, target, tool version), and of the bandwidth the tiles were
+    chosen for when not the target's (spec key `tiles_for`)."""
     fields = {**target.to_dict(), "cost": target.cost.to_dict()}
+    if plan_target is not None and plan_target != target:
+        fields["plan_dram_bytes_per_cycle"] = plan_target.dram_bytes_per_cycle
     blob = json.dumps({"model": model, "target": fields, "tool": __version__, "eval": EVAL_VERSION},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

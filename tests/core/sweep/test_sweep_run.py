@@ -124,3 +124,25 @@ def test_resume_after_cancel_computes_only_the_missing_points(serial, sweep_mode
     again = run_sweep(spec, out, SerialExecutor(), resume=True)
     assert (again.computed, again.cached) == (0, 48)
     assert evaluate.stats["points"] - before == 48 - finished
+
+
+def test_bandwidth_and_clock_points_reuse_the_plan(sweep_models, tmp_path):
+    """With tiles chosen at the base bandwidth, points differing in bandwidth or clock plan once
+    and only simulate; a clock-only change does not even simulate."""
+    text = SPEC.replace('"sram.size_kib" = [16, 32, 64]', '"sram.size_kib" = [64]').replace(
+        '{{ log2 = [8, 64] }}', '[32]').replace('[16, 64]', '[8, 16, 32, 64]') \
+        + '"clock_mhz" = [500, 1000]\n'
+    spec = write_spec(tmp_path, sweep_models[:1], 'tiles_for = "base-bandwidth"\n' + text)
+    evaluate.clear_memo()
+    before = dict(evaluate.stats)
+    result = run_sweep(spec, tmp_path / "out", SerialExecutor())
+    assert len(result.rows) == 8
+    done = {k: evaluate.stats[k] - before[k] for k in before}
+    assert done == {"plans": 1, "simulations": 4, "points": 8}
+    flow = read_text(sweep_models[0])
+    for row, point in zip(result.rows, spec.points()):
+        t = spec.target_of(point)
+        program = run_npu_pipeline(flow, spec.plan_target(t))  # planned at 64 bytes/cycle
+        assert program.target.dram_bytes_per_cycle == 64
+        assert row["cycles"] == simulate(program, t).total_cycles
+        assert row["time_us"] == row["cycles"] / t.clock_mhz
