@@ -13,6 +13,7 @@ from flowgen import flow_snapshot  # noqa: E402
 from npu_studio.core.sweep.executors import SerialExecutor  # noqa: E402
 from npu_studio.core.sweep.run import run_sweep  # noqa: E402
 from npu_studio.core.sweep.spec import load_spec  # noqa: E402
+from npu_studio.ui.sweep.pareto import tip_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = """
@@ -46,11 +47,13 @@ def test_clicking_a_front_point_opens_its_schedule(window, qtbot, tmp_path):
                      for o in view.shown)
         assert (r in view.front_rows) == (not beaten)
     row = view.front_rows[-1]
-    tip = view._tip(row["time_us"], row["energy_pj"], view.shown.index(row))
-    assert f"sram.size_kib = {row['sram.size_kib']}" in tip and "energy_pj = " in tip
     window.sweep.resize(700, 500)
     view.plot.getPlotItem().getViewBox().autoRange()
     qtbot.wait(50)
+    scene = view.plot.mapToScene(view.point_position(row))
+    assert view.row_at(scene) is row  # what hover shows and click opens
+    tip = tip_text(row, view.params)
+    assert f"sram.size_kib = {row['sram.size_kib']}" in tip and "energy_pj = " in tip
     with qtbot.waitSignal(view.sig_point_clicked, timeout=5000) as clicked:
         qtbot.mouseClick(view.plot.viewport(), QtCore.Qt.MouseButton.LeftButton,
                          pos=view.point_position(row))

@@ -28,18 +28,19 @@ def pareto_mask(points: np.ndarray) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     if n == 0:
         return mask
-    order = np.lexsort(points.T[::-1])  # by the first column, then the second, ...
     if points.shape[1] == 2:
-        # sorted by x then y: a point is dominated by an earlier one with y <= its y that is not
-        # the same point
-        xs, ys = points[order, 0].tolist(), points[order, 1].tolist()
-        best_y, best_x = math.inf, math.inf  # the lowest y so far, and the x it first had
-        for pos, (x, y) in enumerate(zip(xs, ys)):
-            if y < best_y or (y == best_y and x == best_x):
-                mask[order[pos]] = True
-                if y < best_y:
-                    best_y, best_x = y, x
+        # over the distinct points sorted by x then y, a point is on the front iff its y is below
+        # every earlier one's; equal points share their verdict
+        order = np.lexsort((points[:, 1], points[:, 0]))
+        xs, ys = points[order, 0], points[order, 1]
+        new = np.ones(n, dtype=bool)  # first of a run of equal points
+        new[1:] = (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])
+        group = np.cumsum(new) - 1
+        firsts = ys[new]
+        earlier = np.concatenate(([np.inf], np.minimum.accumulate(firsts)[:-1]))
+        mask[order] = (firsts < earlier)[group]
         return mask
+    order = np.lexsort(points.T[::-1])  # by the first column, then the second, ...
     # a later row in lexicographic order never dominates an earlier one: the front only grows
     front = np.empty((0, points.shape[1]))
     for i in order:
