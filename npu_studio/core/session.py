@@ -40,7 +40,7 @@ from .workspace.workspace import Workspace
 PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "edited", "stale", "failed"
 NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
-JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes", "sweep-point")
+JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes", "sweep-point", "sweep-run")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 
 

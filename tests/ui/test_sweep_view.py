@@ -95,3 +95,27 @@ def test_export_csv_and_png(qtbot, tmp_path):
     want = sorted((r["sram.size_kib"], r["cycles"]) for r in sweep.rows
                   if r["dram.bytes_per_cycle"] == 64 and r["mac_array.rows+mac_array.cols"] == 32)
     assert list(zip(xs.tolist(), ys.tolist())) == want
+
+
+def test_run_a_sweep_in_the_app_with_progress_and_cancel(window, qtbot, tmp_path):
+    model = flow_snapshot(ROOT / "resources" / "examples" / "single_conv.onnx")
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC.replace("{model}", str(model)))
+    dock, controller = window.sweep, window.sweep_controller
+    seen = []
+    dock.progress.valueChanged.connect(seen.append)
+    # cancel once the first batch is in: the job stops, the banner says how to go on
+    dock.progress.valueChanged.connect(lambda v: dock.cancel_button.click() if v and len(seen) == 1 else None)
+    controller.run_spec(str(spec), jobs=1)
+    assert dock.cancel_button.isVisibleTo(dock) and not dock.run_button.isEnabled()
+    qtbot.waitUntil(lambda: not window.jobs.is_running("sweep-run"), timeout=60000)
+    assert "sweep cancelled" in dock.banner.text()
+    cached = len(list((tmp_path / "s" / "cache").glob("*.json")))
+    assert 0 < cached < 8
+    dock.progress.valueChanged.disconnect()
+    controller.run_spec(str(spec), jobs=1)  # resumes
+    qtbot.waitUntil(lambda: not window.jobs.is_running("sweep-run") and controller.sweep is not None,
+                    timeout=60000)
+    assert len(controller.sweep.rows) == 8 and len(dock.view.shown) == 8
+    assert not dock.progress.isVisibleTo(dock) and dock.run_button.isEnabled()
+    assert dock.progress.maximum() == 8 - cached  # only the missing points ran
