@@ -26,7 +26,7 @@ from ..textio import read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
 from .analysis import Violation, monotonicity, sanity
 from .evaluate import METRIC_NAMES, AREA_METRICS, area_metrics, plan_key
-from .spec import Point, SweepError, SweepSpec
+from .spec import Point, SweepError, SweepSpec, key_line
 from .table import RowCache, check_constraints, columns, model_hash, point_key, write_table
 
 RECORD = "sweep.json"  # OUT/sweep.json: the spec and the models' paths, for the app
@@ -137,10 +137,12 @@ def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
 def _check_area_constraints(spec: SweepSpec, targets) -> None:
     """A constraint on the area alone that no point meets is bad input: nothing to run."""
     area_only = [c for c in spec.constraints if c[0] in AREA_METRICS]
-    unknown = [c[0] for c in spec.constraints if c[0] not in METRIC_NAMES]
-    if unknown:
-        raise SweepError(spec.path, f"constraints.{unknown[0]}: unknown metric; known: "
-                         + ", ".join(METRIC_NAMES))
+    for what, names in (("constraints", [c[0] for c in spec.constraints]), ("metrics", spec.metrics)):
+        unknown = [n for n in names if n not in METRIC_NAMES]
+        if unknown:
+            raise SweepError(spec.path, f"{what}: {unknown[0]}: unknown metric; known: "
+                             + ", ".join(METRIC_NAMES), line=key_line(spec.path, what if what == "metrics"
+                                                                   else unknown[0]))
     if area_only and not any(not check_constraints(area_metrics(t), area_only) for t in targets):
         metric, lo, hi = area_only[0]
         raise SweepError(spec.path, f"constraints.{metric}: no point meets it (areas "

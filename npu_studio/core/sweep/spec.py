@@ -124,14 +124,14 @@ class SweepSpec:
                     node = node.setdefault(t, {})
                     if not isinstance(node, dict):
                         raise SweepError(self.path, f"parameters.{name}: {t} is not a table of the target",
-                                         line=_line(self.path, name))
+                                         line=key_line(self.path, name))
                 node[leaf] = value
         try:
             return parse_target(to_toml(data), self.base_path)
         except TargetError as e:
             raise SweepError(self.path, f"parameters.{name if len(point.values) == 1 else _which(e, point)}"
                              f" = {_value_of(e, point)!r}: {e.key}: {e.reason}",
-                             line=_line(self.path, _which(e, point))) from None
+                             line=key_line(self.path, _which(e, point))) from None
 
 
 def _which(e: TargetError, point: Point) -> str:
@@ -146,7 +146,7 @@ def _value_of(e: TargetError, point: Point) -> Any:
     return dict(point.values).get(_which(e, point))
 
 
-def _line(path: Path, key: str) -> int | None:
+def key_line(path: Path, key: str) -> int | None:
     """1-based line where `key` (bare or quoted) is assigned in the spec file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -186,7 +186,7 @@ def to_toml(data: dict, prefix: str = "") -> str:
 
 def _values(path: Path, name: str, raw: Any) -> tuple[Any, ...]:
     def bad(reason: str) -> SweepError:
-        return SweepError(path, f"parameters.{name}: {reason}", line=_line(path, name))
+        return SweepError(path, f"parameters.{name}: {reason}", line=key_line(path, name))
 
     if isinstance(raw, list):
         vals = tuple(raw)
@@ -230,7 +230,7 @@ def load_spec(path: str | Path) -> SweepSpec:
         raise SweepError(path, str(e).split(" (at")[0], line=int(m.group(1)) if m else None) from None
 
     def bad(key: str, reason: str) -> SweepError:
-        return SweepError(path, f"{key}: {reason}", line=_line(path, key.split(".")[-1]))
+        return SweepError(path, f"{key}: {reason}", line=key_line(path, key.split(".")[-1]))
 
     for key in data:
         if key not in _TOP_KEYS:
@@ -244,14 +244,14 @@ def load_spec(path: str | Path) -> SweepSpec:
         base_text = read_target_text(base_path)
         base = parse_target(base_text, base_path)
     except TargetError as e:
-        raise SweepError(path, f"target: {e}", line=_line(path, "target")) from None
+        raise SweepError(path, f"target: {e}", line=key_line(path, "target")) from None
     models = data.get("models")
     if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
         raise bad("models", "expected a non-empty list of model files or workspaces")
     model_paths = tuple((path.parent / m).resolve() for m in models)
     for m, p in zip(models, model_paths):
         if not p.exists():
-            raise SweepError(path, f"models: {m}: no such file or directory", line=_line(path, "models"))
+            raise SweepError(path, f"models: {m}: no such file or directory", line=key_line(path, "models"))
     params = data.get("parameters", {})
     if not isinstance(params, dict) or not params:
         raise bad("parameters", "expected a table with at least one parameter")

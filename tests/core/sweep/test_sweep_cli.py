@@ -46,6 +46,8 @@ def test_summary_and_resume(sweep_models, tmp_path, capsys):
      "constraints.area_mm2: no point meets it"),
     (lambda t: t.replace('"default"', '"nope.toml"'), None, "target:"),
     (lambda t: "foo = 1" + t, 1, "foo: unknown key"),
+    (lambda t: 'metrics = ["cycles", "joules"]' + t, 1, "metrics: joules: unknown metric"),
+    (lambda t: t + "\n[constraints]\nwatts = { max = 1 }\n", 10, "constraints: watts: unknown metric"),
 ])
 def test_bad_spec_is_one_line_exit_2(sweep_models, tmp_path, capsys, edit, where, reason):
     spec = _spec(tmp_path, edit(GOOD), sweep_models[0])
