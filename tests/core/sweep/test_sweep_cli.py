@@ -80,3 +80,20 @@ def test_bad_jobs(sweep_models, tmp_path, capsys):
     assert main(["sweep", str(spec), "--jobs", "0"]) == 2
     assert capsys.readouterr().err.strip() == \
         "npu-studio: error: --jobs: expected a positive number of workers, got 0"
+
+
+def test_the_bundled_example_runs_and_compiles_its_model_once(tmp_path, capsys, monkeypatch):
+    from npu_studio.core.workspace.workspace import default_workspace_for
+    from npu_studio.resources import EXAMPLE_MODEL, SWEEPS_DIR
+
+    monkeypatch.setenv("NPU_STUDIO_HOME", str(tmp_path / "workspaces"))
+    spec = SWEEPS_DIR / "example.toml"
+    assert main(["sweep", str(spec), "--jobs", "1", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("28 rows: 28 feasible")  # 7 SRAM sizes (16 KiB-1 MiB) x 4 bandwidths
+    assert "checks: monotone in SRAM and bandwidth" in out
+    flow = default_workspace_for(EXAMPLE_MODEL) / "phases"
+    stamps = {p: p.stat().st_mtime_ns for p in flow.rglob("*")}
+    assert stamps
+    assert main(["sweep", str(spec), "--jobs", "1", "--out", str(tmp_path / "o2")]) == 0
+    assert {p: p.stat().st_mtime_ns for p in flow.rglob("*")} == stamps  # reused, not recompiled
