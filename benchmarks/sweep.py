@@ -139,6 +139,7 @@ def main() -> None:
             speed.append(f"| {label} | {n} | {times[0]:.1f} | {times[1]:.1f} | "
                          f"**{times[0] / times[1]:.2f}** |")
     front_ms, draw_ms = redraw_100k()
+    load = os.getloadavg()[0]
     body = "\n".join([
         "## Design-space sweep (issue 30)",
         "",
@@ -159,6 +160,10 @@ def main() -> None:
         "",
         f"Pareto view of 100,000 points: front and knee {front_ms:.0f} ms, the whole redraw "
         f"(front, knee, scatter, paint) **{draw_ms:.0f} ms** (best of 3, offscreen).",
+        "",
+        f"Load average at the end of the run: {load:.1f} on 2 cores (other sessions were running), "
+        "so a second worker found no idle core: the speed-ups above measure contention, not the "
+        "executors.",
     ])
     write_section("sweep-bench", body)
     print(body)

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..errors import StudioError
+from ..ir.dispatch_index import index_text
 from ..npu.cost_model import CostModel
 from ..npu.npu_ir import NpuProgram
 from ..npu.passes import run_npu_pipeline
@@ -46,6 +47,7 @@ _MEMO_SIZE = 4  # programs and simulations of large models are big: a few of eac
 _lock = threading.Lock()  # a Dask worker may run batches on several threads
 _plans: OrderedDict[tuple, NpuProgram] = OrderedDict()
 _sims: OrderedDict[tuple, SimResult] = OrderedDict()
+_indexes: OrderedDict[str, Any] = OrderedDict()  # each model's dispatch index (read-only)
 stats = {"plans": 0, "simulations": 0, "points": 0}  # what this process computed (tests, benchmarks)
 
 
@@ -76,6 +78,7 @@ def _memo(cache: OrderedDict, key, make):
 def clear_memo() -> None:
     _plans.clear()
     _sims.clear()
+    _indexes.clear()
 
 
 def area_metrics(target: NpuTarget) -> dict[str, Any]:
@@ -95,7 +98,9 @@ def evaluate(model_hash: str, flow_text: str, target: NpuTarget,
     try:
         def plan():
             stats["plans"] += 1
-            return run_npu_pipeline(flow_text, dataclasses.replace(plan_target, source=""))
+            index = _memo(_indexes, model_hash, lambda: index_text(flow_text, "flow"))
+            return run_npu_pipeline(flow_text, dataclasses.replace(plan_target, source=""),
+                                    index=index)
         program = _memo(_plans, (model_hash, plan_key(plan_target)), plan)
         unfit = [d for d in program.dispatches if d.rule == "sram-fit"]
         if unfit:

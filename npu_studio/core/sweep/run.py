@@ -31,6 +31,7 @@ from .table import RowCache, check_constraints, columns, model_hash, point_key, 
 
 RECORD = "sweep.json"  # OUT/sweep.json: the spec and the models' paths, for the app
 BATCHES_PER_WORKER = 4  # enough to balance uneven batches, few enough to keep plans shared
+MIN_BATCH = 4  # points: a batch's dispatch and result transfer cost about one fast point
 Progress = Callable[[int, int, float | None], None]
 
 
@@ -75,14 +76,14 @@ def flow_text(path: Path) -> str:
 
 def _batches(todo: list[tuple[str, str, Any]], workers: int) -> list[tuple[str, list]]:
     """Per model, points of one plan together, cut into about BATCHES_PER_WORKER x workers
-    contiguous batches."""
+    contiguous batches of MIN_BATCH points or more."""
     by_model: dict[str, dict[Any, list]] = {}
     for mhash, key, target, plan in todo:
         by_model.setdefault(mhash, {}).setdefault(plan_key(plan), []).append((key, target, plan))
     out = []
     for mhash, groups in by_model.items():
         ordered = [x for g in groups.values() for x in g]
-        n = min(len(ordered), max(1, workers * BATCHES_PER_WORKER))
+        n = max(1, min(workers * BATCHES_PER_WORKER, len(ordered) // MIN_BATCH))
         size = math.ceil(len(ordered) / n)
         out += [(mhash, ordered[i:i + size]) for i in range(0, len(ordered), size)]
     return out
@@ -105,15 +106,16 @@ def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
         (out / RECORD).write_text(json.dumps({
             "spec": str(spec.path.resolve()),
             "models": {model_label(spec, p): str(p) for p in spec.models}}, indent=1), encoding="utf-8")
-    texts = {model_hash(text): text for _, text in models}
-    keys = {(label, p.index): point_key(model_hash(text), t, spec.plan_target(t))
-            for label, text in models for p, t in zip(points, targets)}
+    hashes = {label: model_hash(text) for label, text in models}
+    texts = {hashes[label]: text for label, text in models}
+    plans = [spec.plan_target(t) for t in targets]
+    keys = {(label, p.index): point_key(hashes[label], t, plan)
+            for label, _ in models for p, t, plan in zip(points, targets, plans)}
     todo, seen = [], set()
     for (label, idx), key in keys.items():
         if key not in seen and not cache.has(key):
             seen.add(key)
-            todo.append((model_hash(dict(models)[label]), key, targets[idx],
-                         spec.plan_target(targets[idx])))
+            todo.append((hashes[label], key, targets[idx], plans[idx]))
     total, done = len(todo), 0
     started = time.monotonic()
     cancelled = False
