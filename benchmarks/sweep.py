@@ -151,7 +151,7 @@ def main() -> None:
         "|---|---|---|---|",
         *lines,
         "",
-        "Speed-up from 1 to 2 workers, 40 Latin-hypercube points (SRAM 256 KiB-2 MiB, "
+        "Speed-up from 1 to 2 workers, 40 Latin-hypercube samples, the distinct ones run (SRAM 256 KiB-2 MiB, "
         "8-64 bytes/cycle, 16x16 and 32x32), worker start-up included:",
         "",
         "| executor | points | 1 worker (s) | 2 workers (s) | **speed-up** |",
