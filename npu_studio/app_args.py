@@ -15,7 +15,7 @@ from pathlib import Path
 # The headless commands: one module each in cli_commands/, its help= line the --help entry.
 COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
             "substitute", "variant", "profile", "compare", "trace", "module", "precision",
-            "measure")
+            "measure", "sweep")
 
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
        npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--phase P] [--select-dispatch N] FILE_OR_WORKSPACE

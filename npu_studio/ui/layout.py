@@ -12,15 +12,15 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 # Bump when the default layout changes in a way an old saved state would undo.
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 STATE_KEY, GEOMETRY_KEY = "layout/state", "layout/geometry"
 VERSION_KEY = "layout/version"
 
 Area = QtCore.Qt.DockWidgetArea
 # Dock object names, by area, in tab order (the first is raised), and which are open by default.
 DEFAULT_AREAS = {
-    Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock"),
-    Area.BottomDockWidgetArea: ("schedule_dock", "logDock", "passDock"),
+    Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock", "compileProfileDock", "compareBuildsDock"),
+    Area.BottomDockWidgetArea: ("schedule_dock", "logDock", "passDock", "trace_dock", "module_dock", "sweep_dock"),
 }
 OPEN_BY_DEFAULT = {"schedule_dock", "logDock"}
 DEFAULT_SIZE = QtCore.QSize(1400, 900)

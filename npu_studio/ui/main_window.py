@@ -39,6 +39,7 @@ from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
 from .schedule.controller import ScheduleController
 from .schedule.dock import ScheduleDock
+from .sweep.dock import SweepController, SweepDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding
@@ -71,6 +72,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule = ScheduleDock(self)
         self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.sweep = SweepDock(self)  # a sweep's Pareto view; a clicked point opens its schedule
+        self.sweep_controller = SweepController(self.jobs, self.sweep, self.schedule_controller, self)
+        self.add_dock(self.sweep, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
         self.executables = ExecutablesPanel(self)
         self.compile_profile, self.compare_builds = ProfileDock(self), CompareDock(self)
         install_debug_docks(self)
@@ -213,6 +217,7 @@ class MainWindow(QtWidgets.QMainWindow):
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
         self.schedule_controller.sig_message.connect(self.log.append_text)
         self.session.events.problems.connect(self._on_problems)
+        self.sweep_controller.sig_message.connect(self.log.append_text)
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())

@@ -325,8 +325,9 @@ def pipeline_text() -> str:
 
 
 def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
-                     strict: bool = False) -> NpuProgram:
-    """Run the NPU pipeline on a flow-phase module (text, path or ir.Module)."""
+                     strict: bool = False, index: PhaseIndex | None = None) -> NpuProgram:
+    """Run the NPU pipeline on a flow-phase module (text, path or ir.Module); `index`: the
+    dispatch index of the same text, when the caller has it (a sweep runs one text many times)."""
     if not isinstance(target, NpuTarget):
         target = load_target(target)
     ctx = None
@@ -348,7 +349,7 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
             raise NpuError(f"cannot parse: {message}", source, line=line, col=col) from None
     # The dispatch index of the same text: the NPU's kinds, symbols and ONNX
     # nodes are its records' (one dispatch model for the table and the NPU).
-    state = _State(target, strict, index_text(text, "flow", source))
+    state = _State(target, strict, index or index_text(text, "flow", source))
     try:
         return _run_passes(module, state)
     except NpuError as e:

@@ -21,6 +21,7 @@ from typing import Any
 from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ..errors import StudioError
 from .output_stage import NARROW_TYPES, ROUNDING_MODES, SCALE_MODES, OutputStage
+from .cost_model import COST_TABLES, CostModel, parse_cost_model
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
 DATAFLOW_SHORT = {"os": "output-stationary", "ws": "weight-stationary"}
@@ -83,6 +84,8 @@ class NpuTarget:
     # MACs per processing element per cycle by input type (1 when not listed).
     output_stage: OutputStage = OutputStage()
     macs_per_cycle: tuple[tuple[str, int], ...] = ()
+    # Issue 30: energy and area (cost_model.py), optional tables [energy], [area], [technology].
+    cost: CostModel = CostModel()
     source: str = field(default="", compare=False)
 
     def function_cost(self, name: str) -> int | None:
@@ -102,6 +105,9 @@ class NpuTarget:
         d["vector_functions"] = dict(self.vector_functions)
         d["output_stage"] = self.output_stage.to_dict()
         d["macs_per_cycle"] = dict(self.macs_per_cycle)
+        d["cost"] = self.cost.to_dict()
+        if self.cost == CostModel():  # files written before issue 30 stay as they were
+            del d["cost"]
         return d
 
     @classmethod
@@ -126,6 +132,8 @@ class NpuTarget:
             d["vector_functions"] = tuple(sorted(dict(d["vector_functions"]).items()))
         d["output_stage"] = OutputStage.from_dict(d.get("output_stage"))
         d["macs_per_cycle"] = tuple(sorted(dict(d.get("macs_per_cycle", {})).items()))
+        if "cost" in d:
+            d["cost"] = CostModel.from_dict(d["cost"])
         return cls(**d)
 
 
@@ -265,10 +273,12 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         m = re.search(r"line (\d+)", str(e))
         raise TargetError(path, "<syntax>", int(m.group(1)) if m else None, str(e)) from None
     for table, value in data.items():
-        if isinstance(value, dict) and table not in _KNOWN_TABLES:
+        if isinstance(value, dict) and table not in _KNOWN_TABLES and table not in COST_TABLES:
             raise TargetError(path, table, _key_line(text, table + ".__"), "unknown table")
     known = {k for k, *_ in _SCHEMA}
     for table, value in data.items():
+        if table in COST_TABLES:
+            continue  # parse_cost_model checks them
         keys = value.items() if isinstance(value, dict) else [(None, value)]
         for k, _ in keys:
             dotted = f"{table}.{k}" if k is not None else table
@@ -337,6 +347,8 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
             rounding=values["output_stage.rounding"], zero_point=values["output_stage.zero_point"],
             clamp=values["output_stage.clamp"], bias=values["output_stage.bias"], narrow=tuple(dict.fromkeys(values["output_stage.narrow"]))),
         macs_per_cycle=tuple(sorted(rates.items())),
+        cost=parse_cost_model(data, DTYPES, lambda key, reason: TargetError(
+            path, key, _key_line(text, key), reason)),
         source=str(path),
     )
 
