@@ -1,7 +1,8 @@
 """A banner that stays one line: the text is elided to the width, the whole text is its tooltip.
 
 Used where a message sits above a chart or table (the schedule's stale and verdict banners):
-however long the message, it never takes the rows below it.
+however long the message, it never takes the rows below it. The window's own error banner
+(`error_banner`) wraps instead: it names a file and a reason the user has to read whole.
 """
 
 from __future__ import annotations
@@ -40,3 +41,14 @@ class OneLineBanner(QtWidgets.QLabel):
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802
         return QtCore.QSize(200, self.fontMetrics().height() + 8)
+
+
+def error_banner() -> QtWidgets.QLabel:
+    """The window's error banner: red, wrapped, selectable, hidden until a problem is raised."""
+    banner = QtWidgets.QLabel()
+    banner.setWordWrap(True)
+    banner.setStyleSheet("background:#fde7e9;color:#8a0010;padding:6px;border:1px solid #e8a0a8")
+    banner.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
+                                   | QtCore.Qt.TextInteractionFlag.LinksAccessibleByMouse)
+    banner.hide()
+    return banner

@@ -20,12 +20,10 @@ from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
 from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
-from .debug_docks import install_debug_docks
+from .banner import error_banner
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
-from .compile_debug.compare_dock import CompareDock
-from .compile_debug.profile_dock import ProfileDock
 from .edit.phase_documents import PhaseDocuments
 from .executables.view import ExecutablesPanel
 from .ir.find_bar import FindBar
@@ -39,10 +37,10 @@ from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
 from .schedule.controller import ScheduleController
 from .schedule.dock import ScheduleDock
-from .sweep.dock import SweepController, SweepDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding
+from .tool_docks import install_tool_docks
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
@@ -72,12 +70,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule = ScheduleDock(self)
         self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.sweep = SweepDock(self)  # a sweep's Pareto view; a clicked point opens its schedule
-        self.sweep_controller = SweepController(self.jobs, self.sweep, self.schedule_controller, self)
-        self.add_dock(self.sweep, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
         self.executables = ExecutablesPanel(self)
-        self.compile_profile, self.compare_builds = ProfileDock(self), CompareDock(self)
-        install_debug_docks(self)
+        install_tool_docks(self)
         self._wire()
         install_edit_support(self)
         self.view_menu.addSeparator()
@@ -90,12 +84,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_widgets(self) -> None:
         self.timeline = PhaseTimeline()
-        self.error_banner = QtWidgets.QLabel()
-        self.error_banner.setWordWrap(True)
-        self.error_banner.setStyleSheet("background:#fde7e9;color:#8a0010;padding:6px;border:1px solid #e8a0a8")
-        self.error_banner.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
-                                                  | QtCore.Qt.TextInteractionFlag.LinksAccessibleByMouse)
-        self.error_banner.hide()
+        self.error_banner = error_banner()
 
         self.ir_view = IrView()
         self.find_bar = FindBar(self.ir_view)
@@ -217,7 +206,6 @@ class MainWindow(QtWidgets.QMainWindow):
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
         self.schedule_controller.sig_message.connect(self.log.append_text)
         self.session.events.problems.connect(self._on_problems)
-        self.sweep_controller.sig_message.connect(self.log.append_text)
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())
