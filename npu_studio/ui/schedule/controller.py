@@ -172,7 +172,7 @@ class ScheduleController(QtCore.QObject):
             elif kind == "csv":
                 export.write_csv(self.run.program, self.run.result, path)
             elif kind == "png" and not self.dock.chart.grab_png(path):
-                raise OSError(f"Qt could not write a PNG there")
+                raise OSError("Qt could not write a PNG there")
         except OSError as exc:
             self.sig_message.emit(f"{path}: cannot write: {exc.strerror or exc}")
             return
