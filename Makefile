@@ -33,9 +33,10 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15
 
-# The UI tests once more in a real X window (Xvfb, Qt's xcb platform), as users run the app.
+# The UI tests once more in a real X window (Xvfb, Qt's xcb platform), as users run the app; one
+# process, since windows of two test processes on one X server would take each other's keyboard focus.
 test-ui-x11: $(STAMP)
-	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m pytest -q -n 2 -m "not slow" tests/ui
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m pytest -q -p no:xdist -m "not slow" tests/ui
 
 # The same without the zoo-wide runs marked slow (about 1.5 minutes).
 test-fast: $(STAMP)

@@ -201,12 +201,13 @@ class Session:
         return {p: self.phase_state(p) for p in (*SNAPSHOT_PHASES, NPU_PHASE)}
 
     def npu_state(self) -> str:
-        """The NPU phase follows its source: stale or failed with flow, stale while flow has a draft."""
-        if self._npu_running:
-            return RUNNING
+        """The NPU phase follows its source: stale or failed with flow, stale while flow has a draft.
+        A run under way on a flow that is being rebuilt or failed is already stale."""
         source = self.phase_state(NPU_SOURCE)
         if source in (FAILED, STALE):
             return source
+        if self._npu_running:
+            return RUNNING
         if source in (PENDING, RUNNING) or NPU_SOURCE in self.drafts:
             return PENDING if self.npu is None else STALE
         return self._npu_state

@@ -224,3 +224,14 @@ def test_a_blank_schedule_says_why(example_workspace):
     gen = s.begin("npu")
     s.npu_failed(gen)
     assert "failed to build" in s.npu_blank_reason()
+
+
+def test_an_npu_run_under_way_is_stale_once_flow_is_being_rebuilt(example_workspace):
+    from npu_studio.core.session import RUNNING, STALE, Session
+
+    s = Session()
+    s.open_workspace(example_workspace)
+    s.npu_started(s.begin("npu"))
+    assert s.npu_state() == RUNNING
+    s.compile_started("dispatch-creation", s.begin("compile"))  # a resume before flow: flow goes stale
+    assert s.phase_state("flow") == STALE and s.npu_state() == STALE

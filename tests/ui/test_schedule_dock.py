@@ -122,3 +122,17 @@ def test_the_chart_gets_two_thirds_of_the_width_when_built_after_the_dock_is_sho
     d.show_run(sample_model())  # the charts are built now, after the layout
     charts, summary = d._split.sizes()
     assert charts > 1.5 * summary
+
+
+def test_a_long_verdict_and_a_stale_banner_stay_one_line_and_take_no_rows(dock, qtbot):
+    qtbot.wait(20)
+    lines = [f"vs onnxruntime max error {i}.0 DIFFERS " + "x" * 200 for i in range(8)]
+    dock.show_check(lines, False)
+    dock.mark_stale("the NPU program is being rebuilt after a long, long explanation " * 4)
+    qtbot.wait(20)
+    one_line = dock.banner.fontMetrics().height() + 10
+    for banner in (dock.check_label, dock.banner):
+        assert banner.isVisible() and banner.height() <= one_line
+        assert "\n" not in banner.text() and banner.full_text() in banner.toolTip()
+    assert dock.check_label.full_text() == "\n".join(lines)  # every line kept, in the tooltip
+    assert dock.chart.row_pixels() >= 14  # the engine rows keep their readable pitch
