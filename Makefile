@@ -2,15 +2,29 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast bench screenshot clean install-desktop uninstall-desktop bundle
+LOCK := requirements/venv.lock
+
+.PHONY: run test test-fast test-ui-x11 fuzz bench screenshot clean install-desktop uninstall-desktop bundle lock
 
 $(PY):
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[test]'
+# The exact versions in the lock, each checked against its hash, then the project itself on top
+# (no dependency resolution, no build isolation: setuptools comes from the lock too).
+$(STAMP): $(PY) pyproject.toml $(LOCK)
+	$(PY) -m pip install --quiet --require-hashes --only-binary :all: -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Refresh the lock to the newest releases pyproject.toml allows (pip-tools in a venv of its own).
+LOCK_VENV := build/lock-venv
+lock:
+	python3 -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet 'pip-tools>=7.4,<8'
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --upgrade \
+		--index-url https://pypi.org/simple --no-emit-index-url --no-emit-find-links \
+		--extra test --all-build-deps --allow-unsafe --generate-hashes --strip-extras \
+		-o $(LOCK) pyproject.toml
 
 run: $(STAMP)
 	$(PY) -m npu_studio resources/examples/single_conv.onnx
@@ -19,10 +33,21 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15
 
+# The UI tests once more in a real X window (Xvfb, Qt's xcb platform), as users run the app.
+test-ui-x11: $(STAMP)
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m pytest -q -n 2 -m "not slow" tests/ui
+
 # The same without the zoo-wide runs marked slow (about 1.5 minutes).
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow"
 
+# The readers' property tests (tests/core/test_reader_properties.py) with many more examples than
+# `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
+fuzz: $(STAMP)
+	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
+		tests/core/test_reader_properties.py --hypothesis-show-statistics
+
+# The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) docs/screenshots/take_screenshot.py
 

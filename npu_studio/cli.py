@@ -24,7 +24,8 @@ from .core.processes import RUN_MODULE_FLAG
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `only` that one (importing one command's module, not all)."""
     parser = argparse.ArgumentParser(
         prog="npu-studio", usage=USAGE,
         description="Compile models with IREE phase by phase, inspect dispatches, plan them for an NPU. "
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "or workspace folders to open, one window each")
     add_app_options(app)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands (headless)", prog="npu-studio")
-    for name in COMMANDS:  # each module has add_parser(subparsers) and run(args) -> exit code
+    for name in COMMANDS if only is None else [only]:  # each module: add_parser(subparsers), run(args)
         module = importlib.import_module(f"npu_studio.cli_commands.{name.replace('-', '_')}")
         module.add_parser(sub)
     return parser
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_module(argv[1:])
     if not argv or (argv[0] not in COMMANDS and argv[0] not in TOP_LEVEL_FLAGS):
         return open_app(argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv[0] if argv[0] in COMMANDS else None).parse_args(argv)
     if args.version:
         print(version_text())
         return 0
@@ -109,6 +110,9 @@ def run_command(args) -> int:
     """
     from .core.processes import Terminated, terminate_as_interrupt
 
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, never crashes
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     restore = None
     if threading.current_thread() is threading.main_thread():
         restore = signal.getsignal(signal.SIGTERM)

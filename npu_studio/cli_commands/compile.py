@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..core.ir.context import mlir_context
 from ..core.ir.op_count import ops_by_dialect
 from ..core.workspace.workspace import Workspace, compile_model
 from .common import add_params_options, add_target_option, human_size, params_options, progress_printer
@@ -25,13 +26,14 @@ def add_parser(sub) -> None:
 
 def phase_rows(ws: Workspace) -> list[dict]:
     rows = []
+    context = mlir_context()  # one for every snapshot: making it costs more than most parses
     for phase, path in ws.snapshots().items():
         rec = ws.manifest.phases[phase]
         rows.append({
             "phase": phase,
             "seconds": rec.seconds,
             "size_bytes": rec.size_bytes,
-            "ops": sum(ops_by_dialect(path).values()),
+            "ops": sum(ops_by_dialect(path, context).values()),
             "state": rec.state,
             "file": str(path),
         })

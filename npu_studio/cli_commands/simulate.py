@@ -83,7 +83,7 @@ def run(args) -> int:
     if args.check and ws is None:
         raise StudioError(args.source, "--check needs a workspace or a model (it compares with its build)")
     result = simulate(program, target)  # SimError: SRAM too small, dependency cycle
-    sys.stdout.write(summary(program, result))
+    sys.stdout.write(summary(program, result, target))
     try:
         if ws is not None:
             save_result(ws, result)

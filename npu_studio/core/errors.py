@@ -11,6 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 
+# Control characters in a file name would split or garble the one line: shown as Python escapes.
+_CONTROL_ESCAPES = {c: repr(chr(c))[1:-1] for c in [*range(32), 127]}
+
+
+def shown_path(path: str | Path) -> str:
+    """A file name as one printable line: undecodable bytes as `\\udcff`, a newline as `\\n`."""
+    return str(path).encode("utf-8", "backslashreplace").decode("utf-8").translate(_CONTROL_ESCAPES)
+
+
 class StudioError(Exception):
     """A failure the user can act on. `str()` is the one-line message."""
 
@@ -18,7 +27,7 @@ class StudioError(Exception):
         self.path = Path(path) if path is not None else None
         self.reason = " ".join(str(reason).split())  # always one line
         self.line, self.col = line, col
-        where = str(self.path) if self.path else ""
+        where = shown_path(self.path) if self.path else ""
         if where and line is not None:
             where += f":{line}" + (f":{col}" if col is not None else "")
         super().__init__(f"{where}: {self.reason}" if where else self.reason)

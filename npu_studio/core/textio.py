@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import types
+import typing
 from pathlib import Path
+from typing import Any
 
 from .errors import BadFile, os_error
 
@@ -72,3 +77,176 @@ def check_output_dir(path: str | Path) -> Path:
     if not os.access(path, os.W_OK):
         raise BadFile(path, "folder is not writable")
     return path
+
+
+# Integers in the JSON files we read: exact in a float64 and far from int64's ends, so sums and
+# products of a few of them stay inside what numpy's int64 holds.
+JSON_INT_LIMIT = 1 << 53
+
+
+class _Refused(ValueError):
+    pass
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > 16 or abs(value := int(digits)) > JSON_INT_LIMIT:
+        raise _Refused(f"the integer {digits[:24]}{'...' if len(digits) > 24 else ''} is out of range "
+                       f"(at most {JSON_INT_LIMIT:,} in size)")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _Refused(f"the number {text[:24]} is out of range")
+    return value
+
+
+def _no_constant(name: str):
+    raise _Refused(f"{name} is not a number JSON allows")
+
+
+def parse_json(data: bytes | str, path: str | Path, what: str = "JSON") -> Any:
+    """The JSON value of a file a user may have edited; BadFile naming `path` for anything else:
+    bytes that are not UTF-8, bad syntax (with line and column), NaN or Infinity, integers past
+    JSON_INT_LIMIT, nesting deeper than the parser goes."""
+    import json
+
+    text = decode(data, path) if isinstance(data, bytes) else data
+    try:
+        return json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise BadFile(path, f"not {what}: {exc.msg}", line=exc.lineno, col=exc.colno) from None
+    except _Refused as exc:
+        raise BadFile(path, f"not {what}: {exc}") from None
+    except RecursionError:
+        raise BadFile(path, f"not {what}: nested too deeply") from None
+
+
+class _Mismatch(ValueError):
+    """A value of the wrong type or size; `path` grows (innermost first) as it propagates out."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason, self.path = reason, []
+
+
+def typed(hint, value, where: str, int_limit: int = JSON_INT_LIMIT):
+    """`value` (from JSON) as the type `hint` names, checked all the way down; ValueError naming
+    the place (`tasks[3].steps[0].bytes: expected int, got str`).
+
+    Knows int, float, str, bool, dict, tuple[X, ...], tuple[X, Y], X | None and dataclasses (an
+    object of their fields; fields with defaults may be missing). Integers are bounded by
+    `int_limit` in size.
+    """
+    try:
+        return _checker(hint, int_limit)(value)
+    except _Mismatch as exc:
+        place = where + "".join(reversed(exc.path))
+        raise ValueError(f"{place}: {exc.reason}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _checker(hint, int_limit: int):
+    """A function checking and converting one value of type `hint` (made once per type)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        (inner,) = [a for a in args if a is not type(None)]
+        check = _checker(inner, int_limit)
+        return lambda v: None if v is None else check(v)
+    if hint is int:
+        def check_int(v):
+            if type(v) is not int:
+                raise _Mismatch(f"expected an integer, got {_kind(v)}")
+            if not -int_limit <= v <= int_limit:
+                raise _Mismatch(f"{v:,} is out of range (at most {int_limit:,} in size)")
+            return v
+        return check_int
+    if hint in (bool, str, dict) or origin is dict:
+        want = dict if origin is dict else hint
+        def check_plain(v):
+            if type(v) is not want:
+                raise _Mismatch(f"expected {want.__name__}, got {_kind(v)}")
+            return v
+        return check_plain
+    if hint is float:
+        def check_float(v):
+            if type(v) not in (int, float):
+                raise _Mismatch(f"expected a number, got {_kind(v)}")
+            return float(v)
+        return check_float
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _list_checker(args[0], int_limit)
+    if origin is tuple:
+        items = [_checker(a, int_limit) for a in args]
+        def check_fixed(v):
+            if type(v) is not list or len(v) != len(items):
+                raise _Mismatch(f"expected a list of {len(items)}, got {_kind(v)}")
+            return tuple(_at(f"[{i}]", c, x) for i, (c, x) in enumerate(zip(items, v)))
+        return check_fixed
+    if dataclasses.is_dataclass(hint):
+        return _dataclass_checker(hint, int_limit)
+    raise TypeError(f"typed() does not know {hint!r}")
+
+
+def _list_checker(item, int_limit: int):
+    if item is int:  # the common case (shapes, offsets, dependencies): checked in bulk
+        def check_ints(v):
+            if type(v) is not list:
+                raise _Mismatch(f"expected a list, got {_kind(v)}")
+            if all(type(x) is int for x in v) and (not v or (-int_limit <= min(v) and max(v) <= int_limit)):
+                return tuple(v)
+            return tuple(_at(f"[{i}]", _checker(int, int_limit), x) for i, x in enumerate(v))
+        return check_ints
+    check = _checker(item, int_limit)
+    def check_list(v):
+        if type(v) is not list:
+            raise _Mismatch(f"expected a list, got {_kind(v)}")
+        try:
+            return tuple(map(check, v))
+        except _Mismatch:  # find which one, for the message
+            for i, x in enumerate(v):
+                _at(f"[{i}]", check, x)
+            raise
+    return check_list
+
+
+def _dataclass_checker(cls, int_limit: int):
+    hints = typing.get_type_hints(cls)
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    checks = {f.name: _checker(hints[f.name], int_limit) for f in fields}
+    required = {f.name for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+
+    def check_object(v):
+        if type(v) is not dict:
+            raise _Mismatch(f"expected an object, got {_kind(v)}")
+        if not required <= v.keys():
+            raise _Mismatch(f"missing key {sorted(required - v.keys())[0]!r}")
+        try:
+            return cls(**{name: checks[name](x) for name, x in v.items()})
+        except KeyError:
+            pass  # an unknown key, named below
+        except _Mismatch as exc:
+            for name, x in v.items():  # which field, for the message
+                try:
+                    checks[name](x)
+                except _Mismatch:
+                    exc.path.append(f".{name}")
+                    raise exc from None
+            raise
+        unknown = next(str(name) for name in v if name not in checks)
+        raise _Mismatch(f"unknown key {unknown[:40]!r}")
+    return check_object
+
+
+def _at(step: str, check, value):
+    try:
+        return check(value)
+    except _Mismatch as exc:
+        exc.path.append(step)
+        raise
+
+
+def _kind(value) -> str:
+    return "null" if value is None else type(value).__name__

@@ -223,7 +223,7 @@ class PhaseTimeline(QtWidgets.QWidget):
         texts = info.labels()
         name = _MARK.get(info.state, "") + phase_label(phase)
         widths = [bold.horizontalAdvance(name)] + [fm.horizontalAdvance(t) for t in texts]
-        return max(widths) + 2 * self.PAD
+        return max(widths) + 2 * self.PAD + 4  # slack: a mark drawn from a fallback font may be wider
 
     def _bold_metrics(self) -> QtGui.QFontMetrics:
         font = QtGui.QFont(self.font())

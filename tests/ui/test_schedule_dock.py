@@ -64,7 +64,7 @@ def test_summary_columns_sort_by_value(dock):
 
 def test_a_rerun_shows_the_change_and_stale_marks(dock):
     dock.mark_stale("target changed")
-    assert dock.is_stale() and "Stale: target changed" in dock.banner.text()
+    assert dock.is_stale() and "Stale: target changed" in dock.banner.full_text()
     dock.show_run(sample_model(scale=2.0), previous=dock.model)
     assert not dock.is_stale()
     assert dock.summary.change.text() == "change: total cycles 1,500 -> 3,000 (+100.0%)"
@@ -100,8 +100,8 @@ def test_microseconds_on_the_axis(dock):
     assert "0.100 us" in dock.chart.text_at(150, 0)
 
 
-def test_png_export(dock, tmp_path):
-    dock.export("png", str(tmp_path / "chart.png"))
+def test_png_of_the_chart(dock, tmp_path):
+    assert dock.chart.grab_png(str(tmp_path / "chart.png"))
     assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .onnx_model import checker_reason, missing_external_data
+from .onnx_model import check_external_data, checker_reason, load_external_data
 
 if TYPE_CHECKING:
     from .params import ParamOptions
@@ -37,15 +37,8 @@ def import_model(source: Path, out_path: Path, params: "ParamOptions | None" = N
     `out_path` and the IR names them (see core/compile/params.py). Raises
     ImportFailed with a one-line reason naming `source`.
     """
-    from ..errors import ImportFailed
-
     source = Path(source)
-    if source.is_dir():
-        raise ImportFailed(source, "is a folder, not a model file")
-    if not source.is_file():
-        raise ImportFailed(source, "no such file")
-    if source.stat().st_size == 0:
-        raise ImportFailed(source, "file is empty")
+    _check_file(source)
     suffix = source.suffix.lower()
     if suffix in MLIR_SUFFIXES:
         from ..textio import decode, read_bytes
@@ -56,8 +49,6 @@ def import_model(source: Path, out_path: Path, params: "ParamOptions | None" = N
         out_path = out_path.with_suffix(suffix)
         out_path.write_bytes(data)
         return ImportResult(out_path, None, None, 0)
-    if suffix != ".onnx":
-        raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")
     moved: list = []
     if params is None:
         model = load_onnx(source)
@@ -73,6 +64,46 @@ def import_model(source: Path, out_path: Path, params: "ParamOptions | None" = N
     return ImportResult(out_path, before, default_opset(model), renamed, moved)
 
 
+def _check_file(source: Path) -> None:
+    from ..errors import ImportFailed
+
+    if source.is_dir():
+        raise ImportFailed(source, "is a folder, not a model file")
+    if not source.is_file():
+        raise ImportFailed(source, "no such file")
+    if source.stat().st_size == 0:
+        raise ImportFailed(source, "file is empty")
+    suffix = source.suffix.lower()
+    if suffix not in (*MLIR_SUFFIXES, ".onnx"):
+        raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")
+
+
+def check_model_file(source: Path) -> None:
+    """What can be known of a model file before any workspace is touched; raises ImportFailed.
+
+    A file that is not one, of an unknown type, or whose ONNX protobuf or
+    external data is broken (read without its weights: quick whatever its
+    size). The compiler and the ONNX checker judge the rest during the import.
+    """
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from ..errors import ImportFailed
+    from .onnx_wire import model_bytes_without_large_data
+
+    source = Path(source)
+    _check_file(source)
+    if source.suffix.lower() != ".onnx":
+        return
+    try:
+        model = onnx.ModelProto.FromString(model_bytes_without_large_data(source, 0)[0])
+    except (ValueError, DecodeError) as exc:
+        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+    except OSError as exc:
+        raise ImportFailed(source, f"cannot read ONNX model: {exc.strerror or exc}") from None
+    check_external_data(model, source)
+
+
 def load_onnx(source: Path):
     """Load and check an ONNX model; every failure becomes ImportFailed."""
     import onnx
@@ -81,18 +112,21 @@ def load_onnx(source: Path):
     from ..errors import ImportFailed
 
     try:
-        model = onnx.load(str(source), load_external_data=False)
+        with open(source, "rb") as f:  # a file object: onnx cannot take a name that is not UTF-8
+            model = onnx.load(f, load_external_data=False)
     except DecodeError as exc:
         raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
     except Exception as exc:  # onnx raises a variety of types for unreadable files
         raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
-    missing = missing_external_data(model, source.parent)
-    if missing:
-        raise ImportFailed(source, f"missing external data file {missing} (expected next to the model)")
+    check_external_data(model, source)
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
     try:
-        onnx.load_external_data_for_model(model, str(source.parent))
-    except Exception as exc:
-        raise ImportFailed(source, f"cannot read external data: {exc}") from None
+        for tensor in _get_all_tensors(model):
+            if uses_external_data(tensor):
+                load_external_data(tensor, source)
+    except OSError as exc:
+        raise ImportFailed(source, f"cannot read external data: {exc.strerror or exc}") from None
     if not model.graph.node and not model.graph.output:
         raise ImportFailed(source, "not a valid ONNX model (empty graph: corrupt or truncated file?)")
     try:
@@ -153,6 +187,7 @@ def onnx_to_mlir_text(model, source: Path, parameters: set[str] = frozenset()) -
 
     try:
         ctx = ir.Context()
+        ctx.enable_multithreading(False)  # as core/ir/context.py: no parse or verify may hang
         info = onnx_importer.ModelInfo(model)
         module = info.create_module(context=ctx).operation
         if parameters:

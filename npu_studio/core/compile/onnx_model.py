@@ -11,15 +11,89 @@ from pathlib import Path
 from .onnx_wire import model_bytes_without_large_data
 
 
-def missing_external_data(model, folder: Path) -> str | None:
+def tensor_nbytes(tensor) -> int | None:
+    """Bytes of an ONNX TensorProto's data, or None for non-numeric tensors."""
+    import math
+
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return None
+    try:
+        itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
+    except (KeyError, TypeError):
+        return None
+    return math.prod(tensor.dims) * itemsize
+
+
+def external_ref(tensor) -> tuple[str, int, int | None]:
+    """(location, offset, length or None) of a tensor's external data, as written in the model."""
+    info = {e.key: e.value for e in tensor.external_data}
+    length = int(info["length"]) if "length" in info else None
+    return info.get("location", ""), int(info.get("offset", 0) or 0), length
+
+
+def check_external_data(model, source: Path) -> None:
+    """Every tensor's external data is a file inside the model's folder, long enough for the tensor.
+
+    Raises ImportFailed naming the model and the tensor. Nothing outside the
+    folder is opened or even looked at: a location is judged from its
+    resolved path (symbolic links followed) before the file is touched.
+    """
     from onnx.external_data_helper import _get_all_tensors, uses_external_data
 
+    from ..errors import ImportFailed
+
+    source = Path(source)
+    folder = source.parent.resolve()
     for tensor in _get_all_tensors(model):
-        if uses_external_data(tensor):
-            location = next((e.value for e in tensor.external_data if e.key == "location"), "")
-            if not (folder / location).is_file():
-                return location
-    return None
+        if not uses_external_data(tensor):
+            continue
+        name = tensor.name
+        try:
+            location, offset, length = external_ref(tensor)
+        except ValueError:
+            raise ImportFailed(source, f"tensor {name!r}: external data offset or length is not a number") from None
+        if not location:
+            raise ImportFailed(source, f"tensor {name!r}: external data names no file")
+        if offset < 0 or (length is not None and length < 0):
+            raise ImportFailed(source, f"tensor {name!r}: external data has a negative offset or length")
+        if Path(location).is_absolute():
+            raise ImportFailed(source, f"tensor {name!r}: external data file {location!r} is an absolute path; "
+                                       "it must be relative to the model's folder")
+        path = (folder / location).resolve()
+        if not path.is_relative_to(folder) or path == folder:
+            raise ImportFailed(source, f"tensor {name!r}: external data file {location!r} is outside "
+                                       "the model's folder")
+        if not path.is_file():
+            raise ImportFailed(source, f"tensor {name!r}: missing external data file {location!r} "
+                                       "(expected next to the model)")
+        nbytes = tensor_nbytes(tensor)
+        if length is not None and nbytes is not None and length != nbytes:
+            raise ImportFailed(source, f"tensor {name!r}: external data length {length} does not match "
+                                       f"its shape, which needs {nbytes} bytes")
+        needed = length if length is not None else nbytes
+        size = path.stat().st_size
+        if needed is not None and offset + needed > size:
+            raise ImportFailed(source, f"tensor {name!r}: external data file {location!r} has "
+                                       f"{max(size - offset, 0)} bytes from offset {offset}; the tensor needs {needed}")
+
+
+def load_external_data(tensor, source: Path) -> None:
+    """Read a tensor's external data into the tensor (after check_external_data passed on its model).
+
+    Done here rather than by onnx's loader, whose checks and error types change
+    between releases and which cannot take a folder whose name is not UTF-8.
+    """
+    from onnx import TensorProto
+
+    location, offset, length = external_ref(tensor)
+    with open(Path(source).parent / location, "rb") as f:
+        f.seek(offset)
+        tensor.raw_data = f.read(-1 if length is None else length)
+    tensor.data_location = TensorProto.DEFAULT
+    del tensor.external_data[:]
 
 
 def external_data_files(source: Path) -> list[Path]:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ImportFailed, StudioError
-from .onnx_model import checker_reason, missing_external_data
+from .onnx_model import check_external_data, checker_reason, external_ref, load_external_data, tensor_nbytes
 from .onnx_wire import model_bytes_without_large_data
 
 SCOPE = "model"
@@ -55,25 +55,6 @@ class Parameter:
     nbytes: int
 
 
-def tensor_nbytes(tensor) -> int | None:
-    """Bytes of an ONNX TensorProto's data, or None for non-numeric tensors."""
-    from onnx import TensorProto, helper
-
-    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
-        return None
-    try:
-        itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
-    except (KeyError, TypeError):
-        return None
-    return math.prod(tensor.dims) * itemsize
-
-
-def _external_ref(tensor) -> tuple[str, int, int | None]:
-    info = {e.key: e.value for e in tensor.external_data}
-    length = int(info["length"]) if "length" in info else None
-    return info.get("location", ""), int(info.get("offset", 0) or 0), length
-
-
 def _set_external(tensor, location: str, offset: int, length: int) -> None:
     from onnx import TensorProto
 
@@ -96,7 +77,6 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
     """
     import iree.runtime as rt
     from onnx import TensorProto, helper, numpy_helper
-    from onnx.external_data_helper import load_external_data_for_tensor
 
     index = rt.ParameterIndex()
     moved: list[Parameter] = []
@@ -110,20 +90,18 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
             is_external = tensor.data_location == TensorProto.EXTERNAL
             if nbytes is None or nbytes < options.threshold_bytes:
                 if is_external:
-                    load_external_data_for_tensor(tensor, str(model_dir))
-                    tensor.data_location = TensorProto.DEFAULT
-                    del tensor.external_data[:]
+                    load_external_data(tensor, source)
                 continue
             dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type))
             if is_external:
-                location, offset, length = _external_ref(tensor)
+                location, offset, length = external_ref(tensor)
                 path = model_dir / location
                 fd = os.open(path, os.O_RDONLY)
                 open_files.append(fd)
                 size = os.fstat(fd).st_size
                 length = nbytes if length is None else length
                 if length != nbytes or offset + length > size:
-                    raise ImportFailed(path, f"external data of {tensor.name!r} is {size - offset} bytes "
+                    raise ImportFailed(source, f"tensor {tensor.name!r}: external data is {size - offset} bytes "
                                              f"from offset {offset}; its shape needs {nbytes}")
                 index.add_from_file_handle(tensor.name, rt.FileHandle.wrap_fd(fd), nbytes, offset)
             elif tensor.name in in_file:
@@ -280,8 +258,8 @@ def load_with_archive(source: Path, archive: Path, options: ParamOptions):
     source = Path(source)
     try:
         stripped, in_file = model_bytes_without_large_data(source, options.threshold_bytes)
-    except (ValueError, IndexError):  # not plain protobuf: the parser below names the problem
-        stripped, in_file = source.read_bytes(), {}
+    except ValueError as exc:  # refused from its first records, however big the file
+        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
     except OSError as exc:
         raise ImportFailed(source, f"cannot read ONNX model: {exc.strerror or exc}") from None
     try:
@@ -292,9 +270,7 @@ def load_with_archive(source: Path, archive: Path, options: ParamOptions):
     except Exception as exc:  # onnx raises a variety of types for unreadable files
         raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
     del stripped
-    missing = missing_external_data(model, source.parent)
-    if missing:
-        raise ImportFailed(source, f"missing external data file {missing} (expected next to the model)")
+    check_external_data(model, source)
     if not model.graph.node and not model.graph.output:
         raise ImportFailed(source, "not a valid ONNX model (empty graph: corrupt or truncated file?)")
     hoist_large_constants(model, options.threshold_bytes)

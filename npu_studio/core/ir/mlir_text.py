@@ -23,6 +23,7 @@ from pathlib import Path
 from iree.compiler import ir
 
 from ..errors import StudioError
+from .context import first_diagnostic, mlir_context
 
 _IDENT_CHARS = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$-#%@"
@@ -33,7 +34,7 @@ _BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 class SnapshotParseError(StudioError):
     """The MLIR parser rejected a snapshot; carries its first diagnostic."""
 
-    def __init__(self, path: str | Path | None, line: int, col: int, message: str):
+    def __init__(self, path: str | Path | None, line: int | None, col: int | None, message: str):
         super().__init__(path if path is not None else "<text>", message, line=line, col=col)
         self.path = str(self.path)
         self.message = message
@@ -216,20 +217,11 @@ def line_offsets(text: str) -> list[int]:
 
 def parse_module(text: str, path: str | Path | None = None) -> tuple[ir.Context, ir.Module]:
     """Parse in a fresh context; SnapshotParseError with the first diagnostic."""
-    ctx = ir.Context()
+    ctx = mlir_context(allow_unregistered=False)
     try:
         module = ir.Module.parse(text, ctx)
     except ir.MLIRError as e:
-        line, col, msg = 0, 0, str(e)
-        for d in e.error_diagnostics:
-            msg = d.message
-            try:
-                loc = ir.FileLineColLoc(d.location)
-                line, col = loc.start_line, loc.start_col
-            except (TypeError, ValueError):
-                pass
-            break
-        raise SnapshotParseError(path, line, col, msg) from None
+        raise SnapshotParseError(path, *first_diagnostic(e)) from None
     return ctx, module
 
 

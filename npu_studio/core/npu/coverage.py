@@ -13,6 +13,7 @@ from pathlib import Path
 
 from iree.compiler import ir
 
+from ..ir.context import mlir_context
 from ..ir.dispatch_index import index_text
 from ..ir.flow_graph import FlowGraph
 from ..units import format_count
@@ -100,8 +101,7 @@ def legalize_flow(flow: str | Path, target: NpuTarget) -> list[DispatchAnalysis]
     text = Path(flow).read_text(encoding="utf-8") if isinstance(flow, Path) or (
         "\n" not in str(flow) and Path(flow).exists()) else str(flow)
     index = index_text(text, "flow")
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
+    ctx = mlir_context()
     module = ir.Module.parse(text, ctx)
     graph = FlowGraph(module.operation, index)
     return [analyze(graph, s, target) for s in graph.sites]

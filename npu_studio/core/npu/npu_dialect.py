@@ -28,6 +28,7 @@ from typing import Any
 from iree.compiler import ir
 
 from ..errors import StudioError
+from ..ir.context import mlir_context
 from . import npu_text_reader
 from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
 from .schedule import TRANSFER_OP
@@ -138,7 +139,7 @@ def _attrs(op: ir.Operation) -> dict[str, Any]:
 
 
 def parse_module(text: str, context: ir.Context | None = None) -> ir.Module:
-    ctx = context or ir.Context()
+    ctx = context or mlir_context()
     ctx.allow_unregistered_dialects = True
     try:
         return ir.Module.parse(text, ctx)

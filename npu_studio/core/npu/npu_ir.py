@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..textio import typed
 from .target import NpuTarget
 
 VERSION = 1
@@ -19,6 +20,8 @@ PLACEMENTS = ("dram", "sram")
 BUFFER_KINDS = ("input", "output", "weight", "intermediate", "constant", "tile")
 STEP_KINDS = ("dma_in", "compute", "dma_out", "dma_copy", "cpu")
 UNITS = ("mac", "vector", "dma", "cpu")
+STEP_LIMIT = 1 << 40  # bytes or operations of one step (a TiB)
+MAX_STEPS = 1 << 22  # steps of a whole program: STEP_LIMIT * MAX_STEPS stays inside int64
 
 
 def _lists(x: Any) -> Any:
@@ -110,12 +113,15 @@ class DispatchInfo:
     transfer: str = ""  # DMA transfer kind: copy | transpose | broadcast | insert | pad
     pad_value: str = ""  # value a padded transfer writes around the data
     transfer_read: int = 0  # bytes a DMA transfer reads (its dma_copy step moves read + written)
+    # Issue 26: requantization chains the output stage computes (Requantization.to_dict each).
+    requant: tuple[dict, ...] = ()
+    epilogue: str = ""  # the fused ops in words: output stage, then vector-unit functions
 
     @classmethod
     def from_dict(cls, d: dict) -> "DispatchInfo":
         d = dict(d)
         for k in ("loop_dims", "loop_ranges", "iterator_types", "tile_sizes",
-                  "loop_order", "inputs", "outputs", "deps", "transposed"):
+                  "loop_order", "inputs", "outputs", "deps", "transposed", "requant"):
             if k in d:
                 d[k] = tuple(d[k])
         return cls(**d)
@@ -171,17 +177,32 @@ class NpuProgram:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NpuProgram":
-        if d.get("format") != "npu-studio.npu-ir":
+        """The program `to_dict` wrote; ValueError naming the first field that is missing, of the
+        wrong type or out of range (integers within JSON_INT_LIMIT, a step's bytes and ops within
+        STEP_LIMIT, at most MAX_STEPS steps, so no sum of them leaves int64)."""
+        if not isinstance(d, dict) or d.get("format") != "npu-studio.npu-ir":
             raise ValueError("not an NPU IR file (format != npu-studio.npu-ir)")
         if d.get("version") != VERSION:
             raise ValueError(f"NPU IR version {d.get('version')!r} not supported (want {VERSION})")
+        missing = [k for k in ("target", "dispatches", "buffers", "tasks", "sram_peak", "dram_peak") if k not in d]
+        if missing:
+            raise ValueError(f"missing key {missing[0]!r}")
+        tasks = typed(tuple[Task, ...], d["tasks"], "tasks")
+        steps = sum(len(t.steps) for t in tasks)
+        if steps > MAX_STEPS:
+            raise ValueError(f"tasks: {steps:,} steps, more than the {MAX_STEPS:,} a program may have")
+        for t in tasks:
+            for s in t.steps:
+                if not (0 <= s.bytes <= STEP_LIMIT and 0 <= s.ops <= STEP_LIMIT):
+                    raise ValueError(f"task {t.id}: a step's bytes or ops ({s.bytes:,}, {s.ops:,}) is outside "
+                                     f"0 to {STEP_LIMIT:,}")
         return cls(
             target=NpuTarget.from_dict(d["target"]),
-            dispatches=tuple(DispatchInfo.from_dict(x) for x in d["dispatches"]),
-            buffers=tuple(Buffer.from_dict(x) for x in d["buffers"]),
-            tasks=tuple(Task.from_dict(x) for x in d["tasks"]),
-            sram_peak=d["sram_peak"],
-            dram_peak=d["dram_peak"],
+            dispatches=typed(tuple[DispatchInfo, ...], d["dispatches"], "dispatches"),
+            buffers=typed(tuple[Buffer, ...], d["buffers"], "buffers"),
+            tasks=tasks,
+            sram_peak=typed(int, d["sram_peak"], "sram_peak"),
+            dram_peak=typed(int, d["dram_peak"], "dram_peak"),
             version=d["version"],
         )
 
@@ -196,14 +217,12 @@ class NpuProgram:
     def load(cls, path: str | Path) -> "NpuProgram":
         """Read a model.npu.json; anything malformed is a BadFile naming `path`."""
         from ..errors import BadFile
-        from ..textio import read_text
+        from ..textio import parse_json, read_bytes
 
-        text = read_text(path)
+        data = parse_json(read_bytes(path), path)
         try:
-            return cls.from_json(text)
-        except json.JSONDecodeError as e:
-            raise BadFile(path, f"not JSON: {e.msg}", line=e.lineno, col=e.colno) from None
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            return cls.from_dict(data)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
             raise BadFile(path, f"not a valid NPU IR file: {what}") from None
 

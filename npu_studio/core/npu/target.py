@@ -20,6 +20,8 @@ from typing import Any
 
 from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ..errors import StudioError
+from .output_stage import NARROW_TYPES, ROUNDING_MODES, SCALE_MODES, OutputStage
+from .cost_model import COST_TABLES, CostModel, parse_cost_model
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
 DATAFLOW_SHORT = {"os": "output-stationary", "ws": "weight-stationary"}
@@ -34,7 +36,11 @@ TRANSPOSE_BY = ("dma", "array", "none")
 # rules.vector_functions for the body ops each one stands for.
 VECTOR_FUNCTIONS = ("add", "sub", "mul", "div", "max", "min", "compare", "select", "neg", "abs",
                     "exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "erf", "floor",
-                    "round", "and", "or", "xor", "shift")
+                    "round", "and", "or", "xor", "shift",
+                    # issue 26: math.roundeven, and the int <-> float casts of (de)quantization
+                    "roundeven", "itof", "ftoi",
+                    # a load at a computed index from a tensor held whole in SRAM (Resize)
+                    "gather")
 _BASIC_FUNCTIONS = {"add": 1, "sub": 1, "mul": 1, "max": 1, "min": 1, "compare": 1, "select": 1}
 
 
@@ -74,11 +80,21 @@ class NpuTarget:
     dma_setup_cycles: int = 64
     cpu_launch_cycles: int = 2000
     cpu_ops_per_cycle: int = 16
+    # Issue 26 (integer path): the MAC array's requantization stage and its
+    # MACs per processing element per cycle by input type (1 when not listed).
+    output_stage: OutputStage = OutputStage()
+    macs_per_cycle: tuple[tuple[str, int], ...] = ()
+    # Issue 30: energy and area (cost_model.py), optional tables [energy], [area], [technology].
+    cost: CostModel = CostModel()
     source: str = field(default="", compare=False)
 
     def function_cost(self, name: str) -> int | None:
         """Cycles per element of a vector function, None if the unit lacks it."""
         return dict(self.vector_functions).get(name)
+
+    def mac_rate(self, dtype: str) -> int:
+        """MACs one processing element does per cycle on inputs of `dtype`."""
+        return dict(self.macs_per_cycle).get(dtype, 1)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -87,45 +103,112 @@ class NpuTarget:
         d["dtypes"] = list(self.dtypes)
         d["acc_dtypes"] = list(self.acc_dtypes)
         d["vector_functions"] = dict(self.vector_functions)
+        d["output_stage"] = self.output_stage.to_dict()
+        d["macs_per_cycle"] = dict(self.macs_per_cycle)
+        d["cost"] = self.cost.to_dict()
+        if self.cost == CostModel():  # files written before issue 30 stay as they were
+            del d["cost"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NpuTarget":
+        """The target as `to_dict` wrote it; ValueError for a value out of its range (INT_RANGES)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"target: expected an object, got {type(d).__name__}")
+        for name, (key, factor) in FIELD_KEYS.items():
+            if name in d:
+                problem = range_problem(key, d[name], factor)
+                if problem:
+                    raise ValueError(f"target.{name}: {problem}")
+        for name, cost in dict(d.get("vector_functions", {})).items():
+            problem = range_problem("vector.functions.*", cost)
+            if problem:
+                raise ValueError(f"target.vector_functions.{name}: {problem}")
         d = dict(d)
         d["op_kinds"] = tuple(d["op_kinds"])
         d["dtypes"] = tuple(d["dtypes"])
         d["acc_dtypes"] = tuple(d.get("acc_dtypes", ()))
         if "vector_functions" in d:
             d["vector_functions"] = tuple(sorted(dict(d["vector_functions"]).items()))
+        d["output_stage"] = OutputStage.from_dict(d.get("output_stage"))
+        d["macs_per_cycle"] = tuple(sorted(dict(d.get("macs_per_cycle", {})).items()))
+        if "cost" in d:
+            d["cost"] = CostModel.from_dict(d["cost"])
         return cls(**d)
+
+
+# Every integer key's accepted range (inclusive), checked at load for a TOML file and for the
+# target inside a model.npu.json; docs/npu-target.md lists them. A new integer key joins here
+# and uses `_in_range(key)` in _SCHEMA (tests/core/test_target_ranges.py checks that all do).
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "clock_mhz": (1, 100_000),
+    "mac_array.rows": (1, 4096),
+    "mac_array.cols": (1, 4096),
+    "vector.lanes": (1, 65_536),
+    "sram.size_kib": (1, 1 << 24),  # 16 GiB
+    "sram.banks": (1, 1024),
+    "dram.bytes_per_cycle": (1, 65_536),
+    "dma.channels": (1, 64),
+    "dma.setup_cycles": (0, 1_000_000),
+    "cpu.launch_cycles": (0, 100_000_000),
+    "cpu.ops_per_cycle": (1, 65_536),
+    "limits.max_rank": (1, 16),
+    "limits.max_dim_size": (1, (1 << 31) - 1),
+    "vector.functions.*": (1, 1_000_000),  # cycles per element of each function
+}
+# NpuTarget field -> (its key in the TOML file, the factor from the file's unit to the field's)
+FIELD_KEYS: dict[str, tuple[str, int]] = {
+    "clock_mhz": ("clock_mhz", 1), "mac_rows": ("mac_array.rows", 1), "mac_cols": ("mac_array.cols", 1),
+    "vector_lanes": ("vector.lanes", 1), "sram_bytes": ("sram.size_kib", 1024), "sram_banks": ("sram.banks", 1),
+    "dram_bytes_per_cycle": ("dram.bytes_per_cycle", 1), "dma_channels": ("dma.channels", 1),
+    "max_rank": ("limits.max_rank", 1), "max_dim_size": ("limits.max_dim_size", 1),
+    "dma_setup_cycles": ("dma.setup_cycles", 1), "cpu_launch_cycles": ("cpu.launch_cycles", 1),
+    "cpu_ops_per_cycle": ("cpu.ops_per_cycle", 1),
+}
+
+
+def range_problem(key: str, value: Any, factor: int = 1) -> str | None:
+    """Why `value` is not an accepted integer for `key` (None when it is)."""
+    lo, hi = INT_RANGES[key]
+    lo, hi = lo * factor, hi * factor
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"expected an integer from {lo:,} to {hi:,}, got {value!r}"
+    if not lo <= value <= hi:
+        return f"{value:,} is out of range: expected an integer from {lo:,} to {hi:,}"
+    return None
+
+
+def _in_range(key: str) -> tuple[Any, str]:
+    lo, hi = INT_RANGES[key]
+    return (lambda v: lo <= v <= hi), f"an integer from {lo:,} to {hi:,}"
 
 
 # (dotted key, type, required, default, check, what the check wants)
 _Check = tuple[str, type, bool, Any, Any, str]
 _SCHEMA: tuple[_Check, ...] = (
     ("name", str, True, None, lambda v: bool(v), "a non-empty string"),
-    ("clock_mhz", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("mac_array.rows", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("mac_array.cols", int, True, None, lambda v: v > 0, "a positive integer"),
+    ("clock_mhz", int, True, None, *_in_range("clock_mhz")),
+    ("mac_array.rows", int, True, None, *_in_range("mac_array.rows")),
+    ("mac_array.cols", int, True, None, *_in_range("mac_array.cols")),
     ("mac_array.dataflow", str, False, "output-stationary",
      lambda v: v in DATAFLOWS or v in DATAFLOW_SHORT,
      "one of " + ", ".join(DATAFLOWS + tuple(DATAFLOW_SHORT))),
-    ("vector.lanes", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("sram.size_kib", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("sram.banks", int, False, 1, lambda v: v > 0, "a positive integer"),
-    ("dram.bytes_per_cycle", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("dma.channels", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("dma.setup_cycles", int, False, 64, lambda v: v >= 0, "a non-negative integer"),
-    ("cpu.launch_cycles", int, False, 2000, lambda v: v >= 0, "a non-negative integer"),
-    ("cpu.ops_per_cycle", int, False, 16, lambda v: v > 0, "a positive integer"),
+    ("vector.lanes", int, True, None, *_in_range("vector.lanes")),
+    ("sram.size_kib", int, True, None, *_in_range("sram.size_kib")),
+    ("sram.banks", int, False, 1, *_in_range("sram.banks")),
+    ("dram.bytes_per_cycle", int, True, None, *_in_range("dram.bytes_per_cycle")),
+    ("dma.channels", int, True, None, *_in_range("dma.channels")),
+    ("dma.setup_cycles", int, False, 64, *_in_range("dma.setup_cycles")),
+    ("cpu.launch_cycles", int, False, 2000, *_in_range("cpu.launch_cycles")),
+    ("cpu.ops_per_cycle", int, False, 16, *_in_range("cpu.ops_per_cycle")),
     ("ops.supported", list, True, None,
      lambda v: bool(v) and all(isinstance(k, str) and k in OP_KINDS for k in v),
      "a non-empty list of: " + ", ".join(OP_KINDS)),
     ("dtypes.supported", list, True, None,
      lambda v: bool(v) and all(isinstance(k, str) and k in DTYPES for k in v),
      "a non-empty list of: " + ", ".join(DTYPES)),
-    ("limits.max_rank", int, True, None, lambda v: v > 0, "a positive integer"),
-    ("limits.max_dim_size", int, True, None, lambda v: v > 0, "a positive integer"),
+    ("limits.max_rank", int, True, None, *_in_range("limits.max_rank")),
+    ("limits.max_dim_size", int, True, None, *_in_range("limits.max_dim_size")),
     # Issue 11 (op coverage), all optional.
     ("dtypes.accumulators", list, False, [], lambda v: all(k in DTYPES for k in v),
      "a list of: " + ", ".join(DTYPES)),
@@ -134,7 +217,19 @@ _SCHEMA: tuple[_Check, ...] = (
     ("mac_array.transpose", str, False, "none", lambda v: v in TRANSPOSE_BY,
      "one of " + ", ".join(TRANSPOSE_BY)),
     ("vector.functions", dict, False, _BASIC_FUNCTIONS, lambda v: True, "a table"),
+    # Issue 26 (integer path), all optional: no output stage, every type at 1 MAC per cycle.
+    ("output_stage.scale", list, False, [], lambda v: all(k in SCALE_MODES for k in v),
+     "a list of: " + ", ".join(SCALE_MODES)),
+    ("output_stage.rounding", str, False, "half-even", lambda v: v in ROUNDING_MODES,
+     "one of " + ", ".join(ROUNDING_MODES)),
+    ("output_stage.zero_point", bool, False, False, lambda v: True, "true or false"),
+    ("output_stage.clamp", bool, False, False, lambda v: True, "true or false"),
+    ("output_stage.bias", bool, False, False, lambda v: True, "true or false"),
+    ("output_stage.narrow", list, False, [], lambda v: all(k in NARROW_TYPES for k in v),
+     "a list of: " + ", ".join(NARROW_TYPES)),
+    ("mac_array.macs_per_cycle", dict, False, {}, lambda v: True, "a table"),
 )
+MAX_MACS_PER_CYCLE = 64
 _KNOWN_TABLES = {k.split(".")[0] for k, *_ in _SCHEMA if "." in k}
 
 
@@ -178,10 +273,12 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         m = re.search(r"line (\d+)", str(e))
         raise TargetError(path, "<syntax>", int(m.group(1)) if m else None, str(e)) from None
     for table, value in data.items():
-        if isinstance(value, dict) and table not in _KNOWN_TABLES:
+        if isinstance(value, dict) and table not in _KNOWN_TABLES and table not in COST_TABLES:
             raise TargetError(path, table, _key_line(text, table + ".__"), "unknown table")
     known = {k for k, *_ in _SCHEMA}
     for table, value in data.items():
+        if table in COST_TABLES:
+            continue  # parse_cost_model checks them
         keys = value.items() if isinstance(value, dict) else [(None, value)]
         for k, _ in keys:
             dotted = f"{table}.{k}" if k is not None else table
@@ -194,8 +291,10 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
             if required:
                 raise TargetError(path, key, _key_line(text, key), "missing required key")
             v = default
-        if typ is int and (isinstance(v, bool) or not isinstance(v, int)):
-            raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
+        if typ is int:
+            problem = range_problem(key, v)
+            if problem:
+                raise TargetError(path, key, _key_line(text, key), problem)
         if not isinstance(v, typ) or not check(v):
             raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
         values[key] = v
@@ -205,9 +304,21 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         if fn not in VECTOR_FUNCTIONS:
             raise TargetError(path, key, _key_line(text, key),
                               "unknown vector function; known: " + ", ".join(VECTOR_FUNCTIONS))
-        if isinstance(cost, bool) or not isinstance(cost, int) or cost < 1:
+        problem = range_problem("vector.functions.*", cost)
+        if problem:
+            raise TargetError(path, key, _key_line(text, key), f"cycles per element: {problem}")
+    rates = values["mac_array.macs_per_cycle"]
+    for dtype, rate in rates.items():
+        key = f"mac_array.macs_per_cycle.{dtype}"
+        if dtype not in DTYPES:
+            raise TargetError(path, key, _key_line(text, key), "unknown element type; known: " + ", ".join(DTYPES))
+        if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= MAX_MACS_PER_CYCLE:
             raise TargetError(path, key, _key_line(text, key),
-                              f"expected cycles per element (a positive integer), got {cost!r}")
+                              f"expected MACs per cycle (an integer 1..{MAX_MACS_PER_CYCLE}), got {rate!r}")
+    if values["output_stage.scale"] and not values["output_stage.narrow"]:
+        key = "output_stage.narrow"
+        raise TargetError(path, key, _key_line(text, key),
+                          "an output stage that scales must narrow to at least one of " + ", ".join(NARROW_TYPES))
     return NpuTarget(
         name=values["name"],
         clock_mhz=values["clock_mhz"],
@@ -231,6 +342,13 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         dma_setup_cycles=values["dma.setup_cycles"],
         cpu_launch_cycles=values["cpu.launch_cycles"],
         cpu_ops_per_cycle=values["cpu.ops_per_cycle"],
+        output_stage=OutputStage(
+            scale=tuple(dict.fromkeys(values["output_stage.scale"])),
+            rounding=values["output_stage.rounding"], zero_point=values["output_stage.zero_point"],
+            clamp=values["output_stage.clamp"], bias=values["output_stage.bias"], narrow=tuple(dict.fromkeys(values["output_stage.narrow"]))),
+        macs_per_cycle=tuple(sorted(rates.items())),
+        cost=parse_cost_model(data, DTYPES, lambda key, reason: TargetError(
+            path, key, _key_line(text, key), reason)),
         source=str(path),
     )
 

@@ -114,7 +114,7 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     def ordered(x):
         # IEEE floats ordered as sign-magnitude integers; map negatives below zero.
-        i = np.ascontiguousarray(x).view(ints).astype(np.int64)
+        i = np.asarray(x, order="C").view(ints).astype(np.int64)  # rank 0 stays rank 0
         return np.where(i < 0, np.int64(np.iinfo(ints).min) - i, i)
 
     return np.abs(ordered(a) - ordered(b))

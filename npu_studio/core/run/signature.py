@@ -67,8 +67,9 @@ def public_functions(snapshot: Path) -> list[FunctionSignature]:
     """
     from iree.compiler import ir
 
-    with ir.Context() as ctx:
-        ctx.allow_unregistered_dialects = True
+    from ..ir.context import mlir_context
+
+    with mlir_context():
         try:
             module = ir.Module.parse(read_text(snapshot))
         except ir.MLIRError as exc:

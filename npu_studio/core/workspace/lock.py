@@ -2,8 +2,9 @@
 
 `fcntl.flock` locks belong to the open file, so the kernel drops a lock when
 its holder dies, however it dies: a stale lock of a dead process is simply
-free for the next writer. The holder's pid is written into the file only to
-name it in the error a second writer gets.
+free for the next writer. Nothing is written into the file, so a command
+(even one killed) leaves no trace in the workspace: the holder's pid, named in
+the error a second writer gets, comes from the kernel's table of locks.
 """
 
 from __future__ import annotations
@@ -51,8 +52,6 @@ class WorkspaceLock:
                     raise WorkspaceBusy(self.root, f"workspace is being written by {who} "
                                                    "(a compile or resume); try again when it has finished") from None
                 time.sleep(self.poll)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
         return self
 
@@ -89,10 +88,21 @@ def holder_pid(root: Path) -> int | None:
 
 
 def _read_pid(fd: int) -> int | None:
+    """The pid holding a flock on `fd`'s file, from /proc/locks (None when it cannot be told)."""
+    st = os.fstat(fd)
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     try:
-        return int(os.pread(fd, 32, 0).decode().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
+        with open("/proc/locks", encoding="ascii", errors="replace") as table:
+            for line in table:
+                fields = line.split()
+                # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->" after the id
+                if "->" in fields:
+                    continue
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == inode and fields[4].isdigit():
+                    return int(fields[4])
+    except OSError:
+        pass
+    return None
 
 
 def pid_alive(pid: int) -> bool:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 
 from ..compile.options import DEFAULT_TARGET, TARGETS
-from ..errors import WorkspaceError
-from ..textio import read_bytes, write_text_atomic
+from ..errors import BadFile, WorkspaceError
+from ..textio import parse_json, read_bytes, write_text_atomic
 
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
@@ -38,6 +39,7 @@ class Manifest:
     source: str
     imported: str
     origin: str = ""  # absolute path of the file the user opened
+    source_sha256: str = ""  # the model's content when imported (model_digest): reopening skips the compile
     target: str = DEFAULT_TARGET
     compiler_version: str = ""
     phases: dict[str, PhaseRecord] = field(default_factory=dict)
@@ -65,12 +67,13 @@ class Manifest:
     def from_json(cls, text: str | bytes, path: Path = Path(MANIFEST)) -> "Manifest":
         """Parse and validate; WorkspaceError naming `path` for anything malformed."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise WorkspaceError(path, f"manifest is not JSON: {exc.msg}", line=exc.lineno, col=exc.colno) from None
-        except UnicodeDecodeError as exc:
-            raise WorkspaceError(path, f"manifest is not UTF-8 text (byte offset {exc.start})") from None
-        validate(data, path)
+            data = parse_json(text, path, "a manifest (JSON)")
+        except BadFile as exc:
+            raise WorkspaceError(path, exc.reason, line=exc.line, col=exc.col) from None
+        try:
+            validate(data, path)
+        except RecursionError:
+            raise WorkspaceError(path, "manifest is nested too deeply") from None
         if data.get("target", DEFAULT_TARGET) not in TARGETS:
             raise WorkspaceError(path, f"manifest names the unknown backend {data['target']!r}; "
                                        f"expected one of {', '.join(TARGETS)}")
@@ -130,12 +133,25 @@ def validate(data, path: Path) -> None:
         raise WorkspaceError(path, f"manifest does not match its schema at {where}: {_short(error.message)}")
 
 
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+
+
 def check_paths_inside(manifest: Manifest, root: Path, path: Path) -> None:
     """Every file the manifest names must resolve inside the workspace (symbolic links included)."""
     base = root.resolve()
     for name in manifest.files():
-        if not (root / name).resolve().is_relative_to(base):
-            raise WorkspaceError(path, f"manifest names {name!r}, which is outside the workspace")
+        try:
+            name.encode("utf-8")  # a lone surrogate could never be written back
+            inside = "\0" not in name and (root / name).resolve().is_relative_to(base)
+        except (UnicodeError, ValueError, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a file name"
+            raise WorkspaceError(path, f"manifest names {name[:80]!r}: {reason}") from None
+        if "\0" in name:
+            raise WorkspaceError(path, f"manifest names {name[:80]!r}: not a file name")
+        if any(len(os.fsencode(part)) > NAME_MAX for part in Path(name).parts):
+            raise WorkspaceError(path, f"manifest names {name[:80]!r}...: a file name longer than {NAME_MAX} bytes")
+        if not inside:
+            raise WorkspaceError(path, f"manifest names {name[:80]!r}, which is outside the workspace")
 
 
 def _short(message: str, limit: int = 160) -> str:

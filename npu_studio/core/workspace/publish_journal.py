@@ -39,6 +39,9 @@ class Publish:
     moves: list[tuple[str, str]] = field(default_factory=list)  # (staged, published)
     deletes: list[str] = field(default_factory=list)  # files the app created earlier and no longer uses
 
+    def __post_init__(self) -> None:
+        self.root, self.staging = Path(self.root).absolute(), Path(self.staging).absolute()
+
     def move(self, staged: Path | str, dest: str) -> Path:
         staged = Path(staged)
         rel = staged.relative_to(self.staging) if staged.is_absolute() else staged

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 
 from ..compile.compiler import CompileResult, PhaseTiming, ProgressCallback, snapshot_name
-from ..compile.importer import MLIR_SUFFIXES, import_model
+from ..compile.importer import MLIR_SUFFIXES, check_model_file, import_model
 from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
@@ -42,6 +43,7 @@ from ..textio import read_text, write_text_atomic
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
 from .manifest import DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE, Manifest, PhaseRecord  # noqa: F401
+from .model_digest import model_digest
 from .publish_journal import JOURNAL, STAGING_PREFIX, Publish, new_staging, recover
 
 # What a folder without a manifest may hold and still be taken as a workspace
@@ -61,12 +63,15 @@ def default_root() -> Path:
 
 def default_workspace_for(model: Path) -> Path:
     digest = hashlib.sha256(os.fsencode(Path(model).resolve())).hexdigest()[:8]
-    return default_root() / f"{Path(model).stem}-{digest}"
+    # letters, digits and .+- only: a folder name every tool (and onnx's checker) can take
+    stem = re.sub(r"[^\w.+-]", "_", Path(model).stem, flags=re.ASCII)[:64]
+    return default_root() / f"{stem}-{digest}"
 
 
 class Workspace:
     def __init__(self, root: Path, manifest: Manifest):
-        self.root = Path(root)
+        # absolute: staging, publishing and the compiler's children must not depend on the current folder
+        self.root = Path(root).absolute()
         self.manifest = manifest
         # A re-import waiting to be published with the next compile: (staging folder, held lock).
         self._pending: tuple[Path, WorkspaceLock] | None = None
@@ -85,8 +90,9 @@ class Workspace:
         at least `params.threshold_bytes` go to a parameter archive (None
         keeps every weight inline in the IR).
         """
-        model = Path(model)
-        root = Path(root) if root is not None else default_workspace_for(model)
+        model = Path(model).absolute()
+        root = Path(root).absolute() if root is not None else default_workspace_for(model)
+        check_model_file(model)  # a bad model never creates, locks or touches the workspace
         ensure_writable_folder(root)
         lock = WorkspaceLock(root).acquire()
         staging = None
@@ -100,9 +106,11 @@ class Workspace:
             result = import_model(model, staging / "imported.mlir", params)
             import_seconds = time.perf_counter() - t0
             keep_source_copy(model, staging / "source")
+            digest = model_digest(model)  # before the import reads it: a later change shows as changed
             manifest = Manifest(
                 source=f"source/{model.name}",
                 origin=str(model.resolve()),
+                source_sha256=digest,
                 imported=result.mlir_path.name,
                 target=target,
                 import_seconds=import_seconds,
@@ -159,7 +167,7 @@ class Workspace:
 
     @classmethod
     def open(cls, root: Path) -> "Workspace":
-        root = Path(root)
+        root = Path(root).absolute()
         if root.exists() and not root.is_dir():
             raise WorkspaceError(root, "is a file, not a workspace folder")
         if (root / JOURNAL).is_file() or any(root.glob(STAGING_PREFIX + "*")):

@@ -6,7 +6,7 @@ from PySide6 import QtGui
 
 from ...core.session import NPU_PHASE, Session
 from ..ir.ir_view import IrView, Region
-from ..npu.panel import TABLE_PHASES, NpuPanel
+from ..npu.panel import HEADERS, TABLE_PHASES, NpuPanel
 from ..studio import Studio
 from .panel import DispatchPanel
 
@@ -34,7 +34,9 @@ class DispatchBinding:
         index = self.session.index_of(phase)
         table = self.panel.table
         table.set_index(index, self.studio.op_types)
-        headers, values = self.npu.columns() if phase in TABLE_PHASES else ((), {})
+        # The same columns in every phase; the NPU ones are filled where an NPU result applies.
+        _, values = self.npu.columns()
+        headers, values = HEADERS, (values if phase in TABLE_PHASES else {})
         header, errors = self._trace
         if header is not None:  # the trace's error column follows the NPU's
             blank = ("",) * len(headers)

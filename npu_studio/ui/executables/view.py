@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.errors import StudioError
+from ...core.problems import SUBSTITUTION
 from ...core.executables import substitution as subs
 from ...core.executables.catalog import ExecutableInfo, list_executables
 from ...core.run.numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution
@@ -109,14 +110,35 @@ class ExecutablesPanel(QtCore.QObject):
         self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
+        self.tolerance.setMaximumWidth(130)
         self.time_check = QtWidgets.QCheckBox("Time kernel")
         self.time_check.setChecked(True)
-        buttons = QtWidgets.QHBoxLayout()
-        for w in (self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.time_check,
-                  self.toggle_button, self.remove_button, self.cancel_button, self.slowest_button):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
+        # Two short rows, so that the dock fits beside the IR view on a 1280 px screen.
+        buttons = QtWidgets.QVBoxLayout()
+        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance),
+                    (self.time_check, self.toggle_button, self.remove_button, self.cancel_button,
+                     self.slowest_button)):
+            line = QtWidgets.QHBoxLayout()
+            for w in row:
+                line.addWidget(w)
+            line.addStretch(1)
+            buttons.addLayout(line)
 
+        # A substitution whose check failed is never kept silently: the user decides.
+        self.decision = QtWidgets.QWidget()
+        self.decision.setStyleSheet("background:#fde7e9")
+        self.decision_label = QtWidgets.QLabel()
+        self.decision_label.setWordWrap(True)
+        self.keep_button = QtWidgets.QPushButton("Keep it on")
+        self.keep_button.clicked.connect(self.keep_failing)
+        self.switch_off_button = QtWidgets.QPushButton("Switch it off")
+        self.switch_off_button.clicked.connect(self.switch_off_failing)
+        decision = QtWidgets.QHBoxLayout(self.decision)
+        decision.setContentsMargins(4, 2, 4, 2)
+        decision.addWidget(self.decision_label, 1)
+        decision.addWidget(self.keep_button)
+        decision.addWidget(self.switch_off_button)
+        self.decision.hide()
         self.verdict = QtWidgets.QLabel()
         self.verdict.setAccessibleName("Verdict")
         self.results = QtWidgets.QTableWidget(0, len(RESULT_COLUMNS))
@@ -129,6 +151,7 @@ class ExecutablesPanel(QtCore.QObject):
         lower = QtWidgets.QWidget()
         lower_layout = QtWidgets.QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.decision)
         lower_layout.addLayout(buttons)
         lower_layout.addWidget(self.verdict)
         lower_layout.addWidget(self.results, 1)
@@ -179,8 +202,52 @@ class ExecutablesPanel(QtCore.QObject):
                 self.table.selectRow(row)
         self.table.resizeColumnsToContents()
         self.table.blockSignals(False)
+        self._ask_about_failures(records)
+        shown = next((s for s in records if s.name == self.current_name() and s.kind == self.editor.kind()), None)
+        if shown is None or shown.verdict is None:  # removed, switched off or never checked: no old verdict
+            self.verdict.clear()
+            self.results.setRowCount(0)
+            self.timing.clear()
         self.slowest_button.setEnabled(bool(self.compile_times))
         self._update_buttons()
+
+    def undecided(self) -> sub_records.Substitution | None:
+        ws = self.window.workspace
+        return next((s for s in sub_records.load(ws) if s.undecided), None) if ws is not None else None
+
+    def _ask_about_failures(self, records: list[sub_records.Substitution]) -> None:
+        """Show the choice for a failing substitution that is on, and say it in the window's banner."""
+        sub = next((s for s in records if s.undecided), None)
+        problems = self.window.session.problems
+        if sub is None:
+            self.decision.hide()
+            problems.clear(SUBSTITUTION)
+            return
+        v = sub.verdict
+        message = (f"@{sub.name}: the substituted {sub.kind} FAILED its check (max abs {v.get('max_abs', 0):.3g}) "
+                   f"and is on in the build. Keep it on, or switch it off?")
+        self.decision_label.setText(message)
+        self.decision.show()
+        problems.raise_(SUBSTITUTION, message + " (Executables dock)")
+
+    def keep_failing(self) -> None:
+        sub, ws = self.undecided(), self.window.workspace
+        if sub is None or self.is_busy():
+            return
+        try:
+            sub_records.keep_failing(ws, sub.name, sub.kind)
+        except (OSError, StudioError) as exc:
+            self.window.show_error(f"{ws.root}: cannot record the choice: {exc}")
+            return
+        self.window.studio.sig_log.emit(f"Kept @{sub.name} on despite its failed check", False)
+        self.refresh()
+
+    def switch_off_failing(self) -> None:
+        sub = self.undecided()
+        if sub is None or self.is_busy():
+            return
+        name, kind = sub.name, sub.kind
+        self._start_rebuild(lambda own: subs.set_enabled(own, name, kind, False), f"Switching off @{name}")
 
     def open_slowest(self) -> bool:
         """Select the executable that took longest to compile alone (Compile profile > Time executables)."""

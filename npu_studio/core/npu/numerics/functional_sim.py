@@ -19,6 +19,7 @@ import numpy as np
 from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
+from ...ir.context import mlir_context
 from ...run.dispatches.host import HostInterpreter, tied_operands
 from ...run.dispatches.iree_dispatches import DispatchRunner
 from ...run.dispatches.scalar_ops import NotInterpretable, numpy_dtype
@@ -64,14 +65,16 @@ class FunctionalSim:
     def __init__(self, flow_path: Path, program: NpuProgram, params: Path | None = None,
                  runner: DispatchRunner | None = None, fault: TileFault | None = None,
                  keep_intermediates: bool = False, interpret_fallbacks: bool = False,
-                 compare: bool = True):
-        self.ctx = ir.Context()
-        self.ctx.allow_unregistered_dialects = True
+                 compare: bool = True, stage_rounding: str | None = None,
+                 on_tile=None):
+        self.ctx = mlir_context()
         self.module = ir.Module.parse(Path(flow_path).read_text(encoding="utf-8"), self.ctx)
         self.program = program
         self.archive = ParameterArchive(params) if params is not None else None
         self.runner = runner
         self.fault = fault
+        self.stage_rounding = stage_rounding  # overrides the output stage's rounding (tests)
+        self.on_tile = on_tile  # (dispatch, tile, output regions) after each tile, to look at
         self.keep = keep_intermediates
         self.compare = compare  # run each NPU dispatch on IREE too (with a runner)
         # Also interpret (whole, untiled) what the NPU leaves to the CPU: a self-check of the interpreter.
@@ -142,7 +145,12 @@ class FunctionalSim:
                 if k == f.tile:
                     for r in regions:
                         r += np.asarray(f.delta).astype(r.dtype)
-        interp = DispatchInterpreter(graph_func, tiles, hook)
+        if self.on_tile is not None and hook is None:
+            def hook(k, regions, i=index, look=self.on_tile):
+                look(i, k, regions)
+        info = self.program.dispatches[index]
+        stage = self.program.target.output_stage if info.unit == "mac" else None
+        interp = DispatchInterpreter(graph_func, tiles, hook, stage, self.stage_rounding)
         expected = self.program.dispatches[index].loop_ranges
         if tuple(interp.root_ranges()) != tuple(expected):
             raise NotInterpretable(f"root op loops {interp.root_ranges()} differ from the program's {expected}")

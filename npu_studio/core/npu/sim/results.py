@@ -199,14 +199,13 @@ class SimResult:
 
     @classmethod
     def load_json(cls, path: str | Path) -> "SimResult":
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as e:
-            raise SimResultError(path, f"cannot read: {e.strerror}") from None
-        except UnicodeDecodeError as e:
-            raise SimResultError(path, f"not UTF-8 text: byte offset {e.start} cannot be decoded") from None
-        except json.JSONDecodeError as e:
-            raise SimResultError(path, f"not JSON: {e.msg}", line=e.lineno, col=e.colno) from None
+        from ...textio import parse_json, read_bytes
+
+        data = parse_json(read_bytes(path), path)  # BadFile: unreadable, not UTF-8, not JSON, unbounded
         if not isinstance(data, dict):
             raise SimResultError(path, "not a simulation result (not a JSON object)")
-        return cls.from_dict(data, str(path))
+        try:
+            return cls.from_dict(data, str(path))
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
+            what = f"missing key {e}" if isinstance(e, KeyError) else f"{e}"
+            raise SimResultError(path, f"not a valid simulation result: {what}") from None

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from ...textio import parse_json, read_bytes
 from ...workspace.workspace import Workspace
 from ..npu_ir import VERSION, NpuProgram
 from ..workspace_io import npu_dir
@@ -60,22 +61,20 @@ def _schema_error(data: dict) -> str | None:
 def load_program(path: str | Path) -> NpuProgram:
     """Read a model.npu.json; SimError names the file and the reason."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SimError(path, f"cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise SimError(path, f"not JSON: {e.msg}", line=e.lineno, col=e.colno) from None
+    data = parse_json(read_bytes(path), path)  # BadFile: unreadable, not UTF-8, not JSON, unbounded
     if not isinstance(data, dict) or data.get("format") != "npu-studio.npu-ir":
         raise SimError(path, "not an NPU IR file (format != npu-studio.npu-ir)")
     if data.get("version") != VERSION:
         raise SimError(path, f"NPU IR version {data.get('version')!r} not supported (want {VERSION})")
-    problem = _schema_error(data)
+    try:
+        problem = _schema_error(data)
+    except RecursionError:
+        problem = "nested too deeply"
     if problem:
         raise SimError(path, problem)
     try:
         program = NpuProgram.from_dict(data)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise SimError(path, f"does not match the NPU IR format: {type(e).__name__}: {e}") from None
     return _with_source(program, str(path))
 

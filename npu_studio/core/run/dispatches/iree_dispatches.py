@@ -27,6 +27,7 @@ from iree.compiler import ir
 from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import compiler_version, iree_compile
+from ...ir.context import mlir_context
 from ...errors import StudioError
 from .dispatch_server import load_array
 from .host import segments, tied_operands
@@ -96,8 +97,7 @@ def dispatch_module_text(flow_text: str) -> str:
     """
     from ...ir.flow_graph import FlowGraph
 
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
+    ctx = mlir_context()
     module = ir.Module.parse(flow_text, ctx)
     graph = FlowGraph(module.operation)
     wrappers = []
@@ -196,7 +196,7 @@ class DispatchRunner:
         paths = []
         for i, a in enumerate(arrays):
             p = d / f"in{i}.npy"
-            np.save(p, np.ascontiguousarray(a))
+            np.save(p, np.asarray(a, order="C"))  # not ascontiguousarray: it makes a rank-0 array rank 1
             paths.append(str(p))
         self._proc.stdin.write(json.dumps({"function": f"dispatch_{index}", "dir": str(d), "inputs": paths}) + "\n")
         self._proc.stdin.flush()
