@@ -36,6 +36,7 @@ from iree.compiler import ir
 
 from ..compile.params import ParameterArchive
 from ..errors import Cancelled, StudioError
+from ..ir.context import mlir_context
 from ..ir.dispatch_index import index_workspace_phases
 from ..run.dispatches import iree_dispatches, tensor_trace
 from ..run.dispatches.host import HostInterpreter
@@ -182,8 +183,7 @@ def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs
         return results
 
     t0 = time.perf_counter()
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
+    ctx = mlir_context()  # single-threaded: a broken (edited) flow snapshot cannot deadlock the parse
     module = ir.Module.parse(flow.read_text(encoding="utf-8"), ctx)
     archive = ParameterArchive(ws.params_path) if ws.params_path is not None else None
     with iree_dispatches.DispatchRunner(vmfb) as runner, ctx:

@@ -188,3 +188,14 @@ def test_workspace_without_build_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "compile first" in err
     assert _tree_digest(ws.root) == before
+
+
+def test_a_workspace_made_from_mlir_is_one_line(example_workspace, tmp_path, capsys):
+    mlir = tmp_path / "single_conv.mlir"
+    mlir.write_text(example_workspace.imported_path.read_text())
+    ws = compile_model(mlir, tmp_path / "ws")
+    before = _tree_digest(ws.root)
+    assert cli_main(["trace", str(ws.root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "MLIR" in err
+    assert _tree_digest(ws.root) == before
