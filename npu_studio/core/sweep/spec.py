@@ -129,9 +129,9 @@ class SweepSpec:
         try:
             return parse_target(to_toml(data), self.base_path)
         except TargetError as e:
-            raise SweepError(self.path, f"parameters.{name if len(point.values) == 1 else _which(e, point)}"
-                             f" = {_value_of(e, point)!r}: {e.key}: {e.reason}",
-                             line=key_line(self.path, _which(e, point))) from None
+            which = _which(e, point)
+            raise SweepError(self.path, f"parameters.{which} = {dict(point.values).get(which)!r}: "
+                             f"{e.key}: {e.reason}", line=key_line(self.path, which)) from None
 
 
 def _which(e: TargetError, point: Point) -> str:
@@ -140,10 +140,6 @@ def _which(e: TargetError, point: Point) -> str:
         if e.key in name.split("+"):
             return name
     return point.values[0][0] if point.values else ""
-
-
-def _value_of(e: TargetError, point: Point) -> Any:
-    return dict(point.values).get(_which(e, point))
 
 
 def key_line(path: Path, key: str) -> int | None:
