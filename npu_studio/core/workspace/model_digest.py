@@ -8,6 +8,7 @@ re-exported to the same bytes is unchanged, one rewritten in place (same inode) 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -29,7 +30,8 @@ def model_digest(model: Path) -> str:
     digest = hashlib.sha256()
     for path in model_files(model):
         name = path.name if path == model else str(path.relative_to(model.parent))
-        digest.update(f"{name}\0{path.stat().st_size}\0".encode())
+        # fsencode: a name with undecodable bytes hashes as those bytes (UTF-8 names as before)
+        digest.update(os.fsencode(name) + f"\0{path.stat().st_size}\0".encode())
         with open(path, "rb") as f:
             while chunk := f.read(CHUNK):
                 digest.update(chunk)
