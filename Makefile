@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements/venv.lock
 
-.PHONY: run test test-fast fuzz bench screenshot clean install-desktop uninstall-desktop bundle lock
+.PHONY: run test test-fast test-ui-x11 fuzz bench screenshot clean install-desktop uninstall-desktop bundle lock
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,6 +33,11 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15
 
+# The UI tests once more in a real X window (Xvfb, Qt's xcb platform), as users run the app; one
+# process, since windows of two test processes on one X server would take each other's keyboard focus.
+test-ui-x11: $(STAMP)
+	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m pytest -q -p no:xdist -m "not slow" tests/ui
+
 # The same without the zoo-wide runs marked slow (about 1.5 minutes).
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow"
@@ -43,6 +48,7 @@ fuzz: $(STAMP)
 	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
 		tests/core/test_reader_properties.py --hypothesis-show-statistics
 
+# The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) docs/screenshots/take_screenshot.py
 

@@ -27,8 +27,12 @@ from perf_doc import write_section  # noqa: E402
 
 from npu_studio.core.npu.numerics import check  # noqa: E402
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim  # noqa: E402
-from npu_studio.core.npu.numerics.iree_dispatches import CACHE_DIR, DispatchRunner, build  # noqa: E402
 from npu_studio.core.npu.passes import run_npu_pipeline  # noqa: E402
+from npu_studio.core.run.dispatches.iree_dispatches import (  # noqa: E402
+    CACHE_DIR,
+    DispatchRunner,
+    build,
+)
 from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb  # noqa: E402
 from npu_studio.core.workspace.workspace import compile_model  # noqa: E402
 from tests.conftest import EXAMPLE, light_zoo_dir  # noqa: E402

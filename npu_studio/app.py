@@ -46,12 +46,18 @@ def run(args: argparse.Namespace) -> int:
         from .self_test import run_self_test
 
         return run_self_test(app)
+    if args.screenshot is not None:
+        from .ui.screenshot import take_screenshot
+
+        return take_screenshot(app, args)
     windows = []
     for path in args.paths or [None]:
         window = MainWindow()
         window.show()
         if path is not None:
             window.open_path(path, args.workspace)
+        else:
+            window.restore_last_session()  # the workspace, phase and dispatch of the last close
         windows.append(window)
     return app.exec()
 

@@ -14,9 +14,11 @@ from pathlib import Path
 
 # The headless commands: one module each in cli_commands/, its help= line the --help entry.
 COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
-            "substitute")
+            "substitute", "variant", "profile", "compare", "trace", "module", "precision",
+            "measure", "sweep")
 
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
+       npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--phase P] [--select-dispatch N] FILE_OR_WORKSPACE
        npu-studio COMMAND [ARGS ...]
        npu-studio --version"""
 
@@ -27,6 +29,24 @@ def add_app_options(parser) -> None:
     parser.add_argument("--self-test", action="store_true",
                         help="open the example, compile, index and run the NPU pipeline, then exit "
                              "(0 when all of it worked); runs offscreen when there is no display")
+    shot = parser
+    shot.add_argument("--screenshot", type=Path, metavar="OUT.png",
+                      help="open the one model or workspace given (compiling or reopening it), lay out, "
+                           "grab the window into OUT.png and exit (0 when it was written)")
+    shot.add_argument("--size", metavar="WxH", default="1600x1000",
+                      help="window size for --screenshot (default 1600x1000)")
+    shot.add_argument("--all-docks", action="store_true", help="with --screenshot: open every dock")
+    shot.add_argument("--phase", metavar="P", help="with --screenshot: the phase to show (default flow)")
+    shot.add_argument("--select-dispatch", type=int, metavar="N",
+                      help="with --screenshot: select dispatch N (table, IR and schedule follow)")
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """`1280x800` -> (1280, 800); anything else is a one-line error (exit 2)."""
+    w, sep, h = text.lower().partition("x")
+    if not sep or not w.isdigit() or not h.isdigit() or not (200 <= int(w) <= 10000 and 200 <= int(h) <= 10000):
+        fail(f"--size {text}: expected WIDTHxHEIGHT in pixels, 200 to 10000 each (e.g. 1280x800)")
+    return int(w), int(h)
 
 
 def fail(message: str) -> None:
@@ -56,4 +76,14 @@ def parse_app_args(argv: list[str]) -> argparse.Namespace:
         fail("--workspace needs exactly one model to open")
     if args.self_test and args.paths:
         fail("--self-test opens the bundled example; give no paths with it")
+    args.window_size = parse_size(args.size)
+    if args.screenshot is not None:
+        if len(args.paths) != 1:
+            fail("--screenshot needs exactly one model or workspace to open")
+        if args.screenshot.suffix.lower() != ".png":
+            fail(f"{args.screenshot}: --screenshot writes a PNG; give a name ending in .png")
+        if not args.screenshot.resolve().parent.is_dir():
+            fail(f"{args.screenshot}: no such folder: {args.screenshot.resolve().parent}")
+    elif args.all_docks or args.phase or args.select_dispatch is not None:
+        fail("--all-docks, --phase and --select-dispatch go with --screenshot")
     return args

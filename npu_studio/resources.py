@@ -14,6 +14,7 @@ APP_ID = "dev.npustudio.NpuStudio"  # reverse-DNS id: desktop entry, metainfo, i
 RESOURCES = Path(str(files("npu_studio") / "_resources"))
 EXAMPLE_MODEL = RESOURCES / "examples" / "single_conv.onnx"
 TARGETS_DIR = RESOURCES / "targets"
+SWEEPS_DIR = RESOURCES / "sweeps"  # example sweep specs (docs/sweep.md)
 ICONS_DIR = RESOURCES / "icons" / "hicolor"  # freedesktop icon-theme layout, installed as is
 ICON_SVG = ICONS_DIR / "scalable" / "apps" / f"{APP_ID}.svg"
 ICON_PNG_SIZES = (16, 24, 32, 48, 64, 128, 256)

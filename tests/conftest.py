@@ -39,6 +39,10 @@ def _isolated_workspace_root(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("NPU_STUDIO_HOME", str(tmp_path_factory.getbasetemp() / "workspaces"))
     # Nor into the user's config folder (user NPU targets): a fresh one per test.
     monkeypatch.setenv("NPU_STUDIO_CONFIG", str(tmp_path_factory.mktemp("config")))
+    # Nor into its cache (the NPU plugin's builds): one per run, shared by the xdist workers.
+    from tests.zoo_cache import RUN_DIR_ENV
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(Path(os.environ[RUN_DIR_ENV]) / "cache"))
 
 
 @pytest.fixture(scope="session")

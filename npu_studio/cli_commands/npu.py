@@ -61,8 +61,9 @@ def dispatch_line(program, d) -> str:
     extra = f", {d.dtype} -> acc {d.acc_dtype}" if d.acc_dtype and d.acc_dtype != d.dtype else ""
     if d.transposed:
         extra += f", {'/'.join(d.transposed)} transposed by {d.transpose_by}"
-    return (f"Dispatch #{d.index}: {d.kind} -> NPU {d.unit} "
+    line = (f"Dispatch #{d.index}: {d.kind} -> NPU {d.unit} "
             f"(tiles {d.num_tiles}, {tile}, SRAM peak {format_bytes(peak)}{extra})")
+    return line + (f"\n    epilogue: {d.epilogue}" if d.requant else "")
 
 
 def report(program) -> str:

@@ -1,4 +1,4 @@
-"""npu-studio run WORKSPACE [--input x.npy ...] [--function NAME] [--seed N] [--output-dir DIR]"""
+"""npu-studio run WORKSPACE [--input x.npy ...] [--function NAME] [--seed N] [--output-dir DIR] [--npu [--target FILE]]"""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def add_parser(sub) -> None:
     p.add_argument("--function", help="entry point (default: the first public one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--output-dir", type=Path, help="save outputs here as output<i>.npy")
+    p.add_argument("--npu", action="store_true",
+                   help="run the NPU variant: NPU dispatches through the NPU plugin (the functional simulator "
+                        "behind IREE's runtime), checked against the CPU build and onnxruntime")
+    p.add_argument("--target", dest="npu_target", metavar="FILE",
+                   help="with --npu: NPU target TOML to run the NPU pipeline with first (default: the workspace's "
+                        "NPU program, else the bundled default target)")
     p.set_defaults(func=run)
 
 
@@ -48,14 +54,43 @@ def summary(out: np.ndarray) -> str:
 
 def run(args) -> int:
     ws = Workspace.open(args.workspace)
+    if args.npu_target and not args.npu:
+        raise StudioError(Path(args.npu_target), "--target is the NPU target of --npu; add --npu")
     if args.output_dir:
         check_output_dir(args.output_dir)  # before the run, not after it
+    if args.npu:
+        return _run_npu(ws, args)
     sig, inputs, outputs = run_workspace(ws, list(args.input) or None, args.function, args.seed)
-    for i, out in enumerate(outputs):
-        print(f"output{i}: {summary(out)}")
-        if args.output_dir:
-            try:
-                np.save(args.output_dir / f"output{i}.npy", out)
-            except OSError as exc:
-                raise os_error(args.output_dir / f"output{i}.npy", exc, "cannot write") from None
+    _save_outputs(outputs, args.output_dir)
     return 0
+
+
+def _run_npu(ws: Workspace, args) -> int:
+    from ..core.npu.hal.npu_run import run_npu
+    from ..core.npu.passes import NpuError
+    from ..core.npu.workspace_io import json_path, run_for_workspace
+
+    try:
+        if args.npu_target or not json_path(ws).is_file():
+            run_for_workspace(ws, args.npu_target)
+    except NpuError as e:
+        raise StudioError(ws.root, str(e).replace("\n", "; ")) from None
+    inputs = None
+    if args.input:
+        sig = pick_function(ws.snapshot_path("input"), args.function)
+        inputs = load_inputs(sig, list(args.input), ws.root)
+    report = run_npu(ws, inputs, seed=args.seed, function=args.function)
+    print("\n".join(report.summary_lines()))
+    _save_outputs(report.outputs, args.output_dir, quiet=True)
+    return 0 if report.ok else 1
+
+
+def _save_outputs(outputs, output_dir: Path | None, quiet: bool = False) -> None:
+    for i, out in enumerate(outputs):
+        if not quiet:
+            print(f"output{i}: {summary(out)}")
+        if output_dir:
+            try:
+                np.save(output_dir / f"output{i}.npy", out)
+            except OSError as exc:
+                raise os_error(output_dir / f"output{i}.npy", exc, "cannot write") from None

@@ -83,7 +83,7 @@ def run(args) -> int:
     if args.check and ws is None:
         raise StudioError(args.source, "--check needs a workspace or a model (it compares with its build)")
     result = simulate(program, target)  # SimError: SRAM too small, dependency cycle
-    sys.stdout.write(summary(program, result))
+    sys.stdout.write(summary(program, result, target))
     try:
         if ws is not None:
             save_result(ws, result)
@@ -97,7 +97,7 @@ def run(args) -> int:
         raise os_error(e.filename or args.source, e, "cannot write") from None
     if args.check:
         from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
-        from ..core.npu.numerics.iree_dispatches import CACHE_DIR
+        from ..core.run.dispatches.iree_dispatches import CACHE_DIR
 
         report = check(ws, program, load_inputs(args.input) if args.input else None)
         print("\n".join(report.summary_lines()))

@@ -64,6 +64,11 @@ def _die_with_parent(parent: int):
     return setup
 
 
+def die_with_parent(parent: int) -> None:
+    """In a child started some other way (a multiprocessing worker): die when `parent` does."""
+    _die_with_parent(parent)()
+
+
 def start_child(cmd: list[str], **kwargs) -> subprocess.Popen:
     """Popen in a new process group that dies with this process."""
     return subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent(os.getpid()), **kwargs)

@@ -30,6 +30,7 @@ from typing import Callable
 
 from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
+from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, Problems
 from .ir.dispatch_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
@@ -40,7 +41,9 @@ from .workspace.workspace import Workspace
 PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "edited", "stale", "failed"
 NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
-JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes")
+JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes", "profile", "compare", "trace",
+             "module", "npu-run", "measure",
+             "sweep-point", "sweep-run")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 
 
@@ -69,6 +72,7 @@ class Events:
     npu: Event = field(default_factory=Event)  # NPU result or state
     target: Event = field(default_factory=Event)  # the NPU target in use
     selection: Event = field(default_factory=Event)  # phase, dispatch or task
+    problems: Event = field(default_factory=Event)  # a problem raised or its condition ended (banner)
 
 
 @dataclass
@@ -115,8 +119,10 @@ class Session:
         self.app_target: Path = Path(target) if target is not None else DEFAULT_TARGET
         self.target: Path = self.app_target
         self.selection = Selection()
+        self.problems = Problems(self.events.problems.emit)
         self._compile: _CompileRun | None = None
         self._failed: set[str] = set()
+        self._failed_from: str | None = None  # the phase whose resume failed (its draft is the cause)
         self._npu_state = PENDING
         self._npu_running = False
         self._generation = {kind: 0 for kind in JOB_KINDS}
@@ -163,8 +169,10 @@ class Session:
         self.workspace, self.opening = ws, None
         self.drafts, self.indexes, self.index_errors = {}, {}, {}
         self.npu, self._npu_state, self._npu_running = None, PENDING, False
-        self._compile, self._failed = None, set()
+        self._compile, self._failed, self._failed_from = None, set(), None
         self.selection = Selection()
+        # Problems of the model that was open end with it; a failed open's stays (it is why we are back).
+        self.problems.clear(COMPILE, NPU, CHANGED, TARGET, SUBSTITUTION)
 
     @property
     def model_name(self) -> str | None:
@@ -193,15 +201,36 @@ class Session:
         return {p: self.phase_state(p) for p in (*SNAPSHOT_PHASES, NPU_PHASE)}
 
     def npu_state(self) -> str:
-        """The NPU phase follows its source: stale or failed with flow, stale while flow has a draft."""
-        if self._npu_running:
-            return RUNNING
+        """The NPU phase follows its source: stale or failed with flow, stale while flow has a draft.
+        A run under way on a flow that is being rebuilt or failed is already stale."""
         source = self.phase_state(NPU_SOURCE)
         if source in (FAILED, STALE):
             return source
+        if self._npu_running:
+            return RUNNING
         if source in (PENDING, RUNNING) or NPU_SOURCE in self.drafts:
             return PENDING if self.npu is None else STALE
         return self._npu_state
+
+    def npu_blank_reason(self) -> str:
+        """Why there is no NPU result to show (the schedule says it in place of a blank chart)."""
+        if self.workspace is None:
+            return ("Importing the model: the NPU schedule follows its compile." if self.opening is not None
+                    else "No model open: open or drop a model to see its NPU schedule.")
+        if NPU_SOURCE in self.drafts:
+            return f"No schedule: {NPU_SOURCE} has an edit that is not compiled; resume from it to build the NPU program."
+        state = self.npu_state()
+        if state == FAILED:
+            source = self.phase_state(NPU_SOURCE)
+            return (f"No schedule: the {NPU_SOURCE} phase failed to compile." if source == FAILED
+                    else "No schedule: the NPU program failed to build (the Log says why).")
+        if state == RUNNING:
+            return "Building the NPU program…"
+        if not self.has_snapshot(NPU_SOURCE) or self.phase_state(NPU_SOURCE) in (PENDING, RUNNING):
+            return f"Not simulated yet: the NPU program is built once {NPU_SOURCE} is compiled."
+        if state == PENDING:
+            return f"Not simulated yet: the NPU program is built from {NPU_SOURCE} next."
+        return "Simulating the NPU program…" if state == DONE else f"No schedule yet: the NPU program is {state}."
 
     def has_snapshot(self, phase: str) -> bool:
         return self.workspace is not None and phase in self.workspace.manifest.phases
@@ -214,7 +243,14 @@ class Session:
 
     def drop_draft(self, phase: str) -> None:
         if self.drafts.pop(phase, None) is not None:
+            if phase == self._failed_from:  # undone back to the compiled text: the failed resume's cause is gone
+                self._end_compile_failure()
             self.events.phases.emit()
+
+    def _end_compile_failure(self) -> None:
+        """What the failed compile marked (red phases, the banner) ends with its cause."""
+        self._failed, self._failed_from = set(), None
+        self.problems.clear(COMPILE)
 
     def save_drafts(self) -> list[str]:
         """Keep the drafts in the workspace (reopening it brings them back); one message per failure."""
@@ -230,7 +266,7 @@ class Session:
         """The edited text becomes the phase's snapshot: later phases go stale, the phase is reindexed.
         The phase is edited only if the text differs from the compiler's output (edit_state)."""
         edit_state.record_edit(self.workspace, phase, text)  # OSError / StudioError reach the caller
-        self._failed.clear()  # a failure was the old text's; the phases after it are now just stale
+        self._end_compile_failure()  # a failure was the old text's; the phases after it are now just stale
         self.drafts.pop(phase, None)
         self._drop_indexes([phase])
         if phase_index(phase) <= phase_index(NPU_SOURCE):  # the NPU result is built from text this replaced
@@ -242,7 +278,10 @@ class Session:
         self.events.npu.emit()
 
     def snapshot_replaced(self, phase: str) -> None:
-        """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states."""
+        """The phase's snapshot changed outside a compile (a revert): reindex it, redraw the states.
+        A failure of a resume from this phase (or before it) was about text that is gone now."""
+        if self._failed_from is not None and phase_index(phase) <= phase_index(self._failed_from):
+            self._end_compile_failure()
         self._drop_indexes([phase])
         self.events.phases.emit()
         self.events.npu.emit()
@@ -270,6 +309,7 @@ class Session:
             return False
         run = self._compile
         self.workspace, self._compile = ws, None
+        self.problems.clear(COMPILE, OPEN, CHANGED, GENERAL)  # a good build ends every earlier failure
         self._drop_indexes(run.expected if run.from_phase == "start" else (run.from_phase, *run.expected))
         if self.npu is not None and phase_index(run.from_phase) <= phase_index(NPU_SOURCE):
             self._npu_state = STALE  # flow changed: the NPU result is from the old one until it re-runs
@@ -289,6 +329,7 @@ class Session:
             self._drop_indexes(run.done)
         else:
             self._failed = set(run.expected)
+            self._failed_from = run.from_phase if run.resume else None
         self.events.phases.emit()
         self.events.npu.emit()
         return True
@@ -339,6 +380,7 @@ class Session:
         if not self.is_current("npu", generation):
             return False
         self.npu, self._npu_state, self._npu_running = result, DONE, False
+        self.problems.clear(NPU)
         self.events.npu.emit()
         return True
 
@@ -378,6 +420,7 @@ class Session:
             self._npu_state = STALE if self.npu is not None else FAILED
             self.events.npu.emit()
             raise
+        self.problems.clear(TARGET)
         self.set_target(dest)
         return dest
 

@@ -12,6 +12,11 @@ def format_bytes(n: int | float) -> str:
     raise AssertionError("unreachable")
 
 
+def format_flops(n: int | float) -> str:
+    """Adaptive units, never `0.000` for a small dispatch: `512 FLOP`, `1.2 MFLOP`, `9.0 GFLOP`."""
+    return f"{format_count(n)}FLOP"
+
+
 def format_count(n: int | float) -> str:
     """Decimal prefix with a trailing space for the unit: `512 `, `7.7 G`."""
     for prefix in ("", "k", "M", "G", "T"):

@@ -64,6 +64,7 @@ class JobManager(QtCore.QObject):
         super().__init__(parent)
         self.session = session
         self._jobs: list[Job] = []
+        self.history: list[str] = []  # the kind of every job started, in order (the job log)
 
     def start(self, kind: str, fn: Callable[[Callable[..., None], CancelToken], Any], *,
               on_done: Callable[[Any, int], None],
@@ -77,6 +78,7 @@ class JobManager(QtCore.QObject):
         `on_finished(generation)` always runs, once the thread has ended.
         """
         self.cancel(kind)
+        self.history.append(kind)
         generation = self.session.begin(kind)
         token = CancelToken()
         worker = Worker(lambda report: fn(report, token), cancel=token.cancel, parent=self)

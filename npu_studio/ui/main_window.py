@@ -14,18 +14,24 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compile.options import TARGETS
 from ..core.errors import StudioError, format_error
+from ..core.problems import COMPILE, GENERAL
 from ..core.ir.dispatch_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
 from ..core.textio import read_text
-from ..core.workspace.workspace import Workspace, is_model_file
+from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
+from .banner import error_banner
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
+from .edit.phase_documents import PhaseDocuments
 from .executables.view import ExecutablesPanel
 from .ir.find_bar import FindBar
 from .ir.ir_view import IrView
 from .ir.param_view import install_parameter_view
+from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
+                     scrolling_timeline, size_docks)
+from .opening import Opener
 from .log_panel import LogPanel
 from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
@@ -34,6 +40,7 @@ from .schedule.dock import ScheduleDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding
+from .tool_docks import install_tool_docks
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
@@ -51,7 +58,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.jobs = self.studio.jobs
         self.setWindowTitle(APP)
         self.setAcceptDrops(True)
-        self.resize(1400, 900)
+        self.resize(DEFAULT_SIZE)
         self._build_widgets()
         self._build_actions()
         self.npu = NpuPanel(self.session, self.studio, self.settings, self)
@@ -63,27 +70,29 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule = ScheduleDock(self)
         self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.log_dock, self.schedule)
-        self.resizeDocks([self.schedule], [320], QtCore.Qt.Orientation.Vertical)
         self.executables = ExecutablesPanel(self)
+        install_tool_docks(self)
         self._wire()
         install_edit_support(self)
+        self.view_menu.addSeparator()
+        self.view_menu.addAction("&Reset Layout", self.reset_layout)
+        apply_default_layout(self)
+        self._layout_restored = False
         self._restore_settings()
 
     # -- construction -----------------------------------------------------------------
 
     def _build_widgets(self) -> None:
         self.timeline = PhaseTimeline()
-        self.error_banner = QtWidgets.QLabel()
-        self.error_banner.setWordWrap(True)
-        self.error_banner.setStyleSheet("background:#fde7e9;color:#8a0010;padding:6px;border:1px solid #e8a0a8")
-        self.error_banner.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error_banner.hide()
+        self.error_banner = error_banner()
 
         self.ir_view = IrView()
         self.find_bar = FindBar(self.ir_view)
+        self.phase_docs = PhaseDocuments(self.ir_view)
         install_parameter_view(self.ir_view, lambda: self.workspace.params_path if self.workspace else None)
         self.phase_label = QtWidgets.QLabel()
+        # A long path never widens the window: the label gives way (its tooltip has it whole).
+        self.phase_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         ir_box = QtWidgets.QWidget()
         ir_layout = QtWidgets.QVBoxLayout(ir_box)
         ir_layout.setContentsMargins(0, 0, 0, 0)
@@ -104,7 +113,8 @@ class MainWindow(QtWidgets.QMainWindow):
         workbench = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(workbench)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.timeline)
+        self.timeline_scroller = scrolling_timeline(self.timeline)
+        layout.addWidget(self.timeline_scroller)
         layout.addWidget(self.splitter, 1)
 
         self.welcome = WelcomePage()
@@ -122,14 +132,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.log_dock = QtWidgets.QDockWidget("Log", self)
         self.log_dock.setObjectName("logDock")
         self.log_dock.setWidget(self.log)
+        make_dock_fit(self.log_dock)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
-        self.resizeDocks([self.log_dock], [150], QtCore.Qt.Orientation.Vertical)  # until a saved layout says otherwise
         self.splitter.setSizes([820, 560])
 
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.hide()
         self.status_label = QtWidgets.QLabel()
+        self.status_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
 
@@ -162,14 +173,19 @@ class MainWindow(QtWidgets.QMainWindow):
         self.edit_action.toggled.connect(self._set_editing)
         self.resume_action = bar.addAction("Resume from this phase", self.resume_from_current)
         self.resume_action.setShortcut("Ctrl+R")
+        # Ctrl+F finds in the focused editor: this one for the main IR view and its table, the
+        # executable editor has its own (each bound to its widget, so neither shadows the other).
         self.find_action = QtGui.QAction("Find", self, shortcut=QtGui.QKeySequence.StandardKey.Find,
                                          triggered=self.find_bar.open)
-        self.addAction(self.find_action)
+        self.find_action.setShortcutContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.centralWidget().addAction(self.find_action)
         self._update_actions()
 
     def add_dock(self, dock: QtWidgets.QDockWidget, area=QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
                  visible: bool = True) -> None:
-        """Where further docks and views register: placed, listed in the View menu."""
+        """Where further docks and views register: placed, listed in the View menu. Their contents
+        scroll when the dock is smaller than them (see layout.py), never widening the window."""
+        make_dock_fit(dock)
         self.addDockWidget(area, dock)
         self.view_menu.addAction(dock.toggleViewAction())
         dock.setVisible(visible)
@@ -189,8 +205,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
         self.schedule_controller.sig_message.connect(self.log.append_text)
-        studio.sig_error.connect(self._show_banner)
-        studio.sig_clear_error.connect(self.clear_error)
+        self.session.events.problems.connect(self._on_problems)
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())
@@ -223,26 +238,45 @@ class MainWindow(QtWidgets.QMainWindow):
     def is_busy(self) -> bool:
         return self.studio.is_busy()
 
+    def docks(self) -> list[QtWidgets.QDockWidget]:
+        return self.findChildren(QtWidgets.QDockWidget)
+
+    def show_all_docks(self) -> None:
+        for dock in self.docks():
+            dock.show()
+
     # -- settings ---------------------------------------------------------------------------------
 
     def _restore_settings(self) -> None:
-        for key, restore in (("geometry", self.restoreGeometry), ("windowState", self.restoreState),
-                             ("splitter", self.splitter.restoreState)):
-            value = self.settings.value(key)
-            if value is not None:
-                restore(value)
+        self._layout_restored = restore_layout(self, self.settings)
+        splitter = self.settings.value("splitter")
+        if isinstance(splitter, QtCore.QByteArray):
+            self.splitter.restoreState(splitter)
         if self.settings.value("target") in TARGETS:
             self.target_combo.setCurrentText(self.settings.value("target"))
         self.recent = RecentFiles(self.settings, self.recent_menu, self.welcome, self.open_path)
+        self.opener = Opener(self)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802
         self.save_drafts()
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("windowState", self.saveState())
+        save_layout(self, self.settings)
+        self.opener.save_last(self.settings)
         self.settings.setValue("splitter", self.splitter.saveState())
         self.settings.setValue("target", self.target_combo.currentText())
         self.jobs.stop_all()
         super().closeEvent(event)
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        fit_to_screen(self)  # a layout saved on a larger screen still fits this one
+        if not self._layout_restored and not getattr(self, "_docks_sized", False):
+            self._docks_sized = True
+            QtCore.QTimer.singleShot(0, lambda: size_docks(self))  # the default shares of the size it opens at
+
+    def reset_layout(self) -> None:
+        """View > Reset Layout: every dock back in its default place, open or closed."""
+        apply_default_layout(self)
+        self.splitter.setSizes([self.width() * 3 // 5, self.width() * 2 // 5])
 
     def save_drafts(self) -> None:
         """Keep uncompiled edits in the workspace; reopening it brings them back."""
@@ -280,24 +314,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if path:
             self.open_path(Path(path))
 
-    def open_path(self, path: Path, workspace_dir: Path | None = None) -> None:
-        """Open a model (import + compile) or a workspace folder (no compile)."""
-        path = Path(path)
-        if self.is_busy():
-            self.show_error(f"{path}: busy with another compile; cancel it first")
-            return
-        self.clear_error()
-        if path.is_dir():
-            self.save_drafts()
-            if self.studio.open_workspace(path):
-                self.recent.remember(path)
-            return
-        if not is_model_file(path):
-            self.show_error(f"{path}: not a model (expected .onnx, .mlir, .mlirbc or a workspace folder)")
-            return
-        self.save_drafts()
-        self.recent.remember(path)
-        self.studio.open_model(path, workspace_dir, self.target_combo.currentText())
+    def open_path(self, path: Path, workspace_dir: Path | None = None) -> bool:
+        """Open a model or a workspace folder (opening.py: an unchanged model's workspace reopens, uncompiled)."""
+        return self.opener.open(path, workspace_dir)
+
+    def restore_last_session(self) -> bool:
+        """At a start without arguments: the workspace, phase and dispatch on show at the last close."""
+        return self.opener.restore_last(self.settings)
 
     def recompile(self) -> None:
         if self.workspace is None or self.is_busy():
@@ -333,6 +356,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.target_combo.setCurrentText(ws.manifest.target)
         self.edit_action.setChecked(False)
         self.ir_view.set_editable(False)
+        self.phase_docs.clear()
         self.ir_view.set_text("")
         self.ir_view.set_regions([])
         self.phase_label.setText(f"<b>{name}</b> — importing…" if ws is None and name else "")
@@ -366,7 +390,8 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         if ws is None or phase not in ws.manifest.phases:
             return
-        if self.current_phase != phase:
+        same = self.current_phase == phase  # shown again (a rebuild): the view keeps its place
+        if not same:
             self._stash_current_edit()  # keep what the user typed
         self.session.select_phase(phase)
         self.timeline.select(phase)
@@ -377,12 +402,18 @@ class MainWindow(QtWidgets.QMainWindow):
         except StudioError as exc:  # missing, unreadable or not UTF-8: one line naming it
             self.show_error(format_error(exc, prog=""))
             return
-        self.ir_view.set_text(text, elide=draft is None and not self.edit_action.isChecked())
         if self.edit_action.isChecked() or draft is not None:
+            self.phase_docs.show(phase, text)  # its own document: the undo history of this phase
             self.ir_view.set_editable(True)
             self.edit_action.setChecked(True)
+        else:
+            self.phase_docs.leave()
+            self.ir_view.set_text(text, elide=True, keep_place=same)
         state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
-        self.phase_label.setText(f"<b>{phase}</b> — {path} ({state})")
+        if state == "failed":  # the compile did not write it: what shows is the build before
+            state = "failed: the text below is from the previous build"
+        self.phase_label.setText(f"<b>{phase}</b> — {path.relative_to(ws.root)} ({state})")
+        self.phase_label.setToolTip(str(path))
         self._show_dispatches(phase)
         self._update_actions()
 
@@ -391,6 +422,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.edit_action.setChecked(False)
         self.timeline.select(NPU_PHASE)
         self.ir_view.set_editable(False)
+        self.phase_docs.leave()
         self.ir_view.set_text(self.npu.text())
         self.phase_label.setText(self.npu.label())
         self._show_dispatches(NPU_PHASE)
@@ -407,9 +439,10 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- editing ----------------------------------------------------------------------------------
 
     def _set_editing(self, on: bool) -> None:
-        if on and self.ir_view.is_elided() and self.current_phase is not None:
-            # Edits happen on the full text, never on the elided display.
-            self.ir_view.set_text(self.ir_view.text(), elide=False)
+        # Edits happen on the full text, in the phase's own document (its undo history), at the
+        # scroll and cursor line the display had.
+        if on and self.workspace is not None and self.current_phase not in (None, NPU_PHASE):
+            self.phase_docs.show(self.current_phase, self.ir_view.text())
         self.ir_view.set_editable(on)
         self._update_actions()
 
@@ -425,17 +458,20 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # -- errors and locations ---------------------------------------------------------------------
 
-    def _show_banner(self, message: str) -> None:
-        self.error_banner.setText(message)
-        self.error_banner.show()
+    def _on_problems(self) -> None:
+        """The banner shows the newest problem whose condition still holds; the status bar agrees."""
+        message = self.session.problems.newest()
+        self.error_banner.setText(message or "")
+        self.error_banner.setVisible(message is not None)
+        if not self.session.problems.is_raised(COMPILE) and self.status_label.text() == "Failed":
+            self.status_label.setText("")
 
-    def show_error(self, message: str) -> None:
-        self._show_banner(message)
-        self.log.append_text(message, error=True)
+    def show_error(self, message: str, condition: str = GENERAL) -> None:
+        self.studio.error(message, condition)
 
     def clear_error(self) -> None:
-        self.error_banner.hide()
-        self.error_banner.clear()
+        """The user starts something new (an open): every earlier problem's banner goes."""
+        self.session.problems.clear()
 
     def goto_location(self, path: str, line: int, col: int) -> None:
         ws = self.workspace

@@ -8,6 +8,7 @@ from typing import Callable
 from PySide6 import QtCore, QtWidgets
 
 from ..core.workspace.workspace import Workspace, is_model_file
+from .welcome import recent_label
 
 MAX_RECENT = 10
 
@@ -30,7 +31,10 @@ class RecentFiles:
     def refresh(self) -> None:
         self.menu.clear()
         for p in self.paths():
-            self.menu.addAction(p, lambda p=p: self.open_path(Path(p)))
+            action = self.menu.addAction(recent_label(p), lambda p=p: self.open_path(Path(p)))
+            action.setData(p)
+            action.setToolTip(p)
+        self.menu.setEnabled(bool(self.paths()))
         self.welcome.set_recent(self.paths())
 
 

@@ -26,9 +26,11 @@ from ..core.npu import workspace_io
 from ..core.npu.coverage import coverage
 from ..core.npu.passes import NpuError
 from ..core.npu.target import TargetError
+from ..core.problems import COMPILE, GENERAL, NPU, OPEN, TARGET
 from ..core.session import NpuResult, Session
 from ..core.units import format_bytes
 from ..core.workspace import edit_state
+from ..core.workspace.index_cache import cached_index
 from ..core.workspace.workspace import Workspace
 from .jobs import CancelToken, JobManager
 
@@ -44,10 +46,11 @@ class Studio(QtCore.QObject):
     sig_progress = QtCore.Signal(int, int)  # phases finished, phases expected (0, 0: hide)
     sig_status = QtCore.Signal(str)  # one line for the status bar
     sig_log = QtCore.Signal(str, bool)  # text, whether it is an error
-    sig_error = QtCore.Signal(str)  # one line for the error banner
-    sig_clear_error = QtCore.Signal()
+    sig_error = QtCore.Signal(str)  # a problem's message (the banner shows the session's problems)
     sig_diagnostics = QtCore.Signal(str, object)  # phase the failed compile started from, list[Diagnostic]
     sig_busy = QtCore.Signal(bool)  # a compile runs
+    sig_model_opened = QtCore.Signal(str)  # a model's import succeeded (path): it belongs in Recent
+    sig_open_failed = QtCore.Signal(str)  # a model's import failed or was cancelled (path)
 
     def __init__(self, session: Session, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -59,11 +62,16 @@ class Studio(QtCore.QObject):
         self._compile_ok = False
         self._done = 0
         self._resumed: tuple[str, str] | None = None  # (phase, text) of the resume running
+        self._importing: Path | None = None  # the model being imported, until its workspace exists
+        self._npu_after_index = False  # a reopen runs the NPU pipeline once its indexes are in
 
     def is_busy(self) -> bool:
         return self.jobs.is_running("compile")
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, condition: str = GENERAL) -> None:
+        """Report a problem, bound to the condition that raised it (core/problems.py): the banner
+        shows it until the session ends that condition."""
+        self.session.problems.raise_(condition, message)
         self.sig_error.emit(message)
         self.sig_log.emit(message, True)
 
@@ -73,19 +81,23 @@ class Studio(QtCore.QObject):
         try:
             ws = Workspace.open(path)
         except StudioError as exc:
-            self.error(str(exc))
+            self.error(str(exc), OPEN)
             return False
         self.session.open_workspace(ws)
         self.op_types = node_op_types(ws.source_path)
         self.sig_log.emit(f"Opened workspace {ws.root}", False)
-        self.start_indexing()
-        self.run_npu()
+        # The IR and the dispatch table first, then the NPU pipeline: both in one process, the
+        # second would slow the first down (a reopened window is usable sooner).
+        self._npu_after_index = self.start_indexing()
+        if not self._npu_after_index:
+            self.run_npu()
         return True
 
     def open_model(self, path: Path, workspace_dir: Path | None, backend: str) -> None:
         """Import `path` into a fresh workspace and compile it; the old model's views clear now."""
         self.session.clear(opening=path)
         self.op_types = node_op_types(path)
+        self._importing = Path(path)
 
         def work(report, token: CancelToken):
             report("import", None)
@@ -124,7 +136,7 @@ class Studio(QtCore.QObject):
             self.session.set_draft(phase, text)
             self.session.workspace.save_draft(phase, text)
         except StudioError as exc:
-            self.error(format_error(exc, prog=""))
+            self.error(format_error(exc, prog=""), COMPILE)
             return False
         root = self.session.workspace.root
         self._resumed = (phase, text)
@@ -177,6 +189,9 @@ class Studio(QtCore.QObject):
         gen = self._compile_gen
         if kind == "imported":
             self.session.open_workspace(Workspace.open(Path(value[0])), keep_job="compile")
+            opened, self._importing = self._importing, None
+            if opened is not None:
+                self.sig_model_opened.emit(str(opened))
             self.session.compile_started("start", gen)
         elif kind == "phase":
             done, running = value
@@ -197,7 +212,6 @@ class Studio(QtCore.QObject):
         what = f"Resumed from {self._compile_from}" if self._compile_from not in (None, "start") else "Compiled"
         self.sig_log.emit(f"{what}: {ws.user_model_path.name} for {ws.manifest.target} in {seconds:.2f} s", False)
         self.sig_status.emit(f"{what} in {seconds:.2f} s — {ws.root}")
-        self.sig_clear_error.emit()  # a good build: the last failure's banner goes
         self.start_indexing()
         self.run_npu()
         self._compile_ok = True
@@ -216,18 +230,24 @@ class Studio(QtCore.QObject):
                 for d in (d for top in diagnostics for d in (top, *top.notes)):
                     if d.path is not None and Path(d.path).name == exc.path.name:
                         d.path = str(exc.path)
+            condition = OPEN if self._importing is not None else COMPILE
             if diagnostics:  # the banner has the first; the Log lists each once, with its notes
+                self.session.problems.raise_(condition, format_error(exc, prog=""))
                 self.sig_error.emit(format_error(exc, prog=""))
                 for d in diagnostics:
                     self.sig_log.emit(d.text(), d.severity == "error")
             else:
-                self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}")
+                self.error(format_error(exc, prog="") if isinstance(exc, StudioError) else f"internal error: {exc}",
+                           condition)
                 if log:
                     self.sig_log.emit(log, True)
             self.sig_status.emit("Failed")
             self.sig_diagnostics.emit(self._compile_from or "start", diagnostics)
         if self.session.compile_failed(gen, cancelled=cancelled, ws=getattr(exc, "workspace", None)) and cancelled:
             self.start_indexing()  # the phases that had finished
+        failed, self._importing = self._importing, None
+        if failed is not None:  # nothing of it was opened: the window brings back what was open
+            self.sig_open_failed.emit(str(failed))
 
     def _compile_finished(self, gen: int) -> None:
         # Only now is the window ready for the next compile: tell listeners here, not earlier.
@@ -236,11 +256,12 @@ class Studio(QtCore.QObject):
 
     # -- indexing ------------------------------------------------------------------------
 
-    def start_indexing(self) -> None:
-        """Index the snapshots a compile or an edit replaced and link them with the kept ones."""
+    def start_indexing(self) -> bool:
+        """Index the snapshots a compile or an edit replaced and link them with the kept ones
+        (False: every index is current, nothing started)."""
         paths = self.session.phases_to_index()
         if not paths:
-            return
+            return False
         kept = self.session.kept_indexes()
         kept_errors = {p: e for p, e in self.session.index_errors.items() if p not in paths}
 
@@ -250,13 +271,20 @@ class Studio(QtCore.QObject):
                 if token.cancelled:
                     raise Cancelled("indexing")
                 try:
-                    indexes[phase] = index_file(path, phase)
+                    indexes[phase] = cached_index(path, phase, index_file)  # a reopen indexes nothing
                 except SnapshotParseError as exc:  # a bad edit: the other phases still index
                     errors[phase] = str(exc)
             link_phase_indexes(indexes)
             return indexes, errors
 
-        self.jobs.start("index", work, on_done=self._index_done, on_failed=self._index_failed)
+        self.jobs.start("index", work, on_done=self._index_done, on_failed=self._index_failed,
+                        on_finished=self._index_finished)
+        return True
+
+    def _index_finished(self, gen: int) -> None:
+        if self._npu_after_index and self.session.is_current("index", gen):
+            self._npu_after_index = False
+            self.run_npu()
 
     def _index_done(self, result, gen: int) -> None:
         indexes, errors = result
@@ -309,11 +337,43 @@ class Studio(QtCore.QObject):
         if isinstance(exc, Cancelled) or not self.session.npu_failed(gen):
             return
         if isinstance(exc, (TargetError, NpuError, OSError)):
-            self.error(str(exc))
+            self.error(str(exc), NPU)
         else:
-            self.error(f"NPU pipeline: internal error: {exc}")
+            self.error(f"NPU pipeline: internal error: {exc}", NPU)
             self.sig_log.emit(tb, True)
         self.sig_npu_finished.emit(False)
+
+    def run_on_npu(self) -> None:
+        """Run the model by IREE's runtime with the NPU dispatches through the NPU plugin (`run --npu`)."""
+        if not self.session.can_run_npu():
+            return
+        root, target = self.session.workspace.root, self.session.target
+
+        def work(report, token):
+            from ..core.npu.hal.npu_run import run_npu
+
+            with self._npu_lock:
+                ws = Workspace.open(root)
+                if not workspace_io.json_path(ws).is_file():
+                    workspace_io.run_for_workspace(ws, target)
+                return run_npu(ws)
+
+        self.sig_log.emit("Running on the NPU plugin (IREE runtime, functional simulator behind it)…", False)
+        self.jobs.start("npu-run", work, on_done=self._on_npu_run_done, on_failed=self._on_npu_run_failed)
+
+    def _on_npu_run_done(self, report, gen: int) -> None:
+        for line in report.summary_lines():
+            self.sig_log.emit(line, False)
+        if not report.ok:
+            d = report.first_divergent
+            self.error(f"Run on NPU: MISMATCH{f' (first divergent dispatch #{d.index})' if d else ''}")
+
+    def _on_npu_run_failed(self, exc: Exception, tb: str, gen: int) -> None:
+        if isinstance(exc, StudioError):
+            self.error(format_error(exc, prog=""))
+        else:
+            self.error(f"Run on NPU: internal error: {exc}")
+            self.sig_log.emit(tb, True)
 
     def set_target(self, path: Path) -> None:
         self.session.set_target(path)
@@ -324,9 +384,8 @@ class Studio(QtCore.QObject):
         try:
             dest = self.session.save_target_edit(text, source)
         except (TargetError, OSError) as exc:
-            self.error(str(exc))
+            self.error(str(exc), TARGET)
             return None
-        self.sig_clear_error.emit()
         self.sig_log.emit(f"Saved NPU target {dest}", False)
         self.run_npu()
         return dest

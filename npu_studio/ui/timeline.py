@@ -102,6 +102,7 @@ class PhaseTimeline(QtWidgets.QWidget):
         self.setAccessibleName("Phase timeline")
         self._phases: list[str] = []
         self._info: dict[str, PhaseInfo] = {}
+        self._notes: dict[str, str] = {}  # set_phase_note
         self._selected: str | None = None
         self._rects: list[QtCore.QRectF] | None = None
         self._anim_step = 0
@@ -158,6 +159,11 @@ class PhaseTimeline(QtWidgets.QWidget):
             info.details = details
         self._changed()
 
+    def set_phase_note(self, phase: str, note: str) -> None:
+        """A line of another view's for `phase`'s tooltip (the compile profile's top pass); "" removes it."""
+        self._index(phase)
+        self._notes[phase] = note
+
     def phase_info(self, phase: str) -> PhaseInfo:
         self._index(phase)
         info = self._info[phase]
@@ -197,6 +203,8 @@ class PhaseTimeline(QtWidgets.QWidget):
             lines.append(f"Dispatches: {info.dispatches}")
         if info.details:
             lines.append(info.details)
+        if self._notes.get(phase):
+            lines.append(self._notes[phase])
         return "\n".join(lines)
 
     # -- geometry ---------------------------------------------------------
@@ -215,7 +223,7 @@ class PhaseTimeline(QtWidgets.QWidget):
         texts = info.labels()
         name = _MARK.get(info.state, "") + phase_label(phase)
         widths = [bold.horizontalAdvance(name)] + [fm.horizontalAdvance(t) for t in texts]
-        return max(widths) + 2 * self.PAD
+        return max(widths) + 2 * self.PAD + 4  # slack: a mark drawn from a fallback font may be wider
 
     def _bold_metrics(self) -> QtGui.QFontMetrics:
         font = QtGui.QFont(self.font())

@@ -402,3 +402,35 @@ def test_json_matches_schema(compiled):
     data["dispatches"][0]["root"]["kind"] = "convolution"
     with pytest.raises(jsonschema.ValidationError):
         validator.validate(data)
+
+
+def test_a_dispatch_that_only_moves_data_gets_a_kind_shapes_and_dtype(tmp_path):
+    """IREE's slow_memcpy body of a pad: a 3x224x224 load stored at an offset into 3x230x230."""
+    from npu_studio.core.ir.dispatch_index import index_text
+
+    text = '''
+module {
+  flow.executable private @m$async_dispatch_0 {
+    flow.executable.export public @m$async_dispatch_0_slow_memcpy workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    builtin.module {
+      func.func @m$async_dispatch_0_slow_memcpy(%arg0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<3x224x224xf32>>, %arg1: !iree_tensor_ext.dispatch.tensor<readwrite:tensor<3x230x230xf32>>) {
+        %0 = iree_tensor_ext.dispatch.tensor.load %arg0, offsets = [0, 0, 0], sizes = [3, 224, 224], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<3x224x224xf32>> -> tensor<3x224x224xf32>
+        iree_tensor_ext.dispatch.tensor.store %0, %arg1, offsets = [0, 3, 3], sizes = [3, 224, 224], strides = [1, 1, 1] : tensor<3x224x224xf32> -> !iree_tensor_ext.dispatch.tensor<readwrite:tensor<3x230x230xf32>>
+        return
+      }
+    }
+  }
+  util.func public @main(%a: tensor<3x224x224xf32>, %b: tensor<3x230x230xf32>) -> tensor<3x230x230xf32> {
+    %r = flow.dispatch @m$async_dispatch_0::@m$async_dispatch_0_slow_memcpy(%a, %b) : (tensor<3x224x224xf32>, tensor<3x230x230xf32>) -> %b
+    util.return %r : tensor<3x230x230xf32>
+  }
+}
+'''
+    [rec] = index_text(text, "flow").dispatches
+    assert rec.root is None and rec.kind == "insert"  # stored into part of a larger tensor
+    assert rec.movement.inputs[0].shape == (3, 224, 224) and rec.movement.outputs[0].shape == (3, 230, 230)
+    assert rec.movement.bytes_moved == 3 * 224 * 224 * 4  # f32, hand-computed
+    assert rec.to_json()["movement"]["kind"] == "insert"

@@ -207,3 +207,31 @@ def test_clearing_for_a_new_model_forgets_the_old_one(example_workspace, example
     s.clear(opening=example_workspace.root / "other.onnx")
     assert s.workspace is None and s.indexes == {} and s.selection.phase is None
     assert s.model_name == "other.onnx" and set(s.phase_states().values()) == {"pending"}
+
+
+def test_a_blank_schedule_says_why(example_workspace):
+    from npu_studio.core.session import Session
+
+    s = Session()
+    assert s.npu_blank_reason().startswith("No model open")
+    s.clear(opening=example_workspace.root / "m.onnx")
+    assert s.npu_blank_reason().startswith("Importing")
+    s.open_workspace(example_workspace)
+    assert s.npu_blank_reason().startswith("Not simulated yet")  # flow is compiled: the NPU program comes next
+    s.set_draft("flow", "// typed, not compiled\n")
+    assert "flow has an edit that is not compiled" in s.npu_blank_reason()
+    s.drop_draft("flow")
+    gen = s.begin("npu")
+    s.npu_failed(gen)
+    assert "failed to build" in s.npu_blank_reason()
+
+
+def test_an_npu_run_under_way_is_stale_once_flow_is_being_rebuilt(example_workspace):
+    from npu_studio.core.session import RUNNING, STALE, Session
+
+    s = Session()
+    s.open_workspace(example_workspace)
+    s.npu_started(s.begin("npu"))
+    assert s.npu_state() == RUNNING
+    s.compile_started("dispatch-creation", s.begin("compile"))  # a resume before flow: flow goes stale
+    assert s.phase_state("flow") == STALE and s.npu_state() == STALE

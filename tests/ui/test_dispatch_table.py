@@ -24,7 +24,7 @@ def op(kind: str, flops: int) -> OpDescription:
                          bytes_written=128)
 
 
-RECORDS = [  # (index, kind, GFLOP-worth of flops, ONNX node, on the NPU?)
+RECORDS = [  # (index, kind, flops, ONNX node, on the NPU?)
     (0, "conv", 3_000_000_000, "n0", True),
     (1, "elementwise", 1_000_000, "n1", False),
     (2, "matmul", 9_000_000_000, "n2", True),
@@ -60,7 +60,7 @@ def test_columns_put_kind_and_npu_first_and_name_onnx_ops(panel):
     t = panel.table
     assert t.headers()[:6] == ("#", "kind", "NPU", "reason", "tile", "SRAM")
     assert column_texts(t, "ONNX") == ["Conv n0", "Relu n1", "MatMul n2", "Conv n3"]
-    assert column_texts(t, "GFLOP") == ["3.000", "0.001", "9.000", "5.000"]
+    assert column_texts(t, "FLOPs") == ["3.0 GFLOP", "1.0 MFLOP", "9.0 GFLOP", "5.0 GFLOP"]
     # The NPU columns are on screen at the panel's default width (560 px of a 1400 px window).
     right = t.columnViewportPosition(t.column("SRAM")) + t.columnWidth(t.column("SRAM"))
     assert right <= t.viewport().width()
@@ -68,7 +68,7 @@ def test_columns_put_kind_and_npu_first_and_name_onnx_ops(panel):
 
 def test_sorting_by_a_number_and_back_by_index(panel, qtbot):
     t = panel.table
-    t.sortByColumn(t.column("GFLOP"), QtCore.Qt.SortOrder.DescendingOrder)
+    t.sortByColumn(t.column("FLOPs"), QtCore.Qt.SortOrder.DescendingOrder)
     assert t.visible_dispatches() == [2, 3, 0, 1]
     # Clicking `#` in the frozen header sorts by dispatch number (numbers, not text).
     frozen_header = t.frozen.horizontalHeader()
@@ -90,7 +90,7 @@ def test_filters_by_kind_placement_and_text_and_survive_sorting(panel):
     assert t.visible_dispatches() == [0]
     panel.kind_filter.setCurrentText("all kinds")
     assert t.visible_dispatches() == [0, 2]
-    t.sortByColumn(t.column("GFLOP"), QtCore.Qt.SortOrder.DescendingOrder)
+    t.sortByColumn(t.column("FLOPs"), QtCore.Qt.SortOrder.DescendingOrder)
     assert t.visible_dispatches() == [2, 0]  # the filter still holds after the rows moved
     panel.place_filter.setCurrentText("CPU")
     panel.text_filter.setText("relu")

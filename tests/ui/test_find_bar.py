@@ -30,6 +30,8 @@ def setup(qtbot):
     window.resize(600, 400)
     window.show()
     qtbot.waitExposed(window)
+    window.activateWindow()  # keys go to the active window (a real X server has one)
+    qtbot.waitActive(window)
     view.set_text(TEXT)
     view.setFocus()
     yield view, bar

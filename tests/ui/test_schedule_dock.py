@@ -64,7 +64,7 @@ def test_summary_columns_sort_by_value(dock):
 
 def test_a_rerun_shows_the_change_and_stale_marks(dock):
     dock.mark_stale("target changed")
-    assert dock.is_stale() and "Stale: target changed" in dock.banner.text()
+    assert dock.is_stale() and "Stale: target changed" in dock.banner.full_text()
     dock.show_run(sample_model(scale=2.0), previous=dock.model)
     assert not dock.is_stale()
     assert dock.summary.change.text() == "change: total cycles 1,500 -> 3,000 (+100.0%)"
@@ -100,8 +100,8 @@ def test_microseconds_on_the_axis(dock):
     assert "0.100 us" in dock.chart.text_at(150, 0)
 
 
-def test_png_export(dock, tmp_path):
-    dock.export("png", str(tmp_path / "chart.png"))
+def test_png_of_the_chart(dock, tmp_path):
+    assert dock.chart.grab_png(str(tmp_path / "chart.png"))
     assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -122,3 +122,17 @@ def test_the_chart_gets_two_thirds_of_the_width_when_built_after_the_dock_is_sho
     d.show_run(sample_model())  # the charts are built now, after the layout
     charts, summary = d._split.sizes()
     assert charts > 1.5 * summary
+
+
+def test_a_long_verdict_and_a_stale_banner_stay_one_line_and_take_no_rows(dock, qtbot):
+    qtbot.wait(20)
+    lines = [f"vs onnxruntime max error {i}.0 DIFFERS " + "x" * 200 for i in range(8)]
+    dock.show_check(lines, False)
+    dock.mark_stale("the NPU program is being rebuilt after a long, long explanation " * 4)
+    qtbot.wait(20)
+    one_line = dock.banner.fontMetrics().height() + 10
+    for banner in (dock.check_label, dock.banner):
+        assert banner.isVisible() and banner.height() <= one_line
+        assert "\n" not in banner.text() and banner.full_text() in banner.toolTip()
+    assert dock.check_label.full_text() == "\n".join(lines)  # every line kept, in the tooltip
+    assert dock.chart.row_pixels() >= 14  # the engine rows keep their readable pitch

@@ -84,8 +84,8 @@ def test_target_edit_reruns_marks_stale_and_shows_the_change(window, qtbot):
 def test_check_numerics_from_the_dock(window, qtbot):
     dock = window.schedule
     dock.check_action.trigger()
-    qtbot.waitUntil(lambda: dock.check_label.text().endswith(("OK", "MISMATCH")) or
-                    dock.check_label.text().startswith("Check failed"), timeout=WAIT)
-    text = dock.check_label.text()
+    qtbot.waitUntil(lambda: dock.check_label.full_text().endswith(("OK", "MISMATCH")) or
+                    dock.check_label.full_text().startswith("Check failed"), timeout=WAIT)
+    text = dock.check_label.full_text()
     assert text.endswith("\nOK"), text
     assert "vs onnxruntime" in text and "vs iree-cpu" in text

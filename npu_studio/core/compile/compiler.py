@@ -77,7 +77,8 @@ def build_command(
     executables_dir: Path | None = None,
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
-    cmd = [str(toolchain.iree_compile()), str(input_path), *options.flags()]
+    compiler = options.compiler or toolchain.iree_compile()
+    cmd = [str(compiler), str(input_path), *options.flags()]
     cmd += [
         f"--dump-compilation-phases-to={dump_dir}",
         "--mlir-print-debuginfo",  # keeps ONNX node names in every snapshot

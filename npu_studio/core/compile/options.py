@@ -32,6 +32,7 @@ class CompileOptions:
     from_phase: str = "start"  # the phase the input is a snapshot of (`--compile-from`)
     to_phase: str = "end"  # the last phase to run (`--compile-to`); "end" builds the module
     extra_flags: tuple[str, ...] = ()  # further iree-compile flags, as given
+    compiler: str | None = None  # another iree-compile binary (a build variant's); None: the installed one
 
     def __post_init__(self) -> None:
         target_flags(self.target)  # ValueError naming the valid targets
@@ -70,4 +71,5 @@ class CompileOptions:
     @classmethod
     def from_json(cls, data: dict) -> "CompileOptions":
         return cls(target=data.get("target", DEFAULT_TARGET), from_phase=data.get("from_phase", "start"),
-                   to_phase=data.get("to_phase", "end"), extra_flags=tuple(data.get("extra_flags", ())))
+                   to_phase=data.get("to_phase", "end"), extra_flags=tuple(data.get("extra_flags", ())),
+                   compiler=data.get("compiler"))

@@ -73,6 +73,11 @@ def _by_symbol(folder: Path) -> dict[str, Path]:
     return out
 
 
+def source_dumps(ws) -> dict[str, Path]:
+    """Executable symbol -> IREE's dump of its source (executables/sources/)."""
+    return _by_symbol(ws.root / EXECUTABLES_DIR / "sources")
+
+
 def op_summary(rec) -> str:
     """"conv 8x498x498x3x3x3 f32 + bias add": the root op, its loop ranges, dtype and fused ops."""
     root = rec.root

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from npu_studio.core.ir.dispatch_index import PhaseIndex
+from npu_studio.core.ir.dispatch_index import DispatchRecord, PhaseIndex
+from npu_studio.core.ir.linalg.requant import describe_requant
 from npu_studio.core.ir.linalg import OpDescription
 
 _CONV_ORDER = ("N", "C", "H", "W", "D", "F", "G", "KD", "KH", "KW", "OD", "OH", "OW")
@@ -38,7 +39,7 @@ def format_dispatches(index: PhaseIndex) -> str:
     blocks: list[str] = []
     for rec in index.dispatches:
         root = rec.root
-        kind = root.kind if root is not None else "unknown"
+        kind = rec.kind or "unknown"
         head = f"Dispatch #{rec.index}: {kind}"
         if rec.onnx_nodes:
             head += f"  (ONNX: {', '.join(rec.onnx_nodes)})"
@@ -54,8 +55,30 @@ def format_dispatches(index: PhaseIndex) -> str:
             lines.append(f"  dtype: {root.dtype}")
         elif rec.export or rec.executable:
             lines.append(f"  executable: {rec.export or rec.executable}")
+        lines += ["  " + q for q in format_quant(rec)]
         blocks.append("\n".join(lines))
     return "\n".join(blocks) + ("\n" if blocks else "")
+
+
+def format_quant(rec: DispatchRecord) -> list[str]:
+    """The dispatch's quantization in words (none for a float dispatch):
+
+    quantized: i8 x i8 -> i32 accumulator
+    requantize per-channel, bias, round half-even, zero point, clamp -128, 127, i8
+      (* 0.0280652, * per-channel[16], + per-channel[16], / 0.0255082; zero point -128)
+    """
+    q = rec.quant
+    if not q:
+        return []
+    lines = []
+    if q["inputs"]:
+        lines.append(f"quantized: {q['inputs']} -> {q['accumulator']} accumulator")
+    for rq in q["requant"]:
+        text = rq["scale"] and ", ".join(rq["scales"])
+        if rq["zero_point_value"] is not None:
+            text = (text + "; " if text else "") + f"zero point {rq['zero_point_value']:g}"
+        lines.append(describe_requant(rq) + (f" ({text})" if text else ""))
+    return lines
 
 
 def to_json(index: PhaseIndex) -> str:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
+from ..ir.flow_graph import tensor_shape_dtype
 from ..ir.linalg import OpDescription, dtype_nbytes
 from ..ir.linalg.affine import affine_terms
-from .flow_graph import tensor_shape_dtype
 from .tiling import Access, Loop
 
 PASS_THROUGH = {"iree_tensor_ext.dispatch.tensor.load", "flow.dispatch.tie_shape"}
@@ -145,4 +145,29 @@ def accesses(root: ir.Operation, fused: list[ir.Operation],
             dims = _dims_of(fmaps[i], shape, remap) if remap else tuple((None, s) for s in shape)
             out.append(BoundAccess(Access(f"f{k}.{i}", "input", dtype_nbytes(dtype), dims),
                                    src, dtype, shape))
+    # A tensor a body gathers from at computed indices (tensor.extract, e.g.
+    # Resize) is read whole: every tile may touch any element of it.
+    for j, v in enumerate(_gathered(root, fused)):
+        shape, dtype = _operand_info(v)
+        out.append(BoundAccess(Access(f"g{j}", "input", dtype_nbytes(dtype), tuple((None, d) for d in shape)),
+                               trace(v, consts), dtype, shape))
     return out
+
+
+def _gathered(root: ir.Operation, fused: list[ir.Operation]) -> list[ir.Value]:
+    """Tensors defined outside the ops that their bodies read with tensor.extract."""
+    found: list[ir.Value] = []
+    for op in [root, *fused]:
+        if not op.regions or not op.regions[0].blocks:
+            continue
+        block = op.regions[0].blocks[0]
+        for inner in block.operations:
+            inner = inner.operation
+            if inner.name != "tensor.extract":
+                continue
+            t = inner.operands[0]
+            inside = not isinstance(t, ir.BlockArgument) and not isinstance(t.owner, ir.Block) \
+                and t.owner.operation.parent == op
+            if not inside and isinstance(t.type, ir.ShapedType) and all(t != f for f in found):
+                found.append(t)
+    return found

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from ..ir.dispatch_index import DispatchRecord
+from ..ir.flow_graph import DispatchSite
 from ..ir.linalg import OpDescription
+from ..ir.linalg.requant import Requantization
 from .access import BoundAccess
-from .flow_graph import DispatchSite
 from .tiling import Loop
 from .transfers import Transfer
 
@@ -37,6 +38,9 @@ class DispatchAnalysis:
     transposed: tuple[str, ...] = ()  # MAC operands read transposed ("input 1")
     vector_ops: tuple[str, ...] = ()  # body ops the vector unit computes
     vector_cost: int = 0  # cycles per element for those, on this target
+    requant: list[Requantization] = field(default_factory=list)  # epilogue chains the output stage takes
+    stage_note: str = ""  # why the output stage left part of the epilogue to the vector unit
+    epilogue: str = ""  # the fused ops of a MAC op in words (output stage; vector functions)
     input_shapes: list[tuple] = field(default_factory=list)
     output_shapes: list[tuple] = field(default_factory=list)
     all_shapes: list[tuple[str, tuple]] = field(default_factory=list)  # host buffers, root op

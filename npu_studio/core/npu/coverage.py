@@ -15,9 +15,9 @@ from iree.compiler import ir
 
 from ..ir.context import mlir_context
 from ..ir.dispatch_index import index_text
+from ..ir.flow_graph import FlowGraph
 from ..units import format_count
 from .analysis import DispatchAnalysis
-from .flow_graph import FlowGraph
 from .legality import analyze
 from .npu_ir import NpuProgram
 from .rules import RULES

@@ -15,10 +15,11 @@ from dataclasses import replace
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
+from ..ir.flow_graph import DispatchSite, FlowGraph
 from ..ir.linalg import OpDescription
 from .access import Source, accesses, loops_of
 from .analysis import DispatchAnalysis
-from .flow_graph import DispatchSite, FlowGraph
+from .output_stage import split_epilogue, vector_work
 from .rules import MAC_KINDS, RULES, VECTOR_KINDS, function_of
 from .target import NpuTarget
 from .transfers import memcpy_transfer, op_transfer
@@ -118,10 +119,13 @@ def _facts(a: DispatchAnalysis, graph: FlowGraph, target: NpuTarget) -> None:
         a.acc_dtype = desc.outputs[0].dtype if desc.outputs else ""
         a.grouped = bool(desc.groups) and desc.kind == "conv" and "G" in desc.dims
         a.transposed = _transposed(desc, maps)
-        a.vector_ops = tuple(o for d in fused for o in d.body_ops)
+        split = split_epilogue(a.fused_ops, target.output_stage)
+        a.vector_ops, a.requant, a.stage_note = tuple(split.vector_ops), split.requant, split.why_not
+        a.epilogue = _epilogue_text(a)
     elif desc.kind in VECTOR_KINDS:
         a.unit = "vector"
-        a.vector_ops = tuple(o for d in [desc, *fused] for o in d.body_ops)
+        a.vector_ops = tuple(o for d, op in zip([desc, *fused], [a.root_op, *a.fused_ops])
+                             for o in (vector_work(op) if op.regions else d.body_ops))
     else:
         a.transfer = op_transfer(desc, maps) if not fused else None
         if a.transfer is not None:
@@ -130,6 +134,15 @@ def _facts(a: DispatchAnalysis, graph: FlowGraph, target: NpuTarget) -> None:
             a.unmapped = f"{desc.kind} {desc.op_name}" + (
                 " with fused " + ", ".join(lb for lb, _ in a.fused_kinds) if fused else "")
     a.vector_cost = sum(target.function_cost(function_of(o)) or 0 for o in a.vector_ops)
+
+
+def _epilogue_text(a: DispatchAnalysis) -> str:
+    """'requantize per-tensor, round half-even, zero point, clamp -128, 127, i8; vector: sub, mul'."""
+    parts = [r.describe() for r in a.requant]
+    functions = list(dict.fromkeys(function_of(o) for o in a.vector_ops))
+    if functions:
+        parts.append("vector: " + ", ".join(functions))
+    return "; ".join(parts)
 
 
 def analyze(graph: FlowGraph, site: DispatchSite, target: NpuTarget) -> DispatchAnalysis:

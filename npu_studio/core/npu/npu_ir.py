@@ -113,12 +113,15 @@ class DispatchInfo:
     transfer: str = ""  # DMA transfer kind: copy | transpose | broadcast | insert | pad
     pad_value: str = ""  # value a padded transfer writes around the data
     transfer_read: int = 0  # bytes a DMA transfer reads (its dma_copy step moves read + written)
+    # Issue 26: requantization chains the output stage computes (Requantization.to_dict each).
+    requant: tuple[dict, ...] = ()
+    epilogue: str = ""  # the fused ops in words: output stage, then vector-unit functions
 
     @classmethod
     def from_dict(cls, d: dict) -> "DispatchInfo":
         d = dict(d)
         for k in ("loop_dims", "loop_ranges", "iterator_types", "tile_sizes",
-                  "loop_order", "inputs", "outputs", "deps", "transposed"):
+                  "loop_order", "inputs", "outputs", "deps", "transposed", "requant"):
             if k in d:
                 d[k] = tuple(d[k])
         return cls(**d)

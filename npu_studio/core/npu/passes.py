@@ -22,10 +22,10 @@ from iree.compiler import ir, passmanager
 from ..errors import StudioError
 from ..ir.context import first_diagnostic, mlir_context
 from ..ir.dispatch_index import PhaseIndex, index_text
+from ..ir.flow_graph import FlowGraph
 from ..ir.linalg import dtype_nbytes
 from ..textio import read_text
 from .analysis import DispatchAnalysis
-from .flow_graph import FlowGraph
 from .legality import analyze
 from .memory_plan import Request, allocate
 from .npu_ir import Buffer, DispatchInfo, NpuProgram
@@ -205,6 +205,7 @@ class _State:
                 else "", vector_cost=a.vector_cost if a.unit in ("mac", "vector") else 0,
                 transfer=tr.kind if tr else "", pad_value=tr.pad_value if tr else "",
                 transfer_read=tr.bytes_read if tr else 0,
+                requant=tuple(r.to_dict() for r in a.requant), epilogue=a.epilogue,
                 loop_dims=tuple(lp.name for lp in a.loops),
                 loop_ranges=tuple(lp.size for lp in a.loops),
                 iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
@@ -238,7 +239,7 @@ class _State:
             iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
             tile_sizes=t.sizes, loop_order=t.order, num_tiles=0, sram_bytes=t.sram_bytes,
             inputs=tuple(s.reads), outputs=tuple(s.writes), deps=(), unit=a.unit,
-            vector_cost=a.vector_cost)
+            vector_cost=a.vector_cost, dtype=a.desc.dtype if a.desc else "")
         return tiles, info
 
     def _mark(self, a: DispatchAnalysis) -> None:
@@ -324,8 +325,9 @@ def pipeline_text() -> str:
 
 
 def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
-                     strict: bool = False) -> NpuProgram:
-    """Run the NPU pipeline on a flow-phase module (text, path or ir.Module)."""
+                     strict: bool = False, index: PhaseIndex | None = None) -> NpuProgram:
+    """Run the NPU pipeline on a flow-phase module (text, path or ir.Module); `index`: the
+    dispatch index of the same text, when the caller has it (a sweep runs one text many times)."""
     if not isinstance(target, NpuTarget):
         target = load_target(target)
     ctx = None
@@ -347,7 +349,7 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
             raise NpuError(f"cannot parse: {message}", source, line=line, col=col) from None
     # The dispatch index of the same text: the NPU's kinds, symbols and ONNX
     # nodes are its records' (one dispatch model for the table and the NPU).
-    state = _State(target, strict, index_text(text, "flow", source))
+    state = _State(target, strict, index or index_text(text, "flow", source))
     try:
         return _run_passes(module, state)
     except NpuError as e:

@@ -33,7 +33,9 @@ FUNCTION_OF_OP = {
     "arith.select": "select", "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs",
     "math.exp": "exp", "math.exp2": "exp", "math.log": "log", "math.tanh": "tanh",
     "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.powf": "pow", "math.fpowi": "pow",
-    "math.erf": "erf", "math.floor": "floor", "math.roundeven": "round", "math.round": "round",
+    "math.erf": "erf", "math.floor": "floor", "math.roundeven": "roundeven", "math.round": "round",
+    "tensor.extract": "gather", "arith.remsi": "div", "arith.remui": "div",
+    "arith.floordivsi": "div", "arith.ceildivsi": "div", "arith.sitofp": "itof", "arith.uitofp": "itof", "arith.fptosi": "ftoi", "arith.fptoui": "ftoi",
     "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor", "arith.shli": "shift",
     "arith.shrsi": "shift", "arith.shrui": "shift",
 }
@@ -114,14 +116,27 @@ def _op_kind(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
 @rule("dtype", "element type not supported", units=("mac", "vector", "dma"))
 def _dtype(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
     """Every tensor the dispatch reads or writes, and every input of its root
-    op, has an element type in `dtypes.supported` (a MAC op may also write
-    its accumulator type, from `dtypes.accumulators`)."""
+    op, has an element type in `dtypes.supported`. A MAC op or a reduction
+    may also read and write an accumulator type (`dtypes.accumulators`:
+    an i32 bias or zero-point correction its epilogue adds, an i32 result);
+    its root op's inputs may not."""
+    acc_ok = a.unit == "mac" or a.kind == "reduction"
     for where, dtype in a.dtypes_used:
-        if a.unit == "mac" and where.startswith("output") and dtype in t.acc_dtypes:
+        if acc_ok and not where.startswith("root") and dtype in t.acc_dtypes \
+                and dtype not in a.root_input_dtypes:  # read by the epilogue, not the MACs
             continue
         if dtype not in t.dtypes:
-            return f"{dtype} in {where}"
+            return f"{dtype} in {where}{_part(a, where, dtype)}"
     return None
+
+
+def _part(a: "DispatchAnalysis", where: str, dtype: str) -> str:
+    """Which part of a MAC dispatch a tensor belongs to, for the reason."""
+    if a.unit != "mac" or where.startswith("root"):
+        return ""
+    if where.startswith("output"):
+        return ", the accumulator written back" if dtype == a.acc_dtype else ", the epilogue's result"
+    return "" if dtype in a.root_input_dtypes else ", read by the epilogue"
 
 
 @rule("accumulator", "accumulator type not supported", units=("mac",))
@@ -159,10 +174,13 @@ def _dim_size(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
 @rule("vector-function", "vector function not in the target", units=("mac", "vector"))
 def _vector_function(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
     """Every function in the body of a vector-unit op (and of every op fused
-    after a MAC op) is in `vector.functions`."""
+    after a MAC op that the output stage does not take: `[output_stage]`)
+    is in `vector.functions`; int <-> float casts count (`itof`, `ftoi`)."""
     for op_name in a.vector_ops:
         if t.function_cost(function_of(op_name)) is None:
-            return f"{function_of(op_name)} for {op_name}"
+            where = f" in the epilogue ({a.stage_note})" if a.unit == "mac" and a.stage_note else \
+                " in the epilogue" if a.unit == "mac" else ""
+            return f"{function_of(op_name)} for {op_name}{where}"
     return None
 
 

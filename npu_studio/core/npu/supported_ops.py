@@ -74,7 +74,44 @@ def render(target: NpuTarget) -> str:
         f"| largest dimension (`limits.max_dim_size`) | {target.max_dim_size} |",
         "",
     ]
+    out += _integer_paths(target)
     return "\n".join(out)
+
+
+def _integer_paths(target) -> list[str]:
+    """The quantized (integer) paths of the default target and their limits."""
+    stage = target.output_stage
+    rates = ", ".join(f"{k} {v}" for k, v in target.macs_per_cycle) or "1 for every type"
+    int_inputs = [d for d in target.dtypes if d in ("i8", "ui8", "i16")]
+    int_accs = [d for d in target.acc_dtypes if d.startswith("i")]
+    return [
+        "## Integer paths (quantized models)",
+        "",
+        "What an int8 QDQ model (onnxruntime's static quantization) runs on, and where it stops.",
+        "",
+        "| path | on this target | limits |",
+        "|---|---|---|",
+        f"| integer MAC inputs (`dtypes.supported`) | {', '.join(int_inputs) or 'none'} | a convolution "
+        "or matmul whose root inputs are not listed falls back by rule `dtype` |",
+        f"| integer accumulators (`dtypes.accumulators`) | {', '.join(int_accs) or 'none'} | an i32 "
+        "bias or zero-point correction read by the epilogue, an i32 result, and i8 -> i32 "
+        "reductions (IREE's zero-point sums) are accepted; other tensors follow `dtypes.supported` |",
+        f"| MACs per processing element per cycle (`mac_array.macs_per_cycle`) | {rates} | the "
+        "simulator and the tile search divide the reduction's length by the root input type's rate |",
+        f"| requantization in the output stage (`output_stage`) | "
+        f"{'scale ' + ', '.join(stage.scale) if stage.present else 'none'}"
+        f"{f'; round {stage.rounding}' if stage.present else ''}"
+        f"{'; zero point' if stage.zero_point else ''}{'; clamp' if stage.clamp else ''}"
+        f"{'; narrow to ' + ', '.join(stage.narrow) if stage.narrow else ''} | "
+        "a chain sitofp -> scale -> round -> zero point -> clamp -> narrowing cast fused after a "
+        "MAC op; a step the stage cannot do (another rounding, a scale computed at run time) and "
+        "everything before it stays on the vector unit, which must then have its functions |",
+        f"| quantize / dequantize on the vector unit (`vector.functions`) | "
+        f"{', '.join(f for f in ('roundeven', 'round', 'itof', 'ftoi') if target.function_cost(f)) or 'none'}"
+        " | standalone QuantizeLinear / DequantizeLinear dispatches need roundeven (or round), "
+        "itof and ftoi |",
+        "",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

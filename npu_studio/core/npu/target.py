@@ -20,6 +20,8 @@ from typing import Any
 
 from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ..errors import StudioError
+from .output_stage import NARROW_TYPES, ROUNDING_MODES, SCALE_MODES, OutputStage
+from .cost_model import COST_TABLES, CostModel, parse_cost_model
 
 DATAFLOWS = ("output-stationary", "weight-stationary")
 DATAFLOW_SHORT = {"os": "output-stationary", "ws": "weight-stationary"}
@@ -34,7 +36,11 @@ TRANSPOSE_BY = ("dma", "array", "none")
 # rules.vector_functions for the body ops each one stands for.
 VECTOR_FUNCTIONS = ("add", "sub", "mul", "div", "max", "min", "compare", "select", "neg", "abs",
                     "exp", "log", "tanh", "logistic", "sqrt", "rsqrt", "pow", "erf", "floor",
-                    "round", "and", "or", "xor", "shift")
+                    "round", "and", "or", "xor", "shift",
+                    # issue 26: math.roundeven, and the int <-> float casts of (de)quantization
+                    "roundeven", "itof", "ftoi",
+                    # a load at a computed index from a tensor held whole in SRAM (Resize)
+                    "gather")
 _BASIC_FUNCTIONS = {"add": 1, "sub": 1, "mul": 1, "max": 1, "min": 1, "compare": 1, "select": 1}
 
 
@@ -74,11 +80,21 @@ class NpuTarget:
     dma_setup_cycles: int = 64
     cpu_launch_cycles: int = 2000
     cpu_ops_per_cycle: int = 16
+    # Issue 26 (integer path): the MAC array's requantization stage and its
+    # MACs per processing element per cycle by input type (1 when not listed).
+    output_stage: OutputStage = OutputStage()
+    macs_per_cycle: tuple[tuple[str, int], ...] = ()
+    # Issue 30: energy and area (cost_model.py), optional tables [energy], [area], [technology].
+    cost: CostModel = CostModel()
     source: str = field(default="", compare=False)
 
     def function_cost(self, name: str) -> int | None:
         """Cycles per element of a vector function, None if the unit lacks it."""
         return dict(self.vector_functions).get(name)
+
+    def mac_rate(self, dtype: str) -> int:
+        """MACs one processing element does per cycle on inputs of `dtype`."""
+        return dict(self.macs_per_cycle).get(dtype, 1)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -87,6 +103,11 @@ class NpuTarget:
         d["dtypes"] = list(self.dtypes)
         d["acc_dtypes"] = list(self.acc_dtypes)
         d["vector_functions"] = dict(self.vector_functions)
+        d["output_stage"] = self.output_stage.to_dict()
+        d["macs_per_cycle"] = dict(self.macs_per_cycle)
+        d["cost"] = self.cost.to_dict()
+        if self.cost == CostModel():  # files written before issue 30 stay as they were
+            del d["cost"]
         return d
 
     @classmethod
@@ -109,6 +130,10 @@ class NpuTarget:
         d["acc_dtypes"] = tuple(d.get("acc_dtypes", ()))
         if "vector_functions" in d:
             d["vector_functions"] = tuple(sorted(dict(d["vector_functions"]).items()))
+        d["output_stage"] = OutputStage.from_dict(d.get("output_stage"))
+        d["macs_per_cycle"] = tuple(sorted(dict(d.get("macs_per_cycle", {})).items()))
+        if "cost" in d:
+            d["cost"] = CostModel.from_dict(d["cost"])
         return cls(**d)
 
 
@@ -192,7 +217,19 @@ _SCHEMA: tuple[_Check, ...] = (
     ("mac_array.transpose", str, False, "none", lambda v: v in TRANSPOSE_BY,
      "one of " + ", ".join(TRANSPOSE_BY)),
     ("vector.functions", dict, False, _BASIC_FUNCTIONS, lambda v: True, "a table"),
+    # Issue 26 (integer path), all optional: no output stage, every type at 1 MAC per cycle.
+    ("output_stage.scale", list, False, [], lambda v: all(k in SCALE_MODES for k in v),
+     "a list of: " + ", ".join(SCALE_MODES)),
+    ("output_stage.rounding", str, False, "half-even", lambda v: v in ROUNDING_MODES,
+     "one of " + ", ".join(ROUNDING_MODES)),
+    ("output_stage.zero_point", bool, False, False, lambda v: True, "true or false"),
+    ("output_stage.clamp", bool, False, False, lambda v: True, "true or false"),
+    ("output_stage.bias", bool, False, False, lambda v: True, "true or false"),
+    ("output_stage.narrow", list, False, [], lambda v: all(k in NARROW_TYPES for k in v),
+     "a list of: " + ", ".join(NARROW_TYPES)),
+    ("mac_array.macs_per_cycle", dict, False, {}, lambda v: True, "a table"),
 )
+MAX_MACS_PER_CYCLE = 64
 _KNOWN_TABLES = {k.split(".")[0] for k, *_ in _SCHEMA if "." in k}
 
 
@@ -236,10 +273,12 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         m = re.search(r"line (\d+)", str(e))
         raise TargetError(path, "<syntax>", int(m.group(1)) if m else None, str(e)) from None
     for table, value in data.items():
-        if isinstance(value, dict) and table not in _KNOWN_TABLES:
+        if isinstance(value, dict) and table not in _KNOWN_TABLES and table not in COST_TABLES:
             raise TargetError(path, table, _key_line(text, table + ".__"), "unknown table")
     known = {k for k, *_ in _SCHEMA}
     for table, value in data.items():
+        if table in COST_TABLES:
+            continue  # parse_cost_model checks them
         keys = value.items() if isinstance(value, dict) else [(None, value)]
         for k, _ in keys:
             dotted = f"{table}.{k}" if k is not None else table
@@ -268,6 +307,18 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         problem = range_problem("vector.functions.*", cost)
         if problem:
             raise TargetError(path, key, _key_line(text, key), f"cycles per element (a positive integer): {problem}")
+    rates = values["mac_array.macs_per_cycle"]
+    for dtype, rate in rates.items():
+        key = f"mac_array.macs_per_cycle.{dtype}"
+        if dtype not in DTYPES:
+            raise TargetError(path, key, _key_line(text, key), "unknown element type; known: " + ", ".join(DTYPES))
+        if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= MAX_MACS_PER_CYCLE:
+            raise TargetError(path, key, _key_line(text, key),
+                              f"expected MACs per cycle (an integer 1..{MAX_MACS_PER_CYCLE}), got {rate!r}")
+    if values["output_stage.scale"] and not values["output_stage.narrow"]:
+        key = "output_stage.narrow"
+        raise TargetError(path, key, _key_line(text, key),
+                          "an output stage that scales must narrow to at least one of " + ", ".join(NARROW_TYPES))
     return NpuTarget(
         name=values["name"],
         clock_mhz=values["clock_mhz"],
@@ -291,6 +342,13 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         dma_setup_cycles=values["dma.setup_cycles"],
         cpu_launch_cycles=values["cpu.launch_cycles"],
         cpu_ops_per_cycle=values["cpu.ops_per_cycle"],
+        output_stage=OutputStage(
+            scale=tuple(dict.fromkeys(values["output_stage.scale"])),
+            rounding=values["output_stage.rounding"], zero_point=values["output_stage.zero_point"],
+            clamp=values["output_stage.clamp"], bias=values["output_stage.bias"], narrow=tuple(dict.fromkeys(values["output_stage.narrow"]))),
+        macs_per_cycle=tuple(sorted(rates.items())),
+        cost=parse_cost_model(data, DTYPES, lambda key, reason: TargetError(
+            path, key, _key_line(text, key), reason)),
         source=str(path),
     )
 

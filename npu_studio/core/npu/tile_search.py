@@ -116,7 +116,8 @@ def lower_bound(tiles: DispatchTiles, info: DispatchInfo, target: NpuTarget) -> 
         sizes = tuple(c[0] for c in combo)
         count = math.prod(c[1] for c in combo)
         first, last = all(c[2] for c in combo), all(c[3] for c in combo)
-        c = tile_compute_cycles(target, info.kind, info.loop_dims, reds, sizes, info.vector_cost)
+        c = tile_compute_cycles(target, info.kind, info.loop_dims, reds, sizes, info.vector_cost,
+                                info.dtype)
         ld = [math.prod(footprint(op.access, sizes)) * op.dtype_bytes
               for op in loads + (outs if first else []) if op.dram]
         st = [math.prod(footprint(op.access, sizes)) * (op.dram_dtype_bytes or op.dtype_bytes)

@@ -133,6 +133,8 @@ class WorkspaceJob:
         ws = self.ws
         publish = Publish(ws.root, staging)
         manifest = Manifest.from_json(ws.manifest.to_json())
+        if previous is not None:  # build variants made through another handle of this workspace stay listed
+            manifest.variants = previous.variants
         if imported:
             ws.stage_import(publish, previous)
         if result.from_phase == "start":

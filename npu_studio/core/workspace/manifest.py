@@ -39,6 +39,7 @@ class Manifest:
     source: str
     imported: str
     origin: str = ""  # absolute path of the file the user opened
+    source_sha256: str = ""  # the model's content when imported (model_digest): reopening skips the compile
     target: str = DEFAULT_TARGET
     compiler_version: str = ""
     phases: dict[str, PhaseRecord] = field(default_factory=dict)
@@ -52,6 +53,7 @@ class Manifest:
     options: dict | None = None  # the CompileOptions of the last compile (CompileOptions.to_json)
     substitutions: list[dict] = field(default_factory=list)  # executable substitutions (core/executables/substitution.py)
     plain_build: dict | None = None  # the build without substitutions the numeric gate compares against
+    variants: dict = field(default_factory=dict)  # named build variants by name (variants.py)
     version: int = MANIFEST_VERSION
     # Keys this version does not know (written by a later one): kept as they are.
     extra: dict = field(default_factory=dict, compare=False)
@@ -101,6 +103,10 @@ class Manifest:
         names += [r[k] for r in self.substitutions for k in ("file", "draft") if r.get(k)]
         if self.plain_build:
             names.append(self.plain_build["vmfb"])
+        for rec in self.variants.values():
+            build = rec.get("build") or {}
+            names += [p["file"] for p in build.get("phases", {}).values()]
+            names += [*build.get("files", []), *([build["vmfb"]] if build.get("vmfb") else [])]
         return names
 
 

@@ -31,6 +31,17 @@ class Substitution:
     draft: str | None = None  # text not built yet (rejected or failed), relative to the workspace
     error: str | None = None  # why the draft did not build
     verdict: dict | None = None  # summary of the last numeric gate (core/run/numeric_gate.py)
+    kept_failing: dict | None = None  # the failing verdict the user chose to keep it on with
+
+    @property
+    def failed_check(self) -> bool:
+        return bool(self.verdict) and not self.verdict.get("passed", True)
+
+    @property
+    def undecided(self) -> bool:
+        """On in the build although its check failed, and the user has not said to keep it:
+        it is not kept silently (the app asks: Keep or Switch off)."""
+        return self.applied and self.failed_check and self.kept_failing != self.verdict
 
     @property
     def applied(self) -> bool:
@@ -48,6 +59,18 @@ def store(ws, subs: list[Substitution]) -> None:
 
 def find(ws, name: str, kind: str) -> Substitution | None:
     return next((s for s in load(ws) if s.name == name and s.kind == kind), None)
+
+
+def undecided_failures(ws) -> list[Substitution]:
+    return [s for s in load(ws) if s.undecided]
+
+
+def keep_failing(ws, name: str, kind: str) -> None:
+    """The user keeps the substitution on despite its failed check (this verdict; a new one asks again)."""
+    sub = find(ws, name, kind)
+    if sub is not None and sub.failed_check:
+        sub.kept_failing = dict(sub.verdict)
+        update(ws, sub)
 
 
 def update(ws, sub: Substitution) -> None:

@@ -11,6 +11,8 @@ Layout (all paths in the manifest are relative to the workspace):
     module.vmfb             the build of the current snapshots
     stderr.log              compiler diagnostics of the last compile
     crash-reproducer.mlir   only after a compiler crash
+    variants/<name>/        a build variant's snapshots, module and dumps (variants.py)
+    profiles/<build>.*      records about a build: compile profile, executable times, Tracy capture
     .lock                   held by the one process writing (workspace_lock.py)
 
 A workspace is a transaction log, not a scratch folder: imports, compiles and
@@ -41,6 +43,7 @@ from ..textio import read_text, write_text_atomic
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
 from .manifest import DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE, Manifest, PhaseRecord  # noqa: F401
+from .model_digest import model_digest
 from .publish_journal import JOURNAL, STAGING_PREFIX, Publish, new_staging, recover
 
 # What a folder without a manifest may hold and still be taken as a workspace
@@ -103,9 +106,11 @@ class Workspace:
             result = import_model(model, staging / "imported.mlir", params)
             import_seconds = time.perf_counter() - t0
             keep_source_copy(model, staging / "source")
+            digest = model_digest(model)  # before the import reads it: a later change shows as changed
             manifest = Manifest(
                 source=f"source/{model.name}",
                 origin=str(model.resolve()),
+                source_sha256=digest,
                 imported=result.mlir_path.name,
                 target=target,
                 import_seconds=import_seconds,
@@ -115,6 +120,7 @@ class Workspace:
                 manifest.edits, manifest.extra = previous.edits, previous.extra
                 # so do executable substitutions (their files stay); verdicts were about the old build
                 manifest.substitutions = [{**r, "verdict": None} for r in previous.substitutions]
+                manifest.variants = previous.variants  # their definitions and builds (of the model as it was)
             ws = cls(root, manifest)
             if previous is None:
                 publish = Publish(root, staging)

@@ -6,7 +6,7 @@ from PySide6 import QtGui
 
 from ...core.session import NPU_PHASE, Session
 from ..ir.ir_view import IrView, Region
-from ..npu.panel import TABLE_PHASES, NpuPanel
+from ..npu.panel import HEADERS, TABLE_PHASES, NpuPanel
 from ..studio import Studio
 from .panel import DispatchPanel
 
@@ -17,6 +17,15 @@ class DispatchBinding:
     def __init__(self, session: Session, studio: Studio, panel: DispatchPanel, ir_view: IrView, npu: NpuPanel):
         self.session, self.studio, self.panel, self.ir_view, self.npu = session, studio, panel, ir_view, npu
         session.events.selection.connect(self.show_selection)
+        self._trace: tuple[str | None, dict[int, tuple[str, object]]] = (None, {})  # the numerics trace's column
+
+    def set_trace_column(self, header: str | None, labels: dict[int, str], keys: dict[int, float] | None = None) -> None:
+        """A column with each dispatch's error against the ONNX model (None: no column); sorted by `keys`."""
+        keys = keys or {}
+        self._trace = (header, {i: (text, keys.get(i)) for i, text in labels.items()})
+        phase = self.session.selection.phase
+        if phase is not None:
+            self.show_phase(phase)
 
     def show_phase(self, phase: str) -> None:
         """The phase's dispatches in the table (the npu phase: flow's, with the NPU columns)
@@ -25,7 +34,15 @@ class DispatchBinding:
         index = self.session.index_of(phase)
         table = self.panel.table
         table.set_index(index, self.studio.op_types)
-        table.set_extra_columns(*(self.npu.columns() if phase in TABLE_PHASES else ((), {})))
+        # The same columns in every phase; the NPU ones are filled where an NPU result applies.
+        _, values = self.npu.columns()
+        headers, values = HEADERS, (values if phase in TABLE_PHASES else {})
+        header, errors = self._trace
+        if header is not None:  # the trace's error column follows the NPU's
+            blank = ("",) * len(headers)
+            values = {i: (*values.get(i, blank), errors.get(i, "")) for i in {*values, *errors}}
+            headers = (*headers, header)
+        table.set_extra_columns(headers, values)
         self.panel.refresh_filters()
         regions = self.npu.regions(REGION_COLORS) if npu else []
         if index is not None and not npu:

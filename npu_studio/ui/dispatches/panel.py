@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord
-from ...core.ir.dispatch_report import format_dims
+from ...core.ir.dispatch_report import format_dims, format_quant
 from .table import DispatchTable
 
 ANY_KIND, ANY_PLACE = "all kinds", "NPU or CPU"
@@ -21,7 +21,7 @@ ANY_KIND, ANY_PLACE = "all kinds", "NPU or CPU"
 def dispatch_summary(rec: DispatchRecord, op_types: dict[str, str] | None = None, npu: str = "") -> str:
     """The record as a user reads it: what, from which ONNX nodes, how IREE configured it."""
     op_types = op_types or {}
-    lines = [f"Dispatch #{rec.index}: {rec.root.kind if rec.root else 'unknown'}"]
+    lines = [f"Dispatch #{rec.index}: {rec.kind or 'unknown'}"]
     if rec.onnx_nodes:
         lines.append(f"ONNX: {', '.join(node_label(n, op_types) for n in rec.onnx_nodes)}")
     if npu:
@@ -36,6 +36,14 @@ def dispatch_summary(rec: DispatchRecord, op_types: dict[str, str] | None = None
             lines.append(dims)
         if rec.root.flops is not None:
             lines.append(f"FLOPs: {rec.root.flops:,}")
+    elif rec.movement is not None:
+        m = rec.movement
+        shapes = lambda ts: ", ".join("x".join("?" if d is None else str(d) for d in t.shape) + f" {t.dtype}"  # noqa: E731
+                                      for t in ts)
+        lines.append(f"data movement ({m.kind}): reads {shapes(m.inputs)}; writes into {shapes(m.outputs)}")
+        if m.bytes_moved is not None:
+            lines.append(f"bytes moved: {m.bytes_moved:,} (no arithmetic)")
+    lines += format_quant(rec)
     if rec.workload:
         lines.append("workload: " + ", ".join("?" if w is None else str(w) for w in rec.workload))
     if rec.producers:

@@ -1,6 +1,6 @@
 """Table of a phase's dispatches: `#` and kind frozen, NPU columns up front, sort and filter.
 
-Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | GFLOP | shapes | dtype. The NPU
+Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | FLOPs | shapes | dtype. The NPU
 columns come from the NPU result (flow and npu phases only) and are kept compact; the full
 text is in their tooltips and in the detail pane (`dispatch_detail`).
 """
@@ -13,9 +13,11 @@ from PySide6 import QtCore, QtWidgets
 
 from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord, PhaseIndex
+from ...core.units import format_flops
+from ..sort_arrows import use_desktop_sort_arrows
 
 BASE_HEAD = ("#", "kind")
-BASE_TAIL = ("ONNX", "GFLOP", "shapes", "dtype")
+BASE_TAIL = ("ONNX", "FLOPs", "shapes", "dtype")
 COLUMNS = BASE_HEAD + BASE_TAIL
 FROZEN = len(BASE_HEAD)  # columns that stay in view while scrolling sideways
 DISPATCH_ROLE = QtCore.Qt.ItemDataRole.UserRole  # the dispatch index, on every item
@@ -23,23 +25,30 @@ SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1  # the value a column sorts by
 MAX_WIDTH = 160  # compact columns: longer values elide (the tooltip has them)
 
 
+def _described(rec: DispatchRecord):
+    """What has the dispatch's operands: its root op, or the data it moves."""
+    return rec.root if rec.root is not None else rec.movement
+
+
 def shapes_label(rec: DispatchRecord) -> str:
-    if rec.root is None:
+    d = _described(rec)
+    if d is None:
         return ""
 
     def shape(t):
         return "x".join("?" if d is None else str(d) for d in t.shape)
 
-    ins = ", ".join(shape(t) for t in rec.root.inputs)
-    outs = ", ".join(shape(t) for t in rec.root.outputs)
+    ins = ", ".join(shape(t) for t in d.inputs)
+    outs = ", ".join(shape(t) for t in d.outputs)
     return f"{ins} → {outs}"
 
 
 def dtype_label(rec: DispatchRecord) -> str:
-    if rec.root is None:
+    d = _described(rec)
+    if d is None:
         return ""
     seen: list[str] = []
-    for t in (*rec.root.inputs, *rec.root.outputs):
+    for t in (*d.inputs, *d.outputs):
         if t.dtype not in seen:
             seen.append(t.dtype)
     return ",".join(seen)
@@ -47,6 +56,11 @@ def dtype_label(rec: DispatchRecord) -> str:
 
 def onnx_label(rec: DispatchRecord, op_types: dict[str, str]) -> str:
     return ", ".join(node_label(n, op_types) for n in rec.onnx_nodes)
+
+
+def _text_and_key(value) -> tuple[str, object]:
+    """An extra column's cell: text (sorted as text), or (text, sort key)."""
+    return value if isinstance(value, tuple) else (value, value)
 
 
 class _Item(QtWidgets.QTableWidgetItem):
@@ -73,6 +87,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setStretchLastSection(True)
+        use_desktop_sort_arrows(self.horizontalHeader())
         self.setWordWrap(False)  # one line per dispatch; long values elide (the tooltip has them)
         self.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
         self.setAccessibleName("Dispatches")
@@ -93,6 +108,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         view.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         view.verticalHeader().hide()
         view.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Fixed)
+        use_desktop_sort_arrows(view.horizontalHeader())
         view.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         view.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         view.setVerticalScrollMode(self.verticalScrollMode())
@@ -151,7 +167,8 @@ class DispatchTable(QtWidgets.QTableWidget):
 
     def set_extra_columns(self, headers: Sequence[str], values_by_dispatch: dict[int, Sequence[str]]) -> None:
         """NPU columns after `#` and kind, one value per header for each dispatch
-        (missing dispatches stay blank); kept across set_index. No headers: none."""
+        (missing dispatches stay blank); kept across set_index. No headers: none.
+        A value is a text, or (text, sort key) to sort by something else."""
         self._extra_headers = tuple(headers)
         self._extra_values = dict(values_by_dispatch)
         self._fill()
@@ -170,10 +187,10 @@ class DispatchTable(QtWidgets.QTableWidget):
         extra = self._extra_values.get(rec.index, ())
         return [
             (f"#{rec.index}", rec.index),
-            (rec.root.kind if rec.root else "", rec.root.kind if rec.root else None),
-            *[(extra[k] if k < len(extra) else "",) * 2 for k in range(len(self._extra_headers))],
+            (rec.kind, rec.kind or None),
+            *[_text_and_key(extra[k] if k < len(extra) else "") for k in range(len(self._extra_headers))],
             (onnx_label(rec, self._op_types), onnx_label(rec, self._op_types) or None),
-            ("" if flops is None else f"{flops / 1e9:.3f}", flops),
+            ("" if flops is None else format_flops(flops), flops),
             (shapes_label(rec), shapes_label(rec) or None),
             (dtype_label(rec), dtype_label(rec) or None),
         ]
@@ -219,7 +236,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         self._apply_filter()
 
     def kinds(self) -> list[str]:
-        return sorted({r.root.kind for r in self._records if r.root is not None})
+        return sorted({r.kind for r in self._records if r.kind})
 
     def _apply_filter(self) -> None:
         kind, placement, text = self._filter

@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.compile.phases import SNAPSHOT_PHASES
 from ...core.debug.pass_trace import PassTraceJob
 from ...core.errors import Cancelled, StudioError
+from ...core.problems import COMPILE
 from ...core.ir.diagnostics import first_error_in
 from ...core.workspace import edit_state
 from .diff_dialog import AGAINST_ORIGINAL, AGAINST_PREVIOUS_PHASE, DiffDialog
@@ -32,13 +33,21 @@ class EditController(QtCore.QObject):
         window.find_bar.parentWidget().layout().addWidget(self.replace_bar)
         self.replace_bar.hide()
         view.sig_editable_changed.connect(lambda on: None if on else self.replace_bar.hide())
-        self.pass_view: PassView | None = None
-        self.pass_dock: QtWidgets.QDockWidget | None = None
+        # Built now (hidden), so that View lists it and a saved layout can place it.
+        self.pass_view = PassView()
+        self.pass_view.sig_status.connect(window.status_label.setText)
+        self.pass_dock = QtWidgets.QDockWidget("Passes", window)
+        self.pass_dock.setObjectName("passDock")
+        self.pass_dock.setWidget(self.pass_view)
+        window.add_dock(self.pass_dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
         self.diff_dialog: DiffDialog | None = None
         self._build_menu()
         self.studio.sig_diagnostics.connect(self._on_diagnostics)
         self.studio.sig_compile_finished.connect(self._on_compile_finished)
         self.session.events.workspace.connect(self._on_workspace)
+        # The red marks belong to the failed compile: they go when its condition ends (revert, undo).
+        self.session.events.problems.connect(
+            lambda: None if self.session.problems.is_raised(COMPILE) else self.marks.clear())
 
     def _build_menu(self) -> None:
         w = self.window
@@ -147,13 +156,6 @@ class EditController(QtCore.QObject):
         phase = phase or self.session.selection.phase
         if ws is None or phase not in SNAPSHOT_PHASES:
             return
-        if self.pass_view is None:
-            self.pass_view = PassView()
-            self.pass_view.sig_status.connect(self.window.status_label.setText)
-            self.pass_dock = QtWidgets.QDockWidget("Passes", self.window)
-            self.pass_dock.setObjectName("passDock")
-            self.pass_dock.setWidget(self.pass_view)
-            self.window.add_dock(self.pass_dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.pass_dock.show()
         self.pass_dock.raise_()
         self.pass_view.status.setText(f"Tracing the passes of {phase}…")

@@ -28,7 +28,11 @@ class PassView(QtWidgets.QWidget):
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        for col in range(len(_COLUMNS)):  # the name takes what the numbers leave, never collapsing
+            header.setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(24)
         self.table.itemSelectionChanged.connect(self._on_selection)
 
         self.hide_unchanged = QtWidgets.QCheckBox("Hide unchanged")
@@ -41,6 +45,8 @@ class PassView(QtWidgets.QWidget):
         self.mode.addItems(["Filter pass names", "First pass whose output introduces", "First pass that changed",
                             "First pass whose output contains"])
         self.mode.setAccessibleName("Search kind")
+        self.mode.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode.setMinimumContentsLength(14)
         self.show_ir = QtWidgets.QCheckBox("IR after the pass")
         self.show_ir.toggled.connect(self._on_selection)
         self.status = QtWidgets.QLabel()

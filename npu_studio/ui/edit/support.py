@@ -29,7 +29,7 @@ class ErrorMarks(QtCore.QObject):
         self.label.hide()
         view.verticalScrollBar().valueChanged.connect(self._place)
         view.horizontalScrollBar().valueChanged.connect(self._place)
-        view.document().contentsChange.connect(self._on_edit)
+        follow_contents_change(view, self._on_edit)
 
     def show_error(self, line: int, col: int, message: str) -> None:
         self.position, self.message = (line, col), message
@@ -77,6 +77,14 @@ class ErrorMarks(QtCore.QObject):
             self._place()
 
 
+def follow_contents_change(view: QtWidgets.QPlainTextEdit, slot) -> None:
+    """Connect `slot` to the view's document changes; an IrView lends phases their own documents."""
+    if hasattr(view, "connect_contents_change"):
+        view.connect_contents_change(slot)
+    else:
+        view.document().contentsChange.connect(slot)
+
+
 class DraftAutosaver(QtCore.QObject):
     """Calls save(text) a short while after the last keystroke (debounced), and on flush()."""
 
@@ -91,7 +99,7 @@ class DraftAutosaver(QtCore.QObject):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.flush)
         self.enabled = True
-        view.document().contentsChange.connect(self._on_change)
+        follow_contents_change(view, self._on_change)
 
     def _on_change(self, _pos: int, removed: int, added: int) -> None:
         if self.enabled and (removed or added) and not self._view.isReadOnly():
@@ -144,15 +152,23 @@ class ReplaceBar(QtWidgets.QWidget):
         needle = self._find_text()
         if not needle or self._view.isReadOnly():
             return 0
-        text = self._view.toPlainText()
-        count = text.count(needle)
-        if count:
-            cursor = QtGui.QTextCursor(self._view.document())
-            cursor.beginEditBlock()
-            cursor.select(QtGui.QTextCursor.SelectionType.Document)
-            cursor.insertText(text.replace(needle, self.field.text()))
-            cursor.endEditBlock()
-        return count
+        # Each occurrence replaced in place, all in one undo step: Undo puts the text back and the
+        # cursor where the replacements were (not at the end, as replacing the whole text did).
+        doc, flags = self._view.document(), QtGui.QTextDocument.FindFlag.FindCaseSensitively
+        found, cursor = [], doc.find(needle, 0, flags)
+        while not cursor.isNull():
+            found.append(cursor)
+            cursor = doc.find(needle, cursor, flags)
+        if found:
+            scroll = self._view.verticalScrollBar().value()
+            block = QtGui.QTextCursor(doc)
+            block.setPosition(found[0].selectionStart())  # where Undo puts the cursor back
+            block.beginEditBlock()
+            for cursor in found:  # cursors follow the edits before them
+                cursor.insertText(self.field.text())
+            block.endEditBlock()
+            self._view.verticalScrollBar().setValue(scroll)
+        return len(found)
 
 
 def edit_menu_actions(window: QtWidgets.QMainWindow, view: QtWidgets.QPlainTextEdit) -> list[QtGui.QAction]:

@@ -28,6 +28,8 @@ class ExecutableEditor(QtWidgets.QWidget):
         self.kind_combo.addItem("Source", SOURCE)
         self.kind_combo.addItem("Configuration (tile sizes)", CONFIGURATION)
         self.kind_combo.setAccessibleName("Executable form")
+        self.kind_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.kind_combo.setMinimumContentsLength(12)
         self.kind_combo.currentIndexChanged.connect(lambda _i: self.sig_kind_changed.emit(self.kind()))
         self.title = QtWidgets.QLabel()
         self.undo_button = self._tool("Undo", QtGui.QKeySequence.StandardKey.Undo, self.view.undo)
@@ -58,6 +60,10 @@ class ExecutableEditor(QtWidgets.QWidget):
         b.setText(text)
         b.setToolTip(f"{text} ({QtGui.QKeySequence(key).toString()})")
         b.clicked.connect(slot)
+        if text == "Find":  # Ctrl+F in this editor finds here (the window's Find is bound to its own view)
+            shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), self)
+            shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
         b.setEnabled(text == "Find")
         return b
 
@@ -68,9 +74,28 @@ class ExecutableEditor(QtWidgets.QWidget):
         self.kind_combo.setCurrentIndex(self.kind_combo.findData(kind))
 
     def set_text(self, title: str, text: str) -> None:
-        """A new text: undo starts afresh from it."""
+        """A new text: undo starts afresh from it. The same executable's text again (after a
+        rebuild) changes nothing; a new text of it keeps the scroll, cursor and selection."""
+        same = bool(title) and title == self.title.text()
+        if same and text == self.view.text():
+            return
         self.title.setText(title)
+        doc = self.view.document()
+        cursor = self.view.textCursor()
+        # By line and column: a rebuilt dump moves characters, rarely lines.
+        ends = [(doc.findBlock(p).blockNumber(), p - doc.findBlock(p).position())
+                for p in (cursor.anchor(), cursor.position())]
+        scroll = self.view.verticalScrollBar().value()
         self.view.set_text(text, elide=False)
+        if same:
+            doc, cursor = self.view.document(), self.view.textCursor()
+            for (line, col), mode in zip(ends, (QtGui.QTextCursor.MoveMode.MoveAnchor,
+                                                QtGui.QTextCursor.MoveMode.KeepAnchor)):
+                block = doc.findBlockByNumber(line)
+                block = block if block.isValid() else doc.lastBlock()
+                cursor.setPosition(block.position() + min(col, block.length() - 1), mode)
+            self.view.setTextCursor(cursor)
+            self.view.verticalScrollBar().setValue(scroll)
         self.view.document().clearUndoRedoStacks()
         self.undo_button.setEnabled(False)
         self.redo_button.setEnabled(False)

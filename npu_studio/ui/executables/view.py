@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.errors import StudioError
+from ...core.problems import SUBSTITUTION
 from ...core.executables import substitution as subs
 from ...core.executables.catalog import ExecutableInfo, list_executables
 from ...core.run.numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution
@@ -19,7 +20,7 @@ from ...core.workspace import substitutions as sub_records
 from ...core.workspace.workspace import Workspace
 from .editor import ExecutableEditor
 
-COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict")
+COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict", "compile s")
 RESULT_COLUMNS = ("output", "result", "max abs", "max rel", "max ULP", "outside tol.", "worst element",
                   "plain vs ORT", "subst. vs ORT")
 PASS_COLOR, FAIL_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020")
@@ -102,17 +103,42 @@ class ExecutablesPanel(QtCore.QObject):
         self.remove_button.clicked.connect(self.remove)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
+        self.slowest_button = QtWidgets.QPushButton("Open slowest to compile")
+        self.slowest_button.setEnabled(False)
+        self.slowest_button.clicked.connect(self.open_slowest)
+        self.compile_times: dict = {}
         self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
+        self.tolerance.setMaximumWidth(130)
         self.time_check = QtWidgets.QCheckBox("Time kernel")
         self.time_check.setChecked(True)
-        buttons = QtWidgets.QHBoxLayout()
-        for w in (self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.time_check,
-                  self.toggle_button, self.remove_button, self.cancel_button):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
+        # Two short rows, so that the dock fits beside the IR view on a 1280 px screen.
+        buttons = QtWidgets.QVBoxLayout()
+        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance),
+                    (self.time_check, self.toggle_button, self.remove_button, self.cancel_button,
+                     self.slowest_button)):
+            line = QtWidgets.QHBoxLayout()
+            for w in row:
+                line.addWidget(w)
+            line.addStretch(1)
+            buttons.addLayout(line)
 
+        # A substitution whose check failed is never kept silently: the user decides.
+        self.decision = QtWidgets.QWidget()
+        self.decision.setStyleSheet("background:#fde7e9")
+        self.decision_label = QtWidgets.QLabel()
+        self.decision_label.setWordWrap(True)
+        self.keep_button = QtWidgets.QPushButton("Keep it on")
+        self.keep_button.clicked.connect(self.keep_failing)
+        self.switch_off_button = QtWidgets.QPushButton("Switch it off")
+        self.switch_off_button.clicked.connect(self.switch_off_failing)
+        decision = QtWidgets.QHBoxLayout(self.decision)
+        decision.setContentsMargins(4, 2, 4, 2)
+        decision.addWidget(self.decision_label, 1)
+        decision.addWidget(self.keep_button)
+        decision.addWidget(self.switch_off_button)
+        self.decision.hide()
         self.verdict = QtWidgets.QLabel()
         self.verdict.setAccessibleName("Verdict")
         self.results = QtWidgets.QTableWidget(0, len(RESULT_COLUMNS))
@@ -125,6 +151,7 @@ class ExecutablesPanel(QtCore.QObject):
         lower = QtWidgets.QWidget()
         lower_layout = QtWidgets.QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.decision)
         lower_layout.addLayout(buttons)
         lower_layout.addWidget(self.verdict)
         lower_layout.addWidget(self.results, 1)
@@ -158,23 +185,82 @@ class ExecutablesPanel(QtCore.QObject):
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
             self.infos = []
         records = sub_records.load(ws) if ws is not None else []
+        self.compile_times = _compile_times(ws)
         self.table.blockSignals(True)
         self.table.setRowCount(len(self.infos))
         for row, info in enumerate(self.infos):
             mine = [s for s in records if s.name == info.name]
             verdict, passed = verdict_text(mine)
             values = (info.name, ", ".join(f"#{d}" for d in info.dispatches), ", ".join(info.onnx_nodes),
-                      info.ops, substitution_text(mine), verdict)
+                      info.ops, substitution_text(mine), verdict, _time_text(self.compile_times.get(info.name)))
             for col, value in enumerate(values):
                 item = QtWidgets.QTableWidgetItem(value)
-                if col == len(values) - 1 and passed is not None:
+                if col == COLUMNS.index("verdict") and passed is not None:
                     item.setForeground(PASS_COLOR if passed else FAIL_COLOR)
                 self.table.setItem(row, col, item)
             if info.name == current:
                 self.table.selectRow(row)
         self.table.resizeColumnsToContents()
         self.table.blockSignals(False)
+        self._ask_about_failures(records)
+        shown = next((s for s in records if s.name == self.current_name() and s.kind == self.editor.kind()), None)
+        if shown is None or shown.verdict is None:  # removed, switched off or never checked: no old verdict
+            self.verdict.clear()
+            self.results.setRowCount(0)
+            self.timing.clear()
+        self.slowest_button.setEnabled(bool(self.compile_times))
         self._update_buttons()
+
+    def undecided(self) -> sub_records.Substitution | None:
+        ws = self.window.workspace
+        return next((s for s in sub_records.load(ws) if s.undecided), None) if ws is not None else None
+
+    def _ask_about_failures(self, records: list[sub_records.Substitution]) -> None:
+        """Show the choice for a failing substitution that is on, and say it in the window's banner."""
+        sub = next((s for s in records if s.undecided), None)
+        problems = self.window.session.problems
+        if sub is None:
+            self.decision.hide()
+            problems.clear(SUBSTITUTION)
+            return
+        v = sub.verdict
+        message = (f"@{sub.name}: the substituted {sub.kind} FAILED its check (max abs {v.get('max_abs', 0):.3g}) "
+                   f"and is on in the build. Keep it on, or switch it off?")
+        self.decision_label.setText(message)
+        self.decision.show()
+        problems.raise_(SUBSTITUTION, message + " (Executables dock)")
+
+    def keep_failing(self) -> None:
+        sub, ws = self.undecided(), self.window.workspace
+        if sub is None or self.is_busy():
+            return
+        try:
+            sub_records.keep_failing(ws, sub.name, sub.kind)
+        except (OSError, StudioError) as exc:
+            self.window.show_error(f"{ws.root}: cannot record the choice: {exc}")
+            return
+        self.window.studio.sig_log.emit(f"Kept @{sub.name} on despite its failed check", False)
+        self.refresh()
+
+    def switch_off_failing(self) -> None:
+        sub = self.undecided()
+        if sub is None or self.is_busy():
+            return
+        name, kind = sub.name, sub.kind
+        self._start_rebuild(lambda own: subs.set_enabled(own, name, kind, False), f"Switching off @{name}")
+
+    def open_slowest(self) -> bool:
+        """Select the executable that took longest to compile alone (Compile profile > Time executables)."""
+        from ...core.debug.executable_times import slowest
+
+        ws = self.window.workspace
+        times = _load_times(ws)
+        top = slowest(times) if times is not None else None
+        if top is None or not self.select(top.name):
+            return False
+        self.dock.show()
+        self.dock.raise_()
+        return True
 
     def current_name(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
@@ -370,6 +456,26 @@ class ExecutablesPanel(QtCore.QObject):
         if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
             self.stash_edit()  # the window's job manager stops a running rebuild
         return False
+
+
+def _load_times(ws):
+    from ...core.debug.executable_times import load_times
+
+    try:
+        return load_times(ws) if ws is not None else None
+    except StudioError:  # a damaged record or a build that is gone: no column, nothing else changes
+        return None
+
+
+def _compile_times(ws) -> dict:
+    times = _load_times(ws)
+    return times.by_name() if times is not None else {}
+
+
+def _time_text(t) -> str:
+    if t is None:
+        return ""
+    return f"{t.seconds:.3f}" if t.seconds is not None else t.status
 
 
 def _split_error(error: str) -> tuple[int | None, int | None, str]:

@@ -128,6 +128,11 @@ class IrView(QtWidgets.QPlainTextEdit):
             | QtCore.Qt.TextInteractionFlag.TextSelectableByKeyboard
         )
         self.highlighter = MlirHighlighter(self.document())
+        self._base = (self.document(), self.highlighter)  # the display document; phases may lend theirs
+        # Owned by a holder, not the view's text control: setDocument deletes a document the control owns.
+        self._documents = QtCore.QObject(self)
+        self.document().setParent(self._documents)
+        self._change_listeners: list = []  # contentsChange slots that follow the document on show
         self._real_text: str | None = None  # set while elided
         self._elisions: dict[int, list[Elision]] = {}
         self._regions: list[Region] = []
@@ -151,9 +156,47 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     # -- text -------------------------------------------------------------
 
-    def set_text(self, text: str, elide: bool = True) -> None:
+    def use_document(self, document: QtGui.QTextDocument | None) -> None:
+        """Show `document` (a phase's text with its own undo history, see PhaseDocuments), or with
+        None the view's own display document again. The document keeps its highlighter."""
+        document = document or self._base[0]
+        if document is self.document():
+            return
+        for slot in (self._on_contents_change, *self._change_listeners):
+            self.document().contentsChange.disconnect(slot)
+        highlighter = self._base[1] if document is self._base[0] else document.findChild(MlirHighlighter)
+        self.setDocument(document)
+        self.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont))
+        self.highlighter = highlighter
+        for slot in (self._on_contents_change, *self._change_listeners):
+            document.contentsChange.connect(slot)
+        self._real_text, self._elisions = None, {}
+        self._update_gutter_width()
+        self._highlight_visible()
+
+    def connect_contents_change(self, slot) -> None:
+        """`slot(pos, removed, added)` on every change of the document on show, whichever it is."""
+        self._change_listeners.append(slot)
+        self.document().contentsChange.connect(slot)
+
+    @staticmethod
+    def new_document(text: str) -> QtGui.QTextDocument:
+        """A document for `use_document`: plain-text layout, `text`, an MLIR highlighter, no undo yet."""
+        document = QtGui.QTextDocument()
+        document.setDocumentLayout(QtWidgets.QPlainTextDocumentLayout(document))
+        document.setPlainText(text)
+        document.clearUndoRedoStacks()
+        document.setModified(False)
+        MlirHighlighter(document)  # a child of the document: it goes with it
+        return document
+
+    def set_text(self, text: str, elide: bool = True, keep_place: bool = False) -> None:
         """Show `text`; with `elide`, huge constants are shortened for display
-        (only while read-only; line numbers stay those of `text`)."""
+        (only while read-only; line numbers stay those of `text`). With `keep_place` (the same
+        file rebuilt), the scroll position and the cursor's line and column stay."""
+        place = (self.verticalScrollBar().value(), self.horizontalScrollBar().value(),
+                 self.textCursor().blockNumber() + 1, self.textCursor().positionInBlock() + 1) if keep_place else None
+        self.use_document(None)
         was_elided = self._real_text is not None
         display, elisions = elide_text(text) if elide and self.isReadOnly() else (text, {})
         self._real_text = text if elisions else None
@@ -167,6 +210,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._highlight_visible()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
+        if place is not None:
+            self.goto(place[2], place[3], center=False)
+            self.verticalScrollBar().setValue(place[0])
+            self.horizontalScrollBar().setValue(place[1])
 
     def text(self) -> str:
         """The real text: unelided, including the user's edits."""

@@ -81,7 +81,13 @@ class NpuPanel(QtCore.QObject):
         studio.sig_npu_finished.connect(self.sig_finished)
         self._build_ui(parent)
         session.events.target.connect(self._on_target)
+        for event in (session.events.workspace, session.events.phases, session.events.npu):
+            event.connect(self._update_actions)  # enabled only when they can act
         self._on_target()
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        self.run_action.setEnabled(self.session.can_run_npu() and not self.is_running())
 
     # -- widgets (placed by the window) -----------------------------------------------------
 
@@ -96,6 +102,8 @@ class NpuPanel(QtCore.QObject):
         self.choose_action = self.menu.addAction("NPU &target file…", self.choose_target_dialog)
         self.edit_action = self.menu.addAction("&Edit NPU target", self.edit_target)
         self.run_action = self.menu.addAction("&Re-run NPU pipeline", self.run)
+        self.run_on_npu_action = self.menu.addAction("Run on N&PU (IREE runtime + NPU plugin)",
+                                                     self.studio.run_on_npu)
         self.picker = QtWidgets.QComboBox()
         self.picker.setAccessibleName("NPU target")
         self.picker.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)

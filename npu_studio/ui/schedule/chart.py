@@ -17,12 +17,39 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.npu.schedule_model import ScheduleModel
+from ...core.units import format_bytes
+from .metrics import ADDRESS_PX, SRAM_PX, TIME_AXIS_PX, chart_min_height, engines_height
 from .span_rects import SpanRects
 from .summary import PALETTE, dispatch_color
 
 BAR_HALF = 0.35
+
+
+def byte_tick(n: float) -> str:
+    """An SRAM axis label in the capacity line's units: `0`, `512.0 KiB` -> `512 KiB`, `1.5 MiB`."""
+    if n <= 0:
+        return "0"
+    text = format_bytes(n)
+    return text.replace(".0 ", " ").replace(" bytes", " B")
+
+
+class ByteAxis(pg.AxisItem):
+    """Ticks at binary steps (..., 256 KiB, 512 KiB, 1 MiB, ...), labelled in B/KiB/MiB."""
+
+    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph's name
+        span = maxVal - minVal
+        if span <= 0:
+            return super().tickSpacing(minVal, maxVal, size)
+        most = max(2, int(size / 24))  # at most a label per 24 px
+        step = 2.0 ** np.ceil(np.log2(span / most))
+        return [(step, 0)]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802
+        # No "0": the two SRAM plots are stacked, and a 0 at one's foot met the other's top label.
+        return [byte_tick(v * scale) if v > 0 else "" for v in values]
 HIGHLIGHT = "#ffd400"
 CRITICAL = "#d00000"
+CPU_ROW = "CPU measured"
 
 
 class ScheduleChart(QtWidgets.QWidget):
@@ -39,16 +66,19 @@ class ScheduleChart(QtWidgets.QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
         self.engines = self.view.addPlot(row=0, col=0)
-        self.sram = self.view.addPlot(row=1, col=0)
-        self.addresses = self.view.addPlot(row=2, col=0)
+        self.sram = self.view.addPlot(row=1, col=0, axisItems={"left": ByteAxis("left")})
+        self.addresses = self.view.addPlot(row=2, col=0, axisItems={"left": ByteAxis("left")})
         self.view.ci.layout.setRowStretchFactor(0, 3)
         self.view.ci.layout.setRowStretchFactor(1, 1)
-        self.view.ci.layout.setRowStretchFactor(2, 2)
+        self.view.ci.layout.setRowStretchFactor(2, 1)
+        self.view.ci.layout.setSpacing(2)
+        self.sram.setMinimumHeight(SRAM_PX)
+        self.addresses.setMinimumHeight(ADDRESS_PX + TIME_AXIS_PX)
         for plot in (self.engines, self.sram, self.addresses):
             plot.getViewBox().setMouseEnabled(x=True, y=False)
             plot.getViewBox().setMenuEnabled(False)
             plot.hideButtons()
-            plot.getAxis("left").setWidth(70)
+            plot.getAxis("left").setWidth(84)
         # Axes (and grid lines, which the axes draw) cost more per frame than
         # the bars: one time axis, at the bottom, and no grid.
         self.engines.hideAxis("bottom")
@@ -58,12 +88,24 @@ class ScheduleChart(QtWidgets.QWidget):
         self.sram.setXLink(self.engines)
         self.addresses.setXLink(self.engines)
         self.engines.getViewBox().invertY(True)
-        self.sram.setLabel("left", "SRAM used")
-        self.addresses.setLabel("left", "SRAM address")
+        # The axes are titled by the plots' tooltips and the summary: a rotated title beside
+        # byte labels overlapped them.
+        self.sram.getViewBox().setToolTip("SRAM used over time; the dashed line is the capacity")
+        self.addresses.getViewBox().setToolTip("SRAM addresses over time: a rectangle per allocation")
+        backdrop = pg.mkBrush(255, 255, 255, 200)  # readable over the bars it sits on
+        self.sram_title = pg.TextItem("SRAM used", color="#555555", anchor=(0, 0), fill=backdrop)
+        self.address_title = pg.TextItem("SRAM address", color="#555555", anchor=(0, 0), fill=backdrop)
+        for plot, title in ((self.sram, self.sram_title), (self.addresses, self.address_title)):
+            title.setParentItem(plot.getViewBox())
+            title.setZValue(20)
+            title.setPos(4, 0)
+        self._set_rows(7)
         self.model: ScheduleModel | None = None
         self.unit = "cycles"
         self.bars: SpanRects | None = None
         self.allocs: SpanRects | None = None
+        self.cpu_bars: SpanRects | None = None
+        self.cpu_track = None  # (starts, ends, dispatches) of the measured CPU row, in cycles
         self.highlight: SpanRects | None = None
         self.critical: SpanRects | None = None
         self.selected_task: int | None = None
@@ -80,6 +122,7 @@ class ScheduleChart(QtWidgets.QWidget):
         self._arrows, self.highlight, self.critical = [], None, None
         self.selected_task, self.highlighted = None, []
         self.model = model
+        self.cpu_bars = self.cpu_track = None  # cleared with the plot
         if unit:
             self.unit = unit
         if model is None:
@@ -92,6 +135,7 @@ class ScheduleChart(QtWidgets.QWidget):
                               group=model.bar_engine * len(PALETTE) + ci)  # a row and a colour
         self.engines.addItem(self.bars)
         self.engines.getAxis("left").setTicks([list(enumerate(model.engines))])
+        self._set_rows(len(model.engines))
         self._draw_sram(model)
         aci = model.alloc_dispatch % len(PALETTE)
         self.allocs = SpanRects(model.alloc_start, model.alloc_end, model.alloc_addr,
@@ -104,6 +148,23 @@ class ScheduleChart(QtWidgets.QWidget):
         self._apply_unit()
         self.fit()
 
+    def set_cpu_track(self, starts: np.ndarray, ends: np.ndarray, dispatches: np.ndarray) -> None:
+        """A row under the engines: the measured CPU time of each dispatch, from where it starts on the NPU."""
+        if self.model is None:
+            return
+        if self.cpu_bars is not None:
+            self.engines.removeItem(self.cpu_bars)
+        n = len(self.model.engines)
+        self.cpu_track = (starts, ends, dispatches)
+        colors = [dispatch_color(i) for i in range(len(PALETTE))]
+        ci = dispatches % len(PALETTE)
+        self.cpu_bars = SpanRects(starts, ends, np.full(len(starts), n - BAR_HALF),
+                                  np.full(len(starts), n + BAR_HALF), ci, colors, group=ci)
+        self.engines.addItem(self.cpu_bars)
+        self.engines.getAxis("left").setTicks([list(enumerate([*self.model.engines, CPU_ROW]))])
+        self.engines.getViewBox().setLimits(yMin=-0.6, yMax=n + 0.6)
+        self.engines.setYRange(-0.6, n + 0.6, padding=0)
+
     def _draw_sram(self, model: ScheduleModel) -> None:
         t, b = model.sram_times, model.sram_bytes
         if len(t):
@@ -114,10 +175,20 @@ class ScheduleChart(QtWidgets.QWidget):
                            brush=pg.mkBrush(78, 121, 167, 60))
         cap = pg.InfiniteLine(pos=model.sram_capacity, angle=0,
                               pen=pg.mkPen(CRITICAL, style=QtCore.Qt.PenStyle.DashLine),
-                              label=f"capacity {model.sram_capacity:,} B",
-                              labelOpts={"position": 0.9, "color": CRITICAL})
+                              label=f"capacity {byte_tick(model.sram_capacity)} ({model.sram_capacity:,} B)",
+                              labelOpts={"position": 0.6, "color": CRITICAL})
         self.sram.addItem(cap)
         self.sram.setYRange(0, max(model.sram_capacity, int(b.max()) if len(b) else 1) * 1.1, padding=0)
+
+    def _set_rows(self, n: int) -> None:
+        """Engine rows at least ROW_PX apart: the chart asks for the height, the dock scrolls if short."""
+        self.engines.setMinimumHeight(engines_height(n))
+        self.setMinimumHeight(chart_min_height(n))
+
+    def row_pixels(self) -> float:
+        """Pixels between two engine rows as drawn now (the rows fill the engine plot)."""
+        _, (y0, y1) = self.engines.getViewBox().viewRange()
+        return self.engines.getViewBox().height() / max(y1 - y0, 1e-9)
 
     # -- units, range ------------------------------------------------------
     def set_unit(self, unit: str) -> None:

@@ -10,9 +10,13 @@ changed) or when the last run failed. The dock only shows; the controller
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6 import QtCore, QtWidgets
 
 from ...core.npu.schedule_model import Comparison, ScheduleModel
+from ..banner import OneLineBanner
+from .metrics import chart_min_height
 from .summary import ScheduleSummary
 
 STALE_STYLE = "background:#fff3cd;color:#664d03;padding:3px;"
@@ -24,6 +28,7 @@ class ScheduleDock(QtWidgets.QDockWidget):
     sig_task_selected = QtCore.Signal(int)  # task id
     sig_dispatch_selected = QtCore.Signal(int)  # dispatch index
     sig_check_requested = QtCore.Signal()
+    sig_measure_requested = QtCore.Signal()
     sig_export_requested = QtCore.Signal(str, str)  # kind (trace|csv|png), path
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
@@ -44,18 +49,24 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.unpin_action = self.toolbar.addAction("Unpin", self.unpin)
         self.unpin_action.setEnabled(False)
         self.check_action = self.toolbar.addAction("Check numerics", self.sig_check_requested.emit)
+        self.measure_action = self.toolbar.addAction("Measure CPU", self.sig_measure_requested.emit)
+        self.measure_action.setToolTip("Profile the CPU build with IREE's runtime: a row of measured "
+                                       "dispatch times under the NPU engines")
         self.toolbar.addSeparator()
+        self.run_actions = [self.critical_action, self.pin_action, self.check_action]
         for label, kind, filt in (("Export trace", "trace", "Trace JSON (*.json)"),
                                   ("Export CSV", "csv", "CSV (*.csv)"),
                                   ("Export PNG", "png", "PNG image (*.png)")):
-            self.toolbar.addAction(label, lambda k=kind, f=filt: self._ask_export(k, f))
-        self.banner = QtWidgets.QLabel(body)
-        self.banner.setWordWrap(True)
+            self.run_actions.append(self.toolbar.addAction(label, lambda k=kind, f=filt: self._ask_export(k, f)))
+        # One line each (the tooltip has the whole text): a banner never takes the chart's rows.
+        self.banner = OneLineBanner(body)
         self.banner.hide()
-        self.check_label = QtWidgets.QLabel(body)
-        self.check_label.setWordWrap(True)
-        self.check_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.check_label = OneLineBanner(body)
         self.check_label.hide()
+        self.empty_label = QtWidgets.QLabel(body)  # why the chart is blank
+        self.empty_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setMinimumHeight(chart_min_height())  # the dock keeps its size with or without a run
         self._chart = self._pinned_chart = None  # built on first use: pyqtgraph costs the app's start
         self.summary = ScheduleSummary(body)
         self._charts = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
@@ -64,13 +75,17 @@ class ScheduleDock(QtWidgets.QDockWidget):
         split.addWidget(self.summary)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 1)
+        split.setMinimumHeight(chart_min_height())  # readable rows before the chart is even built
         layout = QtWidgets.QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.toolbar)
         layout.addWidget(self.banner)
         layout.addWidget(self.check_label)
+        layout.addWidget(self.empty_label, 1)
         layout.addWidget(split, 1)
+        self.set_empty_reason("No model open: open or drop a model to see its NPU schedule.")
         self.setWidget(body)
+        self.export_folder, self.export_stem = "", "schedule"  # the workspace and model: where exports go
         self.model: ScheduleModel | None = None
         self.pinned: ScheduleModel | None = None
         self.previous: ScheduleModel | None = None
@@ -111,27 +126,43 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.summary.show_model(model, self.comparison)
         self.banner.hide()
         self.check_label.hide()
+        if model is not None:
+            self.set_empty_reason(None)
+        for action in self.run_actions:
+            action.setEnabled(model is not None)
+
+    def set_empty_reason(self, why: str | None) -> None:
+        """With no run on show, say why in place of the chart (None: a run is shown)."""
+        self.empty_label.setText(why or "")
+        self.empty_label.setVisible(why is not None)
+        self._split.setVisible(why is None)
+        if why is not None:
+            for action in self.run_actions:
+                action.setEnabled(False)
+
+    def empty_reason(self) -> str | None:
+        return self.empty_label.text() if self.empty_label.isVisibleTo(self) else None
 
     def mark_stale(self, why: str) -> None:
         """Keep the old run on screen, marked as not current."""
         if self.model is not None:
             self.model.stale = True
-        self.banner.setText(f"Stale: {why}. The chart shows the previous run.")
+        self.banner.set_message(f"Stale: {why}. The chart shows the previous run.")
         self.banner.setStyleSheet(STALE_STYLE)
         self.banner.show()
 
     def mark_failed(self, message: str) -> None:
         if self.model is not None:
             self.model.stale = True
-        self.banner.setText(f"Simulation failed: {message}")
+        self.banner.set_message(f"Simulation failed: {message}")
         self.banner.setStyleSheet(FAILED_STYLE)
         self.banner.show()
 
     def is_stale(self) -> bool:
-        return self.banner.isVisible() and self.banner.text().startswith(("Stale", "Simulation failed"))
+        return self.banner.isVisible() and self.banner.full_text().startswith(("Stale", "Simulation failed"))
 
     def show_check(self, lines: list[str], ok: bool) -> None:
-        self.check_label.setText("\n".join(lines))
+        self.check_label.set_message(lines)
         self.check_label.setStyleSheet(OK_STYLE if ok else FAILED_STYLE)
         self.check_label.show()
 
@@ -179,15 +210,22 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.highlight_dispatch(dispatch)
         self.sig_dispatch_selected.emit(dispatch)
 
+    def set_export_place(self, folder: str, stem: str) -> None:
+        """Export dialogs start in `folder` (the workspace) with a name made from `stem` (the model)."""
+        self.export_folder, self.export_stem = folder, stem
+
+    def suggested_export_path(self, kind: str) -> str:
+        suffix = {"trace": "-schedule.trace.json", "csv": "-schedule.csv", "png": "-schedule.png"}[kind]
+        return str(Path(self.export_folder or ".") / f"{self.export_stem}{suffix}")
+
     def _ask_export(self, kind: str, file_filter: str) -> None:
         if self.model is None:
             return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {kind}", "", file_filter)
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {kind}", self.suggested_export_path(kind),
+                                                        file_filter)
         if path:
             self.export(kind, path)
 
     def export(self, kind: str, path: str) -> None:
-        if kind == "png":
-            self.chart.grab_png(path)
-        else:
-            self.sig_export_requested.emit(kind, path)
+        """Write the export (the controller does, and says where it wrote)."""
+        self.sig_export_requested.emit(kind, path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.npu.schedule_model import Comparison, ScheduleModel
+from ..sort_arrows import use_desktop_sort_arrows
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
            "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
@@ -70,6 +71,8 @@ class ScheduleSummary(QtWidgets.QWidget):
         self.items = QtGui.QStandardItemModel(0, len(COLUMNS), self)
         self.items.setHorizontalHeaderLabels(COLUMNS)
         self.table.setModel(self.items)
+        use_desktop_sort_arrows(self.table.horizontalHeader())
+        self.table.horizontalHeader().setSortIndicator(0, QtCore.Qt.SortOrder.AscendingOrder)  # dispatch order
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)

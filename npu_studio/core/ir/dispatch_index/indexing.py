@@ -7,10 +7,12 @@ from pathlib import Path
 from iree.compiler import ir
 
 from npu_studio.core.ir.linalg import OpDescription, describe_linalg_op
+from npu_studio.core.ir.linalg.requant import quantization_of
 from npu_studio.core.ir.mlir_text import ParsedSnapshot
 
 from .iree_attrs import const_int, pipeline_name, sym_name, symbol_path, target_name, tile_lists
 from .labels import choose_root, fused_label
+from .movement import LOAD, STORE, describe_movement
 from .provenance import onnx_names
 from .records import DispatchRecord, PhaseIndex
 
@@ -35,6 +37,7 @@ class _Executable:
         self.pos_op = pos_op
         self.exports: list[str] = []
         self.linalg: list[tuple[ir.Operation, OpDescription]] = []
+        self.moves: list[ir.Operation] = []  # tensor loads and stores: a body without linalg moves data
         self.onnx: list[str] = []
         self.seen: set[str] = set()
         self.config: dict = {}
@@ -96,6 +99,8 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
             pipeline = pipeline_name(ti)
             if pipeline:
                 ex.config["pipeline"] = pipeline
+        elif name in (LOAD, STORE):
+            ex.moves.append(op)
         elif name.startswith("linalg."):
             d = describe_linalg_op(op)
             if d is not None:
@@ -106,8 +111,8 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
     site_index: dict[int, int] = {}
     site_uses: dict[str | None, int] = {}
     for op, _ in sites:
-        path = _site_symbol(op, lookups)
-        key = path[0] if path else None
+        symbol = _site_symbol(op, lookups)  # not `path`: that names the snapshot file (PhaseIndex.path)
+        key = symbol[0] if symbol else None
         site_uses[key] = site_uses.get(key, 0) + 1
     first_use: set[str] = set()
     for i, (op, pos_op) in enumerate(sites):
@@ -195,6 +200,8 @@ def _fill_from_executable(rec: DispatchRecord, ex: _Executable, snap: ParsedSnap
     descs = [d for _, d in ex.linalg]
     rec.ops = descs
     rec.root = choose_root(descs)
+    if rec.root is None:
+        rec.movement = describe_movement(ex.moves)
     rec.onnx_nodes = list(ex.onnx)
     for op, d in ex.linalg:
         if d is rec.root:
@@ -210,6 +217,10 @@ def _fill_from_executable(rec: DispatchRecord, ex: _Executable, snap: ParsedSnap
         rec.config = dict(ex.config)
     rec.fused = [fused_label(d) for d in descs if d is not rec.root]
     rec.target = ex.target
+    mac = rec.root is not None and rec.root.kind in ("conv", "depthwise_conv", "matmul", "batch_matmul")
+    rec.quant = quantization_of(
+        tuple(t.dtype for t in rec.root.inputs if t.shape) if mac else (),
+        rec.root.outputs[0].dtype if mac and rec.root.outputs else "", [op for op, _ in ex.linalg])
 
 
 def _workload(op: ir.Operation) -> tuple[int | None, ...] | None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from npu_studio.core.ir.linalg import OpDescription
 from npu_studio.core.ir.mlir_text import TextRange
 
+from .movement import DataMovement
+
 SCHEMA_VERSION = 1
 
 
@@ -27,6 +29,14 @@ class DispatchRecord:
     config: dict = field(default_factory=dict)
     target: str | None = None
     ops: list[OpDescription] = field(default_factory=list)
+    # Integer MAC types and requantization chains (ir/linalg/requant.quantization_of)
+    quant: dict | None = None
+    movement: DataMovement | None = None  # a dispatch without a linalg op: what data it moves
+
+    @property
+    def kind(self) -> str:
+        """The root op's kind, or the data movement's (copy, slice, insert); "" when unknown."""
+        return self.root.kind if self.root is not None else self.movement.kind if self.movement else ""
 
     def to_json(self) -> dict:
         return {
@@ -43,6 +53,8 @@ class DispatchRecord:
             "text_range": self.text_range.to_json() if self.text_range else None,
             "config": self.config,
             "target": self.target,
+            "movement": self.movement.to_json() if self.movement is not None else None,
+            "quant": self.quant,
         }
 
 

@@ -19,17 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import StudioError
+from ...run.dispatches import iree_dispatches
+from ...run.dispatches.scalar_ops import NotInterpretable
+from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
+from ...run.tolerance import TOLERANCE, max_error
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
-from . import iree_dispatches
-from .functional_sim import DispatchOutcome, FunctionalSim, TileFault, max_error
-from .scalar_ops import NotInterpretable
+from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
+from .quant_steps import StepComparison, compare_in_steps, output_steps
 
 REPORT_NAME = "last.json"  # in the workspace's npu/check/, the last check's report
-
-# Relative tolerance (of the reference's largest magnitude) per output element type.
-TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 
 
 @dataclass
@@ -50,7 +50,7 @@ class CheckReport:
     inputs: list[np.ndarray]
     outputs: list[np.ndarray]
     vs_iree: Comparison | None
-    vs_onnxruntime: Comparison | None
+    vs_onnxruntime: Comparison | StepComparison | None
     dispatches: list[DispatchOutcome]
     first_divergent: DispatchOutcome | None
     sim_seconds: float
@@ -65,6 +65,10 @@ class CheckReport:
     def to_dict(self) -> dict:
         """The report as JSON data (inputs and outputs as shapes only)."""
         def comp(c):
+            if isinstance(c, StepComparison):
+                return {"reference": c.reference, "max_error": c.max_error, "scale": c.scale,
+                        "tolerance": c.tolerance, "ok": c.ok, "elements": c.elements,
+                        "differing": c.differing, "max_steps": c.max_steps}
             return None if c is None else {"reference": c.reference, "max_error": c.max_error,
                                            "scale": c.scale, "tolerance": c.tolerance, "ok": c.ok}
         return {
@@ -93,7 +97,9 @@ class CheckReport:
                  f"({npu} on the NPU tile by tile, {len(self.dispatches) - npu} on IREE's CPU build), "
                  f"{self.sim_seconds:.2f} s"]
         for c in (self.vs_iree, self.vs_onnxruntime):
-            if c is not None:
+            if isinstance(c, StepComparison):
+                lines.append(c.line())
+            elif c is not None:
                 lines.append(f"  vs {c.reference:<12} max error {c.max_error:.3g} "
                              f"(largest value {c.scale:.3g}, tolerance {c.tolerance:g} relative) "
                              f"{'ok' if c.ok else 'DIFFERS'}")
@@ -111,12 +117,14 @@ class CheckReport:
         return lines
 
 
-def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray]) -> Comparison:
+def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
+             exact: bool = False) -> Comparison:
+    """Max error against `ref`; `exact`: a quantized model, which must match bit for bit."""
     err, scale, tol = 0.0, 0.0, 0.0
     for a, b in zip(ours, ref):
         e, s = max_error(a, b)
         err, scale = max(err, e), max(scale, s)
-        tol = max(tol, TOLERANCE.get(np.asarray(a).dtype.name, 1e-4))
+        tol = 0.0 if exact else max(tol, TOLERANCE.get(np.asarray(a).dtype.name, 1e-4))
     if len(ours) != len(ref):
         err = float("inf")
     return Comparison(reference, err, scale, tol)
@@ -130,11 +138,15 @@ def diverges(d: DispatchOutcome) -> bool:
 
 def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | None = None, seed: int = 0,
           *, onnxruntime: bool = True, iree_build: bool = True, fault: TileFault | None = None,
-          function: str | None = None) -> CheckReport:
+          function: str | None = None, stage_rounding: str | None = None) -> CheckReport:
     """Simulate `program` (the NPU program of `workspace`'s flow snapshot) and compare.
 
     `onnxruntime` / `iree_build` False leave out that comparison of the
     model's outputs (the per-dispatch comparison with IREE always runs).
+    A quantized model (every output an integer or dequantized one) must
+    match IREE's build exactly and is compared with onnxruntime in
+    quantization steps (`quant_steps`). `stage_rounding` makes the output
+    stage's model round otherwise than the target says (a test's fault).
 
     Raises StudioError (one line, naming the file) when the workspace has no
     build or flow snapshot, or the dispatch module does not compile.
@@ -160,7 +172,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR)
     notes: list[str] = []
     with iree_dispatches.DispatchRunner(vmfb) as runner:
-        sim = FunctionalSim(flow, program, ws.params_path, runner, fault)
+        sim = FunctionalSim(flow, program, ws.params_path, runner, fault, stage_rounding=stage_rounding)
         try:
             result = sim.run(sig.name, inputs)
         except NotInterpretable as exc:
@@ -170,11 +182,17 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         t0 = time.perf_counter()
         iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
         iree_seconds = time.perf_counter() - t0
-        vs_iree = _compare("iree-cpu", result.outputs, iree_out)
+    is_onnx = ws.source_path.suffix.lower() == ".onnx"
+    steps = output_steps(ws.source_path) if is_onnx else []
+    quantized = bool(steps) and len(steps) == len(result.outputs) and all(st is not None for st in steps)
+    if iree_build:
+        vs_iree = _compare("iree-cpu", result.outputs, iree_out, exact=quantized)
     vs_ort = None
-    if onnxruntime and ws.source_path.suffix.lower() == ".onnx":
+    if onnxruntime and is_onnx:
         try:
-            vs_ort = _compare("onnxruntime", result.outputs, run_onnxruntime(ws.source_path, inputs))
+            ort_out = run_onnxruntime(ws.source_path, inputs)
+            vs_ort = compare_in_steps("onnxruntime", result.outputs, ort_out, steps) if quantized \
+                else _compare("onnxruntime", result.outputs, ort_out)
         except ImportError:
             notes.append("onnxruntime is not installed: no comparison with it")
         except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
@@ -185,18 +203,6 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     first = next((d for d in result.dispatches if diverges(d)), None)
     return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
                        result.seconds, iree_seconds, notes)
-
-
-def run_onnxruntime(model: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """onnxruntime's outputs for `model` (IR version lowered to 10, which it accepts)."""
-    import onnx
-    import onnxruntime as ort
-
-    m = onnx.load(str(model))
-    m.ir_version = min(m.ir_version, 10)
-    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
-    return sess.run(None, feeds)
 
 
 def load_inputs(paths: list[Path]) -> list[np.ndarray]:

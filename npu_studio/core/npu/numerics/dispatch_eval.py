@@ -18,8 +18,10 @@ from iree.compiler import ir
 
 from ...ir.dispatch_index.labels import choose_root
 from ...ir.linalg import describe_linalg_op
+from ...ir.linalg.requant import ROUND_OP_MODE
+from ...run.dispatches.scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
+from ..output_stage import OutputStage, split_epilogue
 from . import linalg_eval
-from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
 TileHook = Callable[[int, list[np.ndarray]], None]
@@ -90,10 +92,16 @@ def _shape(v: ir.Value) -> tuple[int, ...]:
 class DispatchInterpreter:
     """Runs one dispatch function; `tiles` gives the root op's tiles in task order."""
 
-    def __init__(self, func: ir.Operation, tiles: list[Tile] | None = None, on_tile: TileHook | None = None):
+    def __init__(self, func: ir.Operation, tiles: list[Tile] | None = None, on_tile: TileHook | None = None,
+                 stage: OutputStage | None = None, stage_rounding: str | None = None):
         self.func = func
         self.tiles = tiles
         self.on_tile = on_tile
+        # The MAC array's output stage computes the requantization of the epilogue
+        # (output_stage.split_epilogue), rounding as it does: `stage_rounding`
+        # overrides the stage's mode (a deliberately wrong model, for tests).
+        self.stage = stage if stage is not None and stage.present else None
+        self.stage_rounding = stage_rounding
         self.root = root_op(func) if tiles is not None else None
         if tiles is not None and self.root is None:
             raise NotInterpretable("no root op to tile")
@@ -111,11 +119,21 @@ class DispatchInterpreter:
         env: dict = dict(zip(block.arguments, bindings))
         ops = [op.operation for op in block.operations]
         self._epilogue = epilogue(ops, self.root) if self.tiles is not None else []
+        if self.stage is not None and self._epilogue:
+            self._model_output_stage()
         self._done: dict = {}  # epilogue op -> its outputs, computed tile by tile with the root
         for op in ops:
             if op.name in ("func.return", "return"):
                 return
             self._op(op, env)
+
+    def _model_output_stage(self) -> None:
+        split = split_epilogue([e_op for e_op, _ in self._epilogue], self.stage)
+        rounder = ROUNDERS[self.stage_rounding or self.stage.rounding]
+        overrides = {op: rounder for op in split.stage_ops if op.name in ROUND_OP_MODE}
+        overrides.update({op: _saturating(op) for op in split.stage_ops if op.name in _NARROWING})
+        for _, e_s in self._epilogue:
+            e_s.overrides = overrides
 
     def _op(self, op: ir.Operation, env: dict) -> None:
         name = op.name
@@ -188,6 +206,7 @@ class DispatchInterpreter:
         s = linalg_eval.structured(op)
         if s is None:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
+        s.captures = env
         ins, outs = args[:s.n_in], linalg_eval.fresh_outputs(args[s.n_in:])
         if self.tiles is None or self.root is None or op != self.root:
             linalg_eval.run(s, ins, outs)
@@ -198,6 +217,7 @@ class DispatchInterpreter:
         for e_op, e_s in self._epilogue:
             e_args = [arrays.get(v, env.get(v)) for v in e_op.operands]
             e_outs = linalg_eval.fresh_outputs(e_args[e_s.n_in:])
+            e_s.captures = env
             arrays.update(zip(e_op.results, e_outs))
             steps.append((e_s, e_args[:e_s.n_in], e_outs))
             self._done[e_op] = e_outs
@@ -216,6 +236,23 @@ class DispatchInterpreter:
                 for e_s, e_ins, e_outs in steps:
                     linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
         return outs
+
+
+_NARROWING = ("arith.fptosi", "arith.fptoui")
+
+
+def _saturating(op: ir.Operation):
+    """The stage's narrowing: saturate to the type's range, then convert (a clamp before it
+    makes this what fptosi computes)."""
+    dtype = numpy_dtype(op.results[0].type)
+    if op.name == "arith.fptoui":
+        dtype = np.dtype(f"u{dtype.itemsize}")
+    info = np.iinfo(dtype)
+    out_dtype = numpy_dtype(op.results[0].type)
+
+    def narrow(x):
+        return np.clip(np.asarray(x), info.min, info.max).astype(dtype).astype(out_dtype, copy=False)
+    return narrow
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:

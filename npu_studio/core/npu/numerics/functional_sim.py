@@ -20,11 +20,12 @@ from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
 from ...ir.context import mlir_context
+from ...run.dispatches.host import HostInterpreter, tied_operands
+from ...run.dispatches.iree_dispatches import DispatchRunner
+from ...run.dispatches.scalar_ops import NotInterpretable, numpy_dtype
+from ...run.tolerance import max_error
 from ..npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
-from .host import HostInterpreter, tied_operands
-from .iree_dispatches import DispatchRunner
-from .scalar_ops import NotInterpretable, numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,16 @@ class FunctionalSim:
     def __init__(self, flow_path: Path, program: NpuProgram, params: Path | None = None,
                  runner: DispatchRunner | None = None, fault: TileFault | None = None,
                  keep_intermediates: bool = False, interpret_fallbacks: bool = False,
-                 compare: bool = True):
+                 compare: bool = True, stage_rounding: str | None = None,
+                 on_tile=None):
         self.ctx = mlir_context()
         self.module = ir.Module.parse(Path(flow_path).read_text(encoding="utf-8"), self.ctx)
         self.program = program
         self.archive = ParameterArchive(params) if params is not None else None
         self.runner = runner
         self.fault = fault
+        self.stage_rounding = stage_rounding  # overrides the output stage's rounding (tests)
+        self.on_tile = on_tile  # (dispatch, tile, output regions) after each tile, to look at
         self.keep = keep_intermediates
         self.compare = compare  # run each NPU dispatch on IREE too (with a runner)
         # Also interpret (whole, untiled) what the NPU leaves to the CPU: a self-check of the interpreter.
@@ -141,7 +145,12 @@ class FunctionalSim:
                 if k == f.tile:
                     for r in regions:
                         r += np.asarray(f.delta).astype(r.dtype)
-        interp = DispatchInterpreter(graph_func, tiles, hook)
+        if self.on_tile is not None and hook is None:
+            def hook(k, regions, i=index, look=self.on_tile):
+                look(i, k, regions)
+        info = self.program.dispatches[index]
+        stage = self.program.target.output_stage if info.unit == "mac" else None
+        interp = DispatchInterpreter(graph_func, tiles, hook, stage, self.stage_rounding)
         expected = self.program.dispatches[index].loop_ranges
         if tuple(interp.root_ranges()) != tuple(expected):
             raise NotInterpretable(f"root op loops {interp.root_ranges()} differ from the program's {expected}")
@@ -172,20 +181,6 @@ def _bindings(site: ir.Operation, args: list) -> tuple[list, list]:
             bindings.append(out)
             results.append(out)
     return bindings, results
-
-
-def max_error(a, b) -> tuple[float, float]:
-    """(max |a - b| over elements that differ, max finite |b|); agreeing infinities count as equal."""
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64).reshape(a.shape)
-    if not a.size:
-        return 0.0, 0.0
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    with np.errstate(invalid="ignore"):  # inf - inf where both agree is masked out
-        diff = np.where(same, 0.0, np.abs(a - b))
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    finite = np.abs(b[np.isfinite(b)])
-    return float(diff.max()), float(finite.max()) if finite.size else 0.0
 
 
 def _max_error(ours: list[np.ndarray], ref: list[np.ndarray]) -> tuple[float, float]:

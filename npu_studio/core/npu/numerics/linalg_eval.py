@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
-
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
+from numpy.lib.stride_tricks import as_strided
 
-from .scalar_ops import NotInterpretable, evaluate
+from ...run.dispatches.scalar_ops import HOST_FMA, NotInterpretable, evaluate, fma_f32
 
 # Associative combiners: (numpy reduction ufunc, combine).
 COMBINERS = {
@@ -51,6 +50,10 @@ class Structured:
     reduction: tuple[bool, ...]
     ranges: tuple[int, ...]
     block: ir.Block
+    # Body ops computed by other hardware than the op says (the output stage's rounding).
+    overrides: dict = field(default_factory=dict)
+    # Values the body reads from outside the op (a tensor it gathers from with tensor.extract).
+    captures: dict = field(default_factory=dict)
 
     @property
     def n_loops(self) -> int:
@@ -240,6 +243,8 @@ class _Body:
     def value(self, v: ir.Value):
         if v in self.env:
             return self.env[v]
+        if v in self.s.captures:
+            return self.s.captures[v]
         op = v.owner
         if isinstance(op, ir.Block):
             raise NotInterpretable("value defined outside the body")
@@ -251,14 +256,50 @@ class _Body:
             out = out.reshape((1,) * d + (self.sizes[d],) + (1,) * (n - d - 1))
         elif len(op.results) != 1:
             raise NotInterpretable(f"op {op.name} in a linalg body")
+        elif op.name == "tensor.extract":  # a gather at computed indices (Resize)
+            t = np.asarray(self.value(op.operands[0]))
+            idx = [np.asarray(self.value(x), np.int64) for x in op.operands[1:]]
+            out = t[tuple(np.broadcast_arrays(*idx))] if idx else t[()]
+        elif op in self.s.overrides:
+            out = self.s.overrides[op](*[self.value(x) for x in op.operands])
+        elif HOST_FMA and op.name in ("arith.addf", "arith.subf") and _contracted(op) is not None:
+            out = self._fma(op, _contracted(op))
         else:
             out = evaluate(op, [self.value(x) for x in op.operands])
         self.env[v] = out
         return out
 
+    def _fma(self, op: ir.Operation, k: int):
+        """addf/subf of the single-use mulf at operand k, as one FMA."""
+        mul = op.operands[k].owner.operation
+        x, y = (self.value(v) for v in mul.operands)
+        z = self.value(op.operands[1 - k])
+        if op.name == "arith.subf":  # m - z = fma(x, y, -z); z - m = fma(-x, y, z)
+            x, z = (x, np.negative(z)) if k == 0 else (np.negative(x), z)
+        return fma_f32(x, y, z)
+
     def yields(self) -> list[ir.Value]:
         term = list(self.s.block.operations)[-1].operation
         return list(term.operands)
+
+
+def _contracted(op: ir.Operation) -> int | None:
+    """The operand of an f32 addf/subf that is an f32 mulf with no other use (LLVM fuses those)."""
+    if str(op.results[0].type) != "f32":
+        return None
+    for k, v in enumerate(op.operands):
+        owner = v.owner
+        if isinstance(v, ir.BlockArgument) or isinstance(owner, ir.Block):
+            continue
+        owner = owner.operation
+        if owner.name == "arith.mulf" and owner.parent == op.parent and _one_use(v):
+            return k
+    return None
+
+
+def _one_use(v: ir.Value) -> bool:
+    uses = iter(v.uses)
+    return next(uses, None) is not None and next(uses, None) is None
 
 
 def _depends(v: ir.Value, args: set, memo: dict) -> set:

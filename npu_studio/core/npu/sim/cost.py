@@ -17,6 +17,10 @@ cycle); tests/core/npu/sim compares with its own output. Grouped and
 depthwise convs run one GEMM per group, batched matmuls one per batch,
 as SCALE-Sim does for its depthwise layers.
 
+A target may give a type more MACs per processing element per cycle
+(`mac_array.macs_per_cycle`, e.g. 4 for i8): K is then streamed that many
+elements a cycle (ceil(K / rate) in the formulas above).
+
 Vector unit: each lane takes an element's functions one after another:
 the cycles per element are the sum of the target's `vector.functions`
 costs over the ops the dispatch computes (its `vector_cost`: max, sub,
@@ -69,17 +73,24 @@ def gemm_view(kind: str, loop_dims: tuple[str, ...], reductions: tuple[bool, ...
 
 
 def mac_cycles(target: NpuTarget, kind: str, loop_dims: tuple[str, ...],
-               reductions: tuple[bool, ...], sizes: tuple[int, ...]) -> int:
+               reductions: tuple[bool, ...], sizes: tuple[int, ...], dtype: str = "") -> int:
+    """MAC-array cycles of one tile whose root op reads `dtype` inputs.
+
+    A processing element doing `rate` MACs per cycle on that type
+    (`mac_array.macs_per_cycle`) takes `rate` reduction elements a cycle:
+    the GEMM's K shrinks to ceil(K / rate).
+    """
     batch, m, n, k = gemm_view(kind, loop_dims, reductions, sizes)
+    k = -(-k // target.mac_rate(dtype))
     return batch * gemm_cycles(m, n, k, target.mac_rows, target.mac_cols, target.dataflow)
 
 
 def tile_compute_cycles(target: NpuTarget, kind: str, loop_dims: tuple[str, ...],
                         reductions: tuple[bool, ...], sizes: tuple[int, ...],
-                        vector_cost: int) -> int:
+                        vector_cost: int, dtype: str = "") -> int:
     """The compute step of one tile: on the MAC array or the vector unit."""
     if kind in MAC_KINDS:
-        return mac_cycles(target, kind, loop_dims, reductions, sizes)
+        return mac_cycles(target, kind, loop_dims, reductions, sizes, dtype)
     return vector_cycles(target, math.prod(sizes), vector_cost or 1)
 
 

@@ -44,8 +44,29 @@ def write_csv(program: NpuProgram, result: SimResult, path: str | Path) -> None:
     Path(path).write_text(csv_text(program, result), encoding="utf-8")
 
 
-def summary(program: NpuProgram, result: SimResult) -> str:
-    """What `npu-studio simulate` prints."""
+def format_energy(pj: float) -> str:
+    """`12.5 pJ`, `3.40 nJ`, `1.20 uJ`, `5.00 mJ`."""
+    for unit, scale in (("pJ", 1.0), ("nJ", 1e3), ("uJ", 1e6), ("mJ", 1e9)):
+        if abs(pj) < 1000 * scale or unit == "mJ":
+            return f"{pj / scale:.3g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def energy_lines(program: NpuProgram, result: SimResult, target=None) -> list[str]:
+    """Energy by component and the target's area (sim/energy.py)."""
+    from .energy import area, energy
+
+    target = target or program.target
+    e, a = energy(program, result, target), area(target)
+    parts = ", ".join(f"{name} {format_energy(pj)}" for name, pj in (
+        ("DRAM", e.dram_pj), ("SRAM", e.sram_pj), ("MAC", e.mac_pj), ("vector", e.vector_pj),
+        ("leakage", e.leakage_pj)))
+    return [f"energy {format_energy(e.total_pj)}: {parts}",
+            f"area {a.total_mm2:.3g} mm^2: SRAM {a.sram_mm2:.3g} mm^2, MAC array {a.mac_mm2:.3g} mm^2"]
+
+
+def summary(program: NpuProgram, result: SimResult, target=None) -> str:
+    """What `npu-studio simulate` prints (`target`: the one simulated, default the program's)."""
     lines = [
         f"{len(program.tasks)} tasks, {len(result.steps)} steps on {result.target} "
         f"({result.clock_mhz} MHz): {result.total_cycles} cycles = {result.time_us:.3f} us",
@@ -55,6 +76,7 @@ def summary(program: NpuProgram, result: SimResult) -> str:
         f"{result.overlap.compute_only}, both {result.overlap.both}, idle {result.overlap.idle}",
         f"SRAM peak {result.sram_peak} of {result.sram_capacity} bytes; critical path "
         f"{len(result.critical_path)} tasks",
+        *energy_lines(program, result, target),
         "",
     ]
     infos = {d.index: d for d in program.dispatches}

@@ -179,7 +179,7 @@ def _template(program: NpuProgram, target: NpuTarget, t, info, bindex, mac_cache
             if w is None:
                 reds = tuple(it == "reduction" for it in info.iterator_types)
                 w = mac_cache[key] = mac_cycles(target, info.kind, info.loop_dims, reds,
-                                                t.tile_sizes)
+                                                t.tile_sizes, info.dtype)
             engine = mac
         else:
             cost = info.vector_cost if info is not None and info.vector_cost else 1

@@ -133,7 +133,8 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dic
         cycles = finish - begin
         out.append(DispatchStats(
             index=i, start=begin, end=finish, cycles=cycles, mac_cycles=mac_cycles[i],
-            mac_utilization=macs[i] / (units * cycles) if cycles and macs[i] else 0.0,
+            mac_utilization=macs[i] / (units * target.mac_rate(info.dtype) * cycles)
+            if cycles and macs[i] else 0.0,
             dram_read=rd, dram_written=wr, sram_peak=sram.get(i, 0), bound=bound))
     return tuple(out)
 

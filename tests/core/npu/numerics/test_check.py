@@ -10,8 +10,12 @@ import pytest
 from npu_studio.core.compile.params import ParamOptions
 from npu_studio.core.npu.numerics import TileFault, check
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim
-from npu_studio.core.npu.numerics.iree_dispatches import CACHE_DIR, DispatchRunner, build
 from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.run.dispatches.iree_dispatches import (
+    CACHE_DIR,
+    DispatchRunner,
+    build,
+)
 from npu_studio.core.run.runner import pick_function
 from npu_studio.core.workspace.workspace import Workspace, compile_model
 from tests.core.onnx_reference import run_onnxruntime
@@ -106,7 +110,7 @@ def test_f16_matmul_within_f16_tolerance(tmp_path):
     # ... and tile by tile, the reduction split in four, the f32->f16 epilogue on each finished tile
     from iree.compiler import ir
 
-    from npu_studio.core.npu.flow_graph import FlowGraph
+    from npu_studio.core.ir.flow_graph import FlowGraph
     from npu_studio.core.npu.numerics.dispatch_eval import DispatchInterpreter, Tile
     from npu_studio.core.npu.tiling import Loop, enumerate_tiles
 

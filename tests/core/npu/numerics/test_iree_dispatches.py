@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from flowgen import flow_snapshot
 from onnx import TensorProto, helper, numpy_helper
 
-from flowgen import flow_snapshot
-from npu_studio.core.npu.numerics.iree_dispatches import dispatch_module_text
+from npu_studio.core.run.dispatches.iree_dispatches import dispatch_module_text
 
 
 def test_a_dynamic_dispatch_is_left_out_with_its_reason():

@@ -16,8 +16,15 @@ import numpy as np
 from iree.compiler import ir
 
 from ...compile.params import ParameterArchive
-from ..flow_graph import FlowGraph
-from .scalar_ops import NotInterpretable, constant_value, evaluate, known, numpy_dtype, scalar_value
+from ...ir.flow_graph import FlowGraph
+from .scalar_ops import (
+    NotInterpretable,
+    constant_value,
+    evaluate,
+    known,
+    numpy_dtype,
+    scalar_value,
+)
 
 # (dispatch index, flow.dispatch op, argument values) -> result arrays
 DispatchFn = Callable[[int, ir.Operation, list], list]
@@ -48,6 +55,20 @@ def tied_operands(op: ir.Operation) -> list[int]:
     if "tied_operands" not in op.attributes:
         return [-1] * len(op.results)
     return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["tied_operands"])]
+
+
+def _dense_array(dense: ir.DenseElementsAttr, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """The attribute's elements; f16/bf16 (no buffer access in the bindings) are read from its text."""
+    try:
+        return np.array(dense, copy=True).astype(dtype, copy=False).reshape(shape)
+    except TypeError:
+        pass
+    body = str(dense).rsplit(" : ", 1)[0].strip()  # dense<...> : tensor<...>
+    body = body[body.index("<") + 1:-1]
+    if body.startswith('"0x'):  # raw little-endian bytes, as MLIR prints large constants
+        return np.frombuffer(bytes.fromhex(body[3:body.index('"', 3)]), dtype).reshape(shape).copy()
+    values = [v for v in body.replace("[", " ").replace("]", " ").replace(",", " ").split() if v]
+    return np.array([float(v) for v in values], np.float64).astype(dtype).reshape(shape)
 
 
 class HostInterpreter:
@@ -94,7 +115,7 @@ class HostInterpreter:
         if dense.is_splat:
             self.globals[name] = np.full(_shape(t), scalar_value(dense.get_splat_value(), t.element_type), dtype)
         else:
-            self.globals[name] = np.array(dense, copy=True).astype(dtype, copy=False).reshape(_shape(t))
+            self.globals[name] = _dense_array(dense, dtype, _shape(t))
 
     def call(self, name: str, args: list) -> list:
         func = self.funcs.get(name)

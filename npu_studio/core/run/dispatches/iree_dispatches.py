@@ -5,9 +5,10 @@ replaces the host program by one public function per dispatch site
 (`@dispatch_<k>`): import the operands, the site's own `flow.dispatch`,
 export the results. `iree-compile --compile-from=flow` builds it once per
 flow snapshot (cached in the workspace under npu/check/); a child process
-(`dispatch_server`) then runs any dispatch on given arrays: fallback
-dispatches are computed this way, and every NPU dispatch is compared with
-IREE's result on the same inputs.
+(`dispatch_server`) then runs any dispatch on given arrays. The NPU check
+computes fallback dispatches this way and compares every NPU dispatch with
+IREE's result on the same inputs; the numerics trace (core/debug) runs the
+whole program dispatch by dispatch to compare each with the ONNX model.
 """
 
 from __future__ import annotations
@@ -15,18 +16,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 from iree.compiler import ir
 
+from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import compiler_version, iree_compile
 from ...ir.context import mlir_context
 from ...errors import StudioError
+from .dispatch_server import load_array
 from .host import segments, tied_operands
 
 CACHE_DIR = "npu/check"
@@ -92,7 +95,7 @@ def dispatch_module_text(flow_text: str) -> str:
     A site that cannot be wrapped (dynamic shapes, a scalar known only at
     run time) is left out, with a comment saying why.
     """
-    from ..flow_graph import FlowGraph
+    from ...ir.flow_graph import FlowGraph
 
     ctx = mlir_context()
     module = ir.Module.parse(flow_text, ctx)
@@ -122,31 +125,42 @@ def cache_key(flow_text: str, target: str) -> str:
 
 
 def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900) -> Path:
-    """The compiled dispatch module for this flow snapshot (compiled once, then cached)."""
+    """The compiled dispatch module for this flow snapshot (compiled once, then cached).
+
+    Executable substitutions cannot be applied here: a substituted
+    `hal.executable` has the interface (bindings, constants) of the full
+    build, not of this module's one-dispatch functions. A failed build
+    leaves nothing in `cache_dir`.
+    """
     flow_text = Path(flow_path).read_text(encoding="utf-8")
     key = cache_key(flow_text, target)
     vmfb = Path(cache_dir) / f"dispatches-{key}.vmfb"
     if vmfb.is_file():
         return vmfb
-    vmfb.parent.mkdir(parents=True, exist_ok=True)
-    src = vmfb.with_suffix(".mlir")
-    src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
-    tmp = vmfb.with_name(f"{vmfb.name}.{os.getpid()}.tmp")  # two checks at once never share a file
-    cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow", "-o", str(tmp)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        tmp.unlink(missing_ok=True)
-        raise DispatchBuildFailed(src, f"iree-compile did not finish in {timeout:.0f} s") from None
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
-        raise DispatchBuildFailed(src, lines[0] if lines else f"iree-compile exited with {proc.returncode}")
-    tmp.replace(vmfb)
-    for old in vmfb.parent.glob("dispatches-*.vmfb"):
-        if old != vmfb:
+    with tempfile.TemporaryDirectory(prefix="npu-studio-dispatches-") as tmp_dir:
+        src = Path(tmp_dir) / vmfb.with_suffix(".mlir").name
+        src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
+        out = Path(tmp_dir) / vmfb.name
+        cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow", "-o", str(out)]
+        try:
+            proc = processes.run_child(cmd, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise DispatchBuildFailed(flow_path, f"iree-compile of the dispatch module did not finish in "
+                                                 f"{timeout:.0f} s") from None
+        if proc.returncode != 0:
+            lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
+            raise DispatchBuildFailed(flow_path, "the dispatch module does not compile: "
+                                      + (lines[0] if lines else f"iree-compile exited with {proc.returncode}"))
+        vmfb.parent.mkdir(parents=True, exist_ok=True)
+        for old in vmfb.parent.glob("dispatches-*.vmfb"):  # one build per cache folder
             old.unlink(missing_ok=True)
             old.with_suffix(".mlir").unlink(missing_ok=True)
+        # src first: a vmfb in the cache always has its source beside it (`_left_out` reads it).
+        pid = os.getpid()  # two checks at once never share a file
+        for made, dest in ((src, vmfb.with_suffix(".mlir")), (out, vmfb)):
+            staged = dest.with_name(f"{dest.name}.{pid}.tmp")
+            shutil.move(made, staged)  # the temporary folder may be on another file system
+            staged.replace(dest)
     return vmfb
 
 
@@ -168,8 +182,9 @@ class DispatchRunner:
         self.vmfb = Path(vmfb)
         self.timeout = timeout
         self._tmp = tempfile.TemporaryDirectory(prefix="npu-studio-check-")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "npu_studio.core.npu.numerics.dispatch_server", str(self.vmfb)],
+        # killed with us (its own process group, and when we die)
+        self._proc = processes.start_child(
+            [*processes.module_command("npu_studio.core.run.dispatches.dispatch_server"), str(self.vmfb)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self._calls = 0
 
@@ -193,7 +208,7 @@ class DispatchRunner:
         if "error" in reply:
             why = _left_out(self.vmfb, index) or reply["error"]
             raise StudioError(self.vmfb, f"dispatch #{index} cannot run on IREE's CPU build: {why}")
-        outs = [np.load(d / f"out{j}.npy") for j in range(reply["outputs"])]
+        outs = [load_array(d / f"out{j}.npy") for j in range(reply["outputs"])]
         for p in d.iterdir():
             p.unlink()
         d.rmdir()
@@ -205,8 +220,7 @@ class DispatchRunner:
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+                processes.stop(self._proc)
         for s in (self._proc.stdout, self._proc.stderr):
             s.close()
         self._tmp.cleanup()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from iree.compiler import ir
 
 
@@ -46,6 +45,58 @@ def _unsigned(x: np.ndarray) -> np.ndarray:
     if x.dtype == np.bool_:
         return x
     return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.ndim else x.astype(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """math.round: ties away from zero (trunc(x + 0.5) would round 0.49999997 up)."""
+    x = np.asarray(x)
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype, copy=False)
+
+
+def fma_f32(a, b, c) -> np.ndarray:
+    """a * b + c in f32 rounded once, as an FMA instruction computes it.
+
+    The f64 product is exact; TwoSum gives the f64 sum's error, which
+    decides the one case where rounding the f64 sum to f32 rounds twice
+    wrongly: a sum that lands exactly halfway between two f32 values.
+    """
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    c64 = np.asarray(c, np.float64)
+    s = p + c64
+    bv = s - p
+    err = (p - (s - bv)) + (c64 - bv)
+    r = s.astype(np.float32)
+    r64 = r.astype(np.float64)
+    diff = s - r64
+    with np.errstate(invalid="ignore", over="ignore"):
+        toward = np.nextafter(r, np.where(diff > 0, np.float32(np.inf), np.float32(-np.inf))).astype(np.float32)
+        midpoint = (diff != 0) & (2 * diff == toward.astype(np.float64) - r64)
+    beyond = midpoint & (err != 0) & (np.sign(err) == np.sign(diff))
+    return np.where(beyond, toward, r).astype(np.float32)
+
+
+def _host_has_fma() -> bool:
+    """Does IREE's CPU build (`--iree-llvmcpu-target-cpu=host`) contract a * b + c into an FMA?"""
+    import platform
+
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return True
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return any(line.startswith("flags") and " fma" in line for line in f)
+    except OSError:
+        return False
+
+
+# LLVM fuses an f32 multiply whose only use is an add or subtract into an FMA
+# on such a CPU (IREE builds with fast FP-op fusion): the interpreter does too.
+HOST_FMA = _host_has_fma()
+
+
+# How a requantization stage rounds (output_stage.ROUNDING_MODES), on numpy arrays.
+ROUNDERS = {"half-even": np.rint, "half-away": round_half_away, "truncate": np.trunc}
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -94,7 +145,7 @@ _PLAIN = {
     "math.sqrt": np.sqrt, "math.rsqrt": lambda x: (1 / np.sqrt(x)).astype(np.asarray(x).dtype),
     "math.cbrt": np.cbrt, "math.absf": np.abs, "math.absi": np.abs,
     "math.floor": np.floor, "math.ceil": np.ceil, "math.trunc": np.trunc,
-    "math.round": lambda x: np.trunc(x + np.copysign(np.asarray(0.5, np.asarray(x).dtype), x)),
+    "math.round": lambda x: round_half_away(x),
     "math.roundeven": np.rint, "math.powf": np.power, "math.copysign": np.copysign,
     "math.fma": lambda a, b, c: a * b + c, "math.erf": _erf,
     "math.isnan": np.isnan, "math.isinf": np.isinf, "math.isfinite": np.isfinite,

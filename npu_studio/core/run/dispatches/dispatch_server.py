@@ -1,4 +1,4 @@
-"""Child-process entry: python -m npu_studio.core.npu.numerics.dispatch_server VMFB
+"""Child-process entry: python -m npu_studio.core.run.dispatches.dispatch_server VMFB
 
 Reads one JSON request per line on stdin ({"function", "dir", "inputs"}),
 calls the function on the .npy inputs, writes dir/out<j>.npy and answers
@@ -12,6 +12,16 @@ from pathlib import Path
 import numpy as np
 
 
+def load_array(path) -> np.ndarray:
+    """An .npy array; bf16 comes back from .npy as 2-byte void (numpy has no bf16) and is viewed as bf16 again."""
+    a = np.load(path)
+    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
+        import ml_dtypes
+
+        a = a.view(ml_dtypes.bfloat16)
+    return a
+
+
 def main(argv: list[str]) -> int:
     import iree.runtime as rt
 
@@ -22,7 +32,7 @@ def main(argv: list[str]) -> int:
     for line in sys.stdin:
         req = json.loads(line)
         try:
-            result = module[req["function"]](*[np.load(p) for p in req["inputs"]])
+            result = module[req["function"]](*[load_array(p) for p in req["inputs"]])
             results = result if isinstance(result, (tuple, list)) else [result]
             for j, r in enumerate(results):
                 np.save(Path(req["dir"]) / f"out{j}.npy", np.asarray(r.to_host() if hasattr(r, "to_host") else r))

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..ir.dispatch_index import DispatchRecord, PhaseIndex, index_text
-from ..ir.linalg import dtype_nbytes
+from .dispatch_index import DispatchRecord, PhaseIndex, index_text
+from .linalg import dtype_nbytes
 
 ALIASING = {"flow.tensor.reshape", "flow.tensor.bitcast", "hal.tensor.barrier",
             "flow.tensor.transfer", "flow.tensor.tie_shape"}

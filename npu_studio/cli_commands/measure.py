@@ -1,0 +1,78 @@
+"""npu-studio measure WORKSPACE [--target FILE] [--sort COLUMN] [--csv OUT] [--trace OUT] [--json OUT] [--seed N]
+
+Measured against simulated: runs the workspace's CPU build once under
+IREE's runtime profiler and prints, per dispatch, the measured CPU time
+beside the simulated NPU time of the same dispatch at the target clock
+(and their ratio: how much the NPU would gain), largest ratio first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..core.errors import StudioError, os_error
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("measure", help="measured CPU time per dispatch beside the simulated NPU time",
+                       description="Profile one run of the workspace's CPU build with IREE's runtime profiler "
+                                   "and compare each dispatch's measured time with its simulated NPU time.")
+    p.add_argument("workspace", type=Path)
+    p.add_argument("--target", dest="npu_target", metavar="FILE",
+                   help="NPU target TOML to run the NPU pipeline with first (default: the workspace's NPU "
+                        "program, else the bundled default target)")
+    p.add_argument("--sort", default="ratio", metavar="COLUMN",
+                   help="dispatch, symbol, unit, measured_cpu_us, simulated_npu_us or ratio (default)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--csv", type=Path, metavar="OUT", help="write the table as CSV")
+    p.add_argument("--json", type=Path, metavar="OUT", help="write the table as JSON")
+    p.add_argument("--trace", type=Path, metavar="OUT",
+                   help="write the simulated NPU schedule and the measured CPU run as one Perfetto trace")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.npu.hal.measured import (COLUMNS, format_table, measured_table, profile_dispatches, rows_to_json,
+                                         sort_rows, write_csv, write_trace)
+    from ..core.npu.npu_ir import NpuProgram
+    from ..core.npu.passes import NpuError
+    from ..core.npu.sim import simulate
+    from ..core.npu.workspace_io import json_path, run_for_workspace
+    from ..core.run.runner import pick_function, random_inputs
+    from ..core.textio import check_output_file
+    from ..core.workspace.workspace import Workspace
+
+    if args.sort not in COLUMNS:
+        raise StudioError(None, f"--sort {args.sort}: expected one of {', '.join(COLUMNS)}")
+    for out in (args.csv, args.json, args.trace):
+        if out:
+            check_output_file(out)
+    ws = Workspace.open(args.workspace)
+    if ws.vmfb_path is None or not ws.vmfb_path.is_file():
+        raise StudioError(ws.root, "no vmfb; compile first")
+    try:
+        if args.npu_target or not json_path(ws).is_file():
+            program = run_for_workspace(ws, args.npu_target)
+        else:
+            program = NpuProgram.load(json_path(ws))
+    except NpuError as e:
+        raise StudioError(ws.root, str(e).replace("\n", "; ")) from None
+    sim = simulate(program)
+    sig = pick_function(ws.snapshot_path("input"))
+    events = profile_dispatches(ws.vmfb_path, sig.name, random_inputs(sig, args.seed, ws.user_model_path),
+                                parameters=ws.params_path)
+    rows = measured_table(program, sim, events)
+    print(f"@{sig.name}: IREE CPU build measured (local-task) against NPU {sim.target} simulated at "
+          f"{sim.clock_mhz} MHz")
+    print("\n".join(format_table(sort_rows(rows, args.sort))))
+    if args.csv:
+        write_csv(rows, args.csv)
+    if args.trace:
+        write_trace(program, sim, rows, args.trace)
+    if args.json:
+        try:
+            args.json.write_text(json.dumps(rows_to_json(rows), indent=1), encoding="utf-8")
+        except OSError as exc:
+            raise os_error(args.json, exc, "cannot write") from None
+    return 0

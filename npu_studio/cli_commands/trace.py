@@ -1,0 +1,48 @@
+"""npu-studio trace WORKSPACE [--input x.npy ...] [--tolerance T] [--seed N] [--function NAME] [--method M] [--json]"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from ..core.errors import StudioError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "trace", help="compare every dispatch of the build with the ONNX model; name the first that departs",
+        description="Run onnxruntime with the intermediate tensors exposed and the build dispatch by "
+                    "dispatch; pair each dispatch's result with the ONNX tensor it computes (its last fused "
+                    "node's output) and report its error. Exit code 1 when a dispatch departs.")
+    p.add_argument("workspace", type=Path)
+    p.add_argument("--input", action="append", type=Path, default=[], help=".npy file, once per argument")
+    p.add_argument("--tolerance", type=float, metavar="T",
+                   help="a result departs when max |IREE - ONNX| > T * max(1, largest |ONNX|) "
+                        "(default by element type: 1e-4 for f32, 1e-2 for f16, 5e-2 for bf16)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--function", help="entry point (default: the first public one)")
+    p.add_argument("--method", choices=("dispatches", "tensor-trace"), default="dispatches",
+                   help="how IREE's side is run: dispatch by dispatch from the flow snapshot (default; sees flow "
+                        "edits), or the build compiled again from dispatch-creation with "
+                        "--iree-flow-trace-dispatch-tensors (what the whole module computes)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.debug.numerics_trace import check_traceable, trace
+    from ..core.run.runner import load_inputs, pick_function
+    from ..core.workspace.workspace import Workspace
+
+    if args.tolerance is not None and not (math.isfinite(args.tolerance) and args.tolerance >= 0):
+        raise StudioError(None, f"--tolerance must be a finite number >= 0, got {args.tolerance:g}")
+    ws = Workspace.open(args.workspace)
+    check_traceable(ws)
+    inputs = None
+    if args.input:
+        inputs = load_inputs(pick_function(ws.snapshot_path("input"), args.function), args.input, ws.root)
+    report = trace(ws, inputs, tolerance=args.tolerance, seed=args.seed, function=args.function,
+                   method=args.method)
+    print(json.dumps(report.to_dict(), indent=1) if args.json else "\n".join(report.summary_lines()))
+    return 0 if report.ok else 1

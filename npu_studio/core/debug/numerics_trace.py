@@ -1,0 +1,287 @@
+"""The numerics trace: each dispatch of a build against the ONNX model, and where the error is born.
+
+onnxruntime runs the model with the tensors the dispatches compute exposed
+as extra outputs (`run/onnx_reference`). IREE runs the build's flow program
+dispatch by dispatch: the host side interpreted, each dispatch run by the
+one-function-per-dispatch module (`run/dispatches`), built from the flow
+snapshot, so a flow edit is traced. The other method, IREE's own dispatch
+tensor tracing (`run/dispatches/tensor_trace`), compiles the build again
+from dispatch-creation with `--iree-flow-trace-dispatch-tensors` and
+records what the whole module computes.
+
+An executable substitution cannot be traced dispatch by dispatch by
+either: a substituted `hal.executable` carries the buffer offsets of the
+build it came from (`hal.interface.binding.subspan ... offset(%c512)`),
+and both the one-dispatch module and a traced build lay their buffers out
+differently (it reads and writes the wrong bytes). With substitutions the
+report adds the workspace's own build, run as it is, against onnxruntime:
+whether the outputs depart, not which dispatch. Each dispatch result is paired with
+the ONNX tensor its fused nodes compute (`onnx_pairing`) and compared.
+
+The first divergent dispatch is the first, in execution order, whose
+result departs from its ONNX tensor beyond tolerance: since execution
+order respects dataflow, no dispatch feeding it departs, so its inputs
+still agree (where they are paired) and the error is born there; later
+departing dispatches may only carry it. When an input comes through a
+dispatch that could not be paired, the report says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from iree.compiler import ir
+
+from ..compile.params import ParameterArchive
+from ..errors import Cancelled, StudioError
+from ..ir.context import mlir_context
+from ..ir.dispatch_index import index_workspace_phases
+from ..run.dispatches import iree_dispatches, tensor_trace
+from ..run.dispatches.host import HostInterpreter
+from ..run.dispatches.scalar_ops import NotInterpretable
+from ..run.onnx_reference import imported_model, run_with_intermediates
+from ..run.runner import pick_function, random_inputs, run_vmfb
+from ..run.tolerance import max_error, tolerance_of
+from ..workspace import variants
+from ..workspace.workspace import Workspace
+from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
+from .trace_report import (
+    HISTOGRAM_BINS,
+    DispatchTrace,
+    OutputTrace,
+    TraceReport,
+    first_differing,
+)
+
+ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
+DISPATCHES, TENSOR_TRACE = "dispatches", "tensor-trace"
+METHODS = (DISPATCHES, TENSOR_TRACE)
+SUBSTITUTE = "--iree-hal-substitute-executable-"  # left out of a traced build (see the module docstring)
+
+
+def check_traceable(ws: Workspace, build: str = variants.MAIN) -> variants.Build:
+    """The build to trace; StudioError (one line) when there is nothing to trace against the ONNX model."""
+    if ws.vmfb_path is None or not ws.vmfb_path.is_file():
+        raise StudioError(ws.root, "no build; compile first")
+    b = variants.resolve(ws, build)
+    for phase in ("input", "flow"):
+        path = b.snapshot_path(phase)
+        if path is None or not path.is_file():
+            raise StudioError(ws.root, f"no {phase} snapshot in build {build!r}; compile first")
+    if ws.source_path.suffix.lower() != ".onnx":
+        raise StudioError(ws.source_path, "the trace compares with the ONNX model, and this workspace was "
+                                          "made from an MLIR file")
+    return b
+
+
+def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
+                 function: str | None = None):
+    """(signature, inputs): `inputs` checked against the entry point, or seeded random ones."""
+    sig = pick_function(ws.snapshot_path("input"), function)
+    if any(d is None for spec in sig.inputs for d in spec.shape):
+        raise StudioError(ws.root, f"@{sig.name} has dynamic input shapes; the trace needs static ones")
+    if inputs is None:
+        return sig, random_inputs(sig, seed, ws.user_model_path)
+    if len(inputs) != len(sig.inputs):
+        raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
+    for i, (a, spec) in enumerate(zip(inputs, sig.inputs)):
+        if a.shape != tuple(spec.shape) or a.dtype != spec.numpy_dtype:
+            raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
+                                       f"{'x'.join(map(str, a.shape))} {a.dtype}")
+    return sig, inputs
+
+
+def _flow_records(b: variants.Build):
+    phases = {p: b.snapshot_path(p) for p in ("dispatch-creation", "flow")
+              if b.snapshot_path(p) is not None and b.snapshot_path(p).is_file()}
+    return index_workspace_phases(phases)["flow"].dispatches  # dispatch-creation names each site's nodes
+
+
+def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: float | None = None,
+          seed: int = 0, function: str | None = None, on_progress: ProgressFn | None = None,
+          should_stop: Callable[[], bool] | None = None, build: str = variants.MAIN,
+          method: str = DISPATCHES) -> TraceReport:
+    """Trace `ws`'s build (`main`, or a build variant) against its ONNX model on `inputs`.
+
+    `inputs` (default: seeded random ones) fit the model's own entry point;
+    a variant whose entry point takes other element types (a demoted one)
+    gets them converted.
+
+    `tolerance` is relative to each reference tensor's largest magnitude
+    (None: by element type, see run/tolerance). `method`: "dispatches"
+    (the one-function-per-dispatch module, built once per flow snapshot and
+    cached in the workspace beside the NPU check's) or "tensor-trace" (the
+    build compiled again with IREE's dispatch tensor tracing, cached too). Raises StudioError (one line) for a
+    workspace without a build, inputs that do not fit the entry point, a
+    dispatch module that does not compile; Cancelled when `should_stop`.
+    """
+    b = check_traceable(ws, build)
+    if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
+        raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
+    sig, inputs = trace_inputs(ws, inputs, seed, function)
+    model = imported_model(ws.source_path)
+    graph = OnnxGraphOrder(model)
+    records = _flow_records(b)
+    computes = {r.index: dispatch_nodes(r, graph) for r in records}
+    wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
+    t0 = time.perf_counter()
+    ort_outputs, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
+    ort_seconds = time.perf_counter() - t0
+    shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
+    iree_inputs = build_inputs(b, sig.name, inputs)
+    substituted = _substituted(ws)
+    if method not in METHODS:
+        raise StudioError(None, f"unknown trace method {method!r} (known: {', '.join(METHODS)})")
+    use_tracing = method == TENSOR_TRACE
+    traces: list[DispatchTrace] = []
+
+    def judge(index: int, results: list[np.ndarray], seconds: float) -> None:
+        if should_stop is not None and should_stop():
+            raise Cancelled("trace")
+        rec = records[index] if index < len(records) else None
+        pairings = pair_results([np.shape(r) for r in results], computes.get(index, []), graph, shapes)
+        traces.append(_compare(index, rec, results, pairings, reference, tolerance, seconds))
+        if on_progress is not None:
+            on_progress(len(traces), len(records))
+
+    run = _run_tensor_trace if use_tracing else _run_dispatch_module
+    outs, build_seconds, iree_seconds = run(ws, b, sig.name, iree_inputs, records, judge)
+    _mark_inputs(traces, records)
+    values = [np.asarray(o) for o in outs if o is not None]
+    outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
+               for i, (o, r) in enumerate(zip(values, ort_outputs))]
+    notes = [f"build variant {build!r}"] if build != variants.MAIN else []
+    if use_tracing:
+        notes.append("IREE side: the build compiled again from dispatch-creation with dispatch tensor tracing; "
+                     "an edit of the flow snapshot is not in it")
+    whole: list[OutputTrace] = []
+    if substituted:
+        notes += [f"executable {n} is substituted: its dispatches run the compiler's own executable here (a "
+                  "substituted executable carries its build's buffer offsets); the build as it is is compared "
+                  "with onnxruntime below" for n in substituted]
+        built = run_vmfb(b.vmfb_path, sig.name, iree_inputs, parameters=ws.params_path)
+        whole = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
+                 for i, (o, r) in enumerate(zip(built, ort_outputs))]
+    return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
+                       ort_seconds, build_seconds, iree_seconds, notes, values, whole)
+
+
+def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
+                         judge) -> tuple[list, float, float]:
+    """The flow program interpreted, each dispatch run by the one-function-per-dispatch module."""
+    flow = b.snapshot_path("flow")
+    t0 = time.perf_counter()
+    vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target)
+    build_seconds = time.perf_counter() - t0
+
+    def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
+        s0 = time.perf_counter()
+        results = runner.run(index, [a for a in args if isinstance(a, np.ndarray)])
+        judge(index, results, time.perf_counter() - s0)
+        return results
+
+    t0 = time.perf_counter()
+    ctx = mlir_context()  # single-threaded: a broken (edited) flow snapshot cannot deadlock the parse
+    module = ir.Module.parse(flow.read_text(encoding="utf-8"), ctx)
+    archive = ParameterArchive(ws.params_path) if ws.params_path is not None else None
+    with iree_dispatches.DispatchRunner(vmfb) as runner, ctx:
+        host = HostInterpreter(module, archive, run_dispatch)
+        try:
+            host.initialize()
+            outs = host.call(function, inputs)
+        except NotInterpretable as exc:
+            raise StudioError(flow, f"the trace stopped: {exc}") from None
+    return outs, build_seconds, time.perf_counter() - t0
+
+
+def _run_tensor_trace(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
+                      judge) -> tuple[list, float, float]:
+    """The whole build run once with IREE's dispatch tensor tracing (substitutions included)."""
+    source = b.snapshot_path(tensor_trace.FROM_PHASE)
+    if source is None or not source.is_file():
+        raise StudioError(ws.root, f"no {tensor_trace.FROM_PHASE} snapshot in build {b.name!r}; compile first")
+    t0 = time.perf_counter()
+    options = variants.options_for(ws, b.name)
+    options = options.with_(extra_flags=tuple(f for f in options.extra_flags if not f.startswith(SUBSTITUTE)))
+    vmfb = tensor_trace.build_traced(source, options, b.folder / iree_dispatches.CACHE_DIR)
+    build_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    events, outs = tensor_trace.run_traced(vmfb, function, inputs, ws.params_path)
+    by_dispatch = tensor_trace.outputs_by_dispatch(events, [r.export for r in records])
+    seconds = time.perf_counter() - t0
+    for rec in records:
+        if rec.index in by_dispatch:
+            judge(rec.index, by_dispatch[rec.index], seconds / max(1, len(records)))
+    return outs, build_seconds, seconds
+
+
+def build_inputs(b: variants.Build, function: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """`inputs` in the element types `b`'s entry point takes (a demoted build may take f16)."""
+    sig = pick_function(b.snapshot_path("input"), function)
+    if len(sig.inputs) != len(inputs):
+        raise StudioError(b.snapshot_path("input"), f"@{function} takes {len(sig.inputs)} inputs in build "
+                                                    f"{b.name!r}, the model {len(inputs)}")
+    return [np.asarray(a).astype(spec.numpy_dtype, copy=False) for a, spec in zip(inputs, sig.inputs)]
+
+
+def _substituted(ws: Workspace) -> list[str]:
+    from ..workspace.substitutions import load
+
+    return sorted({s.name for s in load(ws) if s.applied})
+
+
+def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
+             tolerance: float | None, seconds: float) -> DispatchTrace:
+    t = DispatchTrace(index, (rec.export or rec.executable or "") if rec else "",
+                      list(np.shape(results[0])) if results else [], results[0].dtype.name if results else "",
+                      seconds=seconds)
+    t.onnx_nodes = list(rec.onnx_nodes) if rec else []
+    paired = [(r, p) for r, p in zip(results, pairings) if p.tensor is not None]
+    if not paired:
+        t.why_unpaired = pairings[0].why_not if pairings else "it has no result"
+        return t
+    t.onnx_tensor, t.onnx_node = paired[0][1].tensor, paired[0][1].node
+    t.padded = paired[0][1].interior is not None
+    worst = None
+    for result, p in paired:
+        r, ref = p.view(np.asarray(result), np.asarray(reference[p.tensor]))
+        err, scale = max_error(r, ref)
+        tol = tolerance if tolerance is not None else tolerance_of(r.dtype)
+        bound = tol * max(1.0, scale)
+        rel = err / scale if scale else (0.0 if err == 0 else float("inf"))
+        if worst is None or rel > worst[1]:
+            worst = (err, rel, scale, tol, bound, r, ref)
+    err, rel, scale, tol, bound, r, ref = worst
+    t.max_abs_error, t.max_rel_error, t.scale, t.tolerance = err, rel, scale, tol
+    t.departs = err > bound
+    t.outside, t.first_differing = first_differing(r, ref, bound)
+    finite = np.asarray(r, np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size:
+        t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean()),
+                   "std": float(finite.std()), "nonfinite": int(np.asarray(r).size - finite.size)}
+        try:
+            counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
+        except ValueError:  # a range too narrow for its magnitude (values nearly constant): one bin
+            counts, edges = np.array([finite.size]), np.array([finite.min(), finite.max()])
+        t.histogram = {"edges": edges.tolist(), "counts": counts.tolist()}
+    return t
+
+
+def _mark_inputs(traces: list[DispatchTrace], records) -> None:
+    """Each dispatch's producers, and whether its inputs agree (None: through an unpaired dispatch)."""
+    by_index = {t.index: t for t in traces}
+    for rec in records:
+        t = by_index.get(rec.index)
+        if t is None:
+            continue
+        t.producers = sorted(rec.producers)
+        feeding = [by_index[p] for p in t.producers if p in by_index]
+        if any(p.departs for p in feeding):
+            t.inputs_agree = False
+        elif all(p.onnx_tensor is not None for p in feeding):
+            t.inputs_agree = True
+        else:
+            t.inputs_agree = None

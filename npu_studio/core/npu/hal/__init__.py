@@ -1,0 +1,8 @@
+"""The NPU program run inside IREE's runtime: NPU dispatches through a HAL executable plugin.
+
+`plugin_build` builds the C plugin (plugin_src/) into the user cache;
+`replacement` writes the executable that hands a dispatch to the plugin;
+`variant` builds and keeps the NPU build of a workspace; `inprocess` runs
+it with the functional simulator behind the plugin; `npu_run` compares it
+with the CPU build and onnxruntime. docs/npu-to-hal.md tells the whole path.
+"""

@@ -1,0 +1,155 @@
+"""`run --npu`: the NPU variant run by IREE's runtime, checked against the CPU build and onnxruntime.
+
+The variant (built or reused, `variant`) runs in a fresh process with the
+plugin (`plugin_build`) and the functional simulator behind it
+(`inprocess`). Its outputs are compared with the workspace's plain CPU
+build and with onnxruntime on the source model, as `npu check` does; each
+plugin call is compared with IREE's CPU build of that dispatch on the same
+inputs, which names the first dispatch whose NPU result differs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ... import processes
+from ...errors import RunFailed, StudioError
+from ...processes import module_command
+from ...run.runner import pick_function, random_inputs, run_vmfb
+from ...workspace.workspace import Workspace
+from ...run.dispatches import iree_dispatches
+from ..numerics.check import Comparison, _compare, diverges, run_onnxruntime
+from ..numerics.functional_sim import DispatchOutcome, TileFault
+from ..workspace_io import json_path
+from .plugin_build import plugin_path
+from .variant import Variant, build_variant
+
+
+@dataclass
+class NpuRunReport:
+    function: str
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+    variant: Variant
+    calls: list[DispatchOutcome]  # one per plugin call, in the order IREE made them
+    plugin_calls: int  # the plugin's own count
+    vs_cpu: Comparison | None
+    vs_onnxruntime: Comparison | None
+    first_divergent: DispatchOutcome | None
+    npu_seconds: float
+    cpu_seconds: float | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        comps = [c for c in (self.vs_cpu, self.vs_onnxruntime) if c is not None]
+        return self.first_divergent is None and all(c.ok for c in comps)
+
+    def summary_lines(self) -> list[str]:
+        v = self.variant
+        npu_sites = sorted(d for r in v.imports for d in r.dispatches)
+        lines = [f"NPU variant of @{self.function}: {len(npu_sites)} dispatches through the NPU plugin "
+                 f"({len(v.imports)} executables replaced), {len(v.cpu)} on IREE's CPU code"
+                 f"{' (reused)' if v.reused else f', built in {v.build_seconds:.2f} s'}",
+                 f"  {self.plugin_calls} plugin calls, run in {self.npu_seconds:.2f} s"]
+        for c in (self.vs_cpu, self.vs_onnxruntime):
+            if c is not None:
+                lines.append(f"  vs {c.reference:<12} max error {c.max_error:.3g} (largest value {c.scale:.3g}, "
+                             f"tolerance {c.tolerance:g} relative) {'ok' if c.ok else 'DIFFERS'}")
+        for r in v.cpu:
+            lines.append(f"  dispatch #{r['dispatch']} on the CPU: {r['reason']}")
+        d = self.first_divergent
+        if d is not None:
+            lines.append(f"  first divergent dispatch: #{d.index} {d.symbol}: max error {d.max_error:.3g} "
+                         f"against IREE's result on the same inputs (largest value {d.scale:.3g})")
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append("OK" if self.ok else "MISMATCH")
+        return lines
+
+    def to_dict(self) -> dict:
+        def comp(c):
+            return None if c is None else {"reference": c.reference, "max_error": c.max_error, "scale": c.scale,
+                                           "tolerance": c.tolerance, "ok": c.ok}
+        return {"format": "npu-studio.npu-run", "version": 1, "ok": self.ok, "function": self.function,
+                "plugin_calls": self.plugin_calls, "npu_dispatches": sorted(d for r in self.variant.imports
+                                                                            for d in r.dispatches),
+                "cpu_dispatches": self.variant.cpu, "vs_cpu": comp(self.vs_cpu),
+                "vs_onnxruntime": comp(self.vs_onnxruntime),
+                "first_divergent": None if self.first_divergent is None else self.first_divergent.index,
+                "npu_seconds": self.npu_seconds, "cpu_seconds": self.cpu_seconds, "notes": self.notes}
+
+
+def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int = 0, function: str | None = None,
+            fault: TileFault | None = None, compare_dispatches: bool = True, cpu_build: bool = True,
+            onnxruntime: bool = True, timeout: float | None = 1800) -> NpuRunReport:
+    """Build (or reuse) the NPU variant, run it with the plugin, compare (see the module doc)."""
+    if ws.vmfb_path is None or not ws.vmfb_path.is_file():
+        raise StudioError(ws.root, "no vmfb; compile first")
+    plugin = plugin_path()  # first: without a C compiler nothing else is done
+    variant = build_variant(ws)
+    sig = pick_function(ws.snapshot_path("input"), function)
+    if inputs is None:
+        inputs = random_inputs(sig, seed, ws.user_model_path)
+    elif len(inputs) != len(sig.inputs):
+        raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
+    flow = ws.snapshot_path("flow")
+    dispatch_vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR) if compare_dispatches else None
+    t0 = time.perf_counter()
+    outputs, calls, plugin_calls = _run_child(ws, variant, plugin, sig.name, inputs, flow, dispatch_vmfb, fault,
+                                              timeout)
+    npu_seconds = time.perf_counter() - t0
+    vs_cpu, cpu_seconds = None, None
+    if cpu_build:
+        t0 = time.perf_counter()
+        vs_cpu = _compare("iree-cpu", outputs, run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
+        cpu_seconds = time.perf_counter() - t0
+    notes: list[str] = []
+    vs_ort = None
+    if onnxruntime and ws.source_path.suffix.lower() == ".onnx":
+        try:
+            vs_ort = _compare("onnxruntime", outputs, run_onnxruntime(ws.source_path, inputs))
+        except ImportError:
+            notes.append("onnxruntime is not installed: no comparison with it")
+        except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
+            notes.append(f"onnxruntime could not run the model: {' '.join(str(exc).split())[:200]}")
+    first = next((c for c in calls if diverges(c)), None)
+    return NpuRunReport(sig.name, inputs, outputs, variant, calls, plugin_calls, vs_cpu, vs_ort, first,
+                        npu_seconds, cpu_seconds, notes)
+
+
+def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault, timeout):
+    with tempfile.TemporaryDirectory(prefix="npu-studio-npu-run-") as tmp:
+        tmp = Path(tmp)
+        in_paths = []
+        for i, a in enumerate(inputs):
+            np.save(tmp / f"input{i}.npy", a)
+            in_paths.append(str(tmp / f"input{i}.npy"))
+        request = {"workspace": str(ws.root), "vmfb": str(variant.vmfb), "plugin": str(plugin),
+                   "function": function, "inputs": in_paths, "out_dir": str(tmp), "flow": str(flow),
+                   "program": str(json_path(ws)), "parameters": str(ws.params_path) if ws.params_path else None,
+                   "dispatch_vmfb": str(dispatch_vmfb) if dispatch_vmfb else None,
+                   "fault": None if fault is None else {"dispatch": fault.dispatch, "tile": fault.tile,
+                                                        "delta": fault.delta}}
+        (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        cmd = [*module_command("npu_studio.core.npu.hal.inprocess"), str(tmp / "request.json")]
+        try:
+            proc = processes.run_child(cmd, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RunFailed(variant.vmfb, f"the NPU run did not finish within {timeout:g} s; stopped") from None
+        report_path = tmp / "calls.json"
+        if proc.returncode != 0:
+            lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+            raise RunFailed(variant.vmfb, lines[-1] if lines else f"the NPU run exited with {proc.returncode}")
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        count = int(proc.stdout.strip().splitlines()[-1])
+        outputs = [np.load(tmp / f"output{i}.npy") for i in range(count)]
+    calls = [DispatchOutcome(c["dispatch"], c["symbol"], "npu-plugin", c["tiles"], c["seconds"], c["max_error"],
+                             c["scale"], c["dtype"]) for c in report["calls"]]
+    return outputs, calls, report["plugin_calls"]

@@ -1,0 +1,87 @@
+"""Build the NPU executable plugin from its C source, once per source, into the user cache.
+
+The plugin lives at <cache>/npu-studio/plugins/<hash>/npu_plugin.so, where
+<hash> covers the C sources and the compiler flags: an edited source builds
+a new plugin, an unchanged one is reused. The build goes to a temporary
+name and is renamed into place, so a concurrent or interrupted build never
+leaves a half-written library where another process loads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ... import processes
+from ...errors import StudioError
+
+SOURCE_DIR = Path(__file__).parent / "plugin_src"
+SOURCES = ("npu_plugin.c",)
+HEADERS = ("npu_plugin_abi.h",)
+CFLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall")
+LIBRARY = "npu_plugin.so"
+CC_ENV = "CC"
+
+
+class CompilerMissing(StudioError):
+    """No C compiler to build the plugin with."""
+
+
+def find_cc() -> str:
+    """The system C compiler ($CC, else cc, gcc or clang on PATH); CompilerMissing names what to install."""
+    for name in filter(None, (os.environ.get(CC_ENV), "cc", "gcc", "clang")):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise CompilerMissing(None, "no C compiler to build the NPU plugin: install one (e.g. apt install gcc) "
+                                "or set $CC")
+
+
+def source_files() -> list[Path]:
+    return [SOURCE_DIR / n for n in (*SOURCES, *HEADERS) if (SOURCE_DIR / n).is_file()]
+
+
+def source_hash() -> str:
+    h = hashlib.sha256()
+    for path in source_files():
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(" ".join(CFLAGS).encode())
+    return h.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "npu-studio" / "plugins"
+
+
+def plugin_path() -> Path:
+    """The built plugin for the current sources (built now if missing)."""
+    dest = cache_root() / source_hash() / LIBRARY
+    if dest.is_file():
+        return dest
+    build(dest)
+    return dest
+
+
+def build(dest: Path) -> Path:
+    cc = find_cc()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=dest.parent)
+    os.close(fd)
+    sources = [str(SOURCE_DIR / n) for n in SOURCES if (SOURCE_DIR / n).is_file()]
+    cmd = [cc, *CFLAGS, "-I", str(SOURCE_DIR), "-o", tmp, *sources, "-lm"]
+    try:
+        proc = processes.run_child(cmd, timeout=300)
+    except subprocess.TimeoutExpired:
+        Path(tmp).unlink(missing_ok=True)
+        raise StudioError(SOURCE_DIR, "the C compiler did not finish within 300 s") from None
+    if proc.returncode != 0:
+        Path(tmp).unlink(missing_ok=True)
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines() or ["?"]
+        raise StudioError(SOURCE_DIR, f"building the NPU plugin failed: {errors[0].strip()}")
+    os.replace(tmp, dest)
+    return dest

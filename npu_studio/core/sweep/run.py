@@ -1,0 +1,224 @@
+"""Running a sweep: models to flow text, points to batches, rows to the table.
+
+`run_sweep(spec, out, executor)` evaluates every (model, point) not in
+OUT/cache yet, then writes OUT/results.parquet and OUT/results.csv and
+checks the table (monotonicity, no negative or NaN metric). Progress is
+reported as (points done, points in all, seconds left); a set `cancel`
+event stops it after the batches running (the finished rows stay in the
+cache for `--resume`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Cancelled
+from ..npu.workspace_io import flow_path
+from ..textio import read_text
+from ..workspace.workspace import Workspace, compile_model, default_workspace_for
+from .analysis import Violation, monotonicity, sanity
+from .evaluate import METRIC_NAMES, AREA_METRICS, area_metrics, plan_key
+from .spec import Point, SweepError, SweepSpec, key_line
+from .table import RowCache, check_constraints, columns, model_hash, point_key, write_table
+
+RECORD = "sweep.json"  # OUT/sweep.json: the spec and the models' paths, for the app
+BATCHES_PER_WORKER = 4  # enough to balance uneven batches, few enough to keep plans shared
+MIN_BATCH = 4  # points: a batch's dispatch and result transfer cost about one fast point
+Progress = Callable[[int, int, float | None], None]
+
+
+@dataclass
+class SweepResult:
+    rows: list[dict[str, Any]]
+    columns: list[tuple[str, str]]
+    parquet: Path | None
+    csv: Path | None
+    computed: int  # points evaluated by this run
+    cached: int  # points found in the cache
+    cancelled: bool = False
+    violations: list[Violation] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # negative or NaN metrics
+
+
+def model_label(spec: SweepSpec, path: Path) -> str:
+    try:
+        return str(path.relative_to(spec.path.parent.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def flow_text(path: Path) -> str:
+    """The compiled flow snapshot of a model file, workspace or flow .mlir file (a model file is
+    compiled once into its default workspace; later sweeps reuse it while the model is the same)."""
+    if path.is_file() and path.suffix == ".mlir":
+        return read_text(path)
+    if path.is_dir():
+        return read_text(flow_path(Workspace.open(path)))
+    ws_root = default_workspace_for(path)
+    if Workspace.is_workspace(ws_root):
+        ws = Workspace.open(ws_root)
+        try:
+            same = ws.source_path.read_bytes() == path.read_bytes()
+        except OSError:
+            same = False
+        if same and "flow" in ws.manifest.phases:
+            return read_text(flow_path(ws))
+    return read_text(flow_path(compile_model(path)))
+
+
+def _batches(todo: list[tuple[str, str, Any]], workers: int) -> list[tuple[str, list]]:
+    """Per model, points of one plan together, cut into about BATCHES_PER_WORKER x workers
+    contiguous batches of MIN_BATCH points or more."""
+    by_model: dict[str, dict[Any, list]] = {}
+    for mhash, key, target, plan in todo:
+        by_model.setdefault(mhash, {}).setdefault(plan_key(plan), []).append((key, target, plan))
+    out = []
+    for mhash, groups in by_model.items():
+        ordered = [x for g in groups.values() for x in g]
+        n = max(1, min(workers * BATCHES_PER_WORKER, len(ordered) // MIN_BATCH))
+        size = math.ceil(len(ordered) / n)
+        out += [(mhash, ordered[i:i + size]) for i in range(0, len(ordered), size)]
+    return out
+
+
+def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
+              models: list[tuple[str, str]] | None = None, on_progress: Progress | None = None,
+              cancel: threading.Event | None = None) -> SweepResult:
+    """Evaluate the spec's points on its models (or `models`: (label, flow text) pairs)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = RowCache(out)
+    if not resume:
+        cache.clear()
+    points = spec.points()
+    targets = [spec.target_of(p) for p in points]
+    _check_area_constraints(spec, targets)
+    if models is None:
+        models = [(model_label(spec, p), flow_text(p)) for p in spec.models]
+        (out / RECORD).write_text(json.dumps({
+            "spec": str(spec.path.resolve()),
+            "models": {model_label(spec, p): str(p) for p in spec.models}}, indent=1), encoding="utf-8")
+    hashes = {label: model_hash(text) for label, text in models}
+    texts = {hashes[label]: text for label, text in models}
+    plans = [spec.plan_target(t) for t in targets]
+    keys = {(label, p.index): point_key(hashes[label], t, plan)
+            for label, _ in models for p, t, plan in zip(points, targets, plans)}
+    todo, seen = [], set()
+    for (label, idx), key in keys.items():
+        if key not in seen and not cache.has(key):
+            seen.add(key)
+            todo.append((hashes[label], key, targets[idx], plans[idx]))
+    total, done = len(todo), 0
+    started = time.monotonic()
+    cancelled = False
+    try:
+        for rows in executor.run(texts, _batches(todo, executor.workers)):
+            for key, row in rows:
+                cache.put(key, row)
+            done += len(rows)
+            if on_progress:
+                rate = done / max(time.monotonic() - started, 1e-9)
+                on_progress(done, total, (total - done) / rate if rate else None)
+            if cancel is not None and cancel.is_set():
+                executor.cancel()
+                cancelled = True
+                break
+    finally:
+        executor.close()
+    return _assemble(spec, out, cache, models, points, keys, done, len(keys) - total, cancelled)
+
+
+def _check_area_constraints(spec: SweepSpec, targets) -> None:
+    """A constraint on the area alone that no point meets is bad input: nothing to run."""
+    area_only = [c for c in spec.constraints if c[0] in AREA_METRICS]
+    for what, names in (("constraints", [c[0] for c in spec.constraints]), ("metrics", spec.metrics)):
+        unknown = [n for n in names if n not in METRIC_NAMES]
+        if unknown:
+            raise SweepError(spec.path, f"{what}: {unknown[0]}: unknown metric; known: "
+                             + ", ".join(METRIC_NAMES), line=key_line(spec.path, what if what == "metrics"
+                                                                   else unknown[0]))
+    if area_only and not any(not check_constraints(area_metrics(t), area_only) for t in targets):
+        metric, lo, hi = area_only[0]
+        raise SweepError(spec.path, f"constraints.{metric}: no point meets it (areas "
+                         f"{min(area_metrics(t)[metric] for t in targets):g} to "
+                         f"{max(area_metrics(t)[metric] for t in targets):g})")
+
+
+def _assemble(spec, out, cache, models, points, keys, computed, cached, cancelled) -> SweepResult:
+    params = [n for n, _ in spec.parameters]
+    cols = columns(params, spec.metrics)
+    rows = []
+    for label, _ in models:
+        for p in points:
+            key = keys[(label, p.index)]
+            if not cache.has(key):
+                continue  # cancelled before it ran
+            row = {"model": label, "point": p.index, **p.as_dict(), **cache.get(key), "key": key}
+            broken = check_constraints(row, spec.constraints) if row["status"] == "ok" else []
+            row["meets_constraints"] = row["status"] == "ok" and not broken
+            row["violations"] = "; ".join(broken)
+            rows.append(row)
+    parquet, csv = write_table(out, rows, cols)
+    result = SweepResult(rows, cols, parquet, csv, computed, cached, cancelled,
+                         monotonicity(rows, params), sanity(rows, list(METRIC_NAMES)))
+    if cancelled:
+        raise _cancelled(result)
+    if spec.constraints and rows and not any(r["meets_constraints"] for r in rows):
+        metric = spec.constraints[0][0]
+        raise SweepError(spec.path, f"constraints.{metric}: no point meets the constraints "
+                         f"(results in {parquet})")
+    return result
+
+
+def _cancelled(result: SweepResult) -> Cancelled:
+    e = Cancelled("sweep")
+    e.finished = result.rows
+    e.result = result
+    return e
+
+
+@dataclass
+class OpenedSweep:
+    """A finished sweep read back: its spec, rows and models (the app's Pareto view)."""
+
+    spec: SweepSpec
+    rows: list[dict[str, Any]]
+    models: dict[str, Path]  # label -> model file, workspace or flow .mlir
+
+    def params(self) -> list[str]:
+        return [n for n, _ in self.spec.parameters]
+
+    def program_of(self, row: dict[str, Any]):
+        """The NPU program of a row's point (the pipeline on its model with its target)."""
+        from ..npu.passes import run_npu_pipeline
+
+        point = Point(row["point"], tuple((n, row[n]) for n in self.params()))
+        target = self.spec.target_of(point)
+        program = run_npu_pipeline(flow_text(self.models[row["model"]]), self.spec.plan_target(target))
+        return dataclasses.replace(program, target=target)  # simulated on the point's own target
+
+
+def open_sweep(out: str | Path) -> OpenedSweep:
+    """Read OUT/sweep.json, its spec and OUT/results.parquet; SweepError when one is missing."""
+    from .spec import load_spec
+    from .table import TABLE_NAME, read_table
+
+    out = Path(out)
+    try:
+        record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+        spec_path, models = record["spec"], record["models"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise SweepError(out, f"not a sweep's results folder (no readable {RECORD}; run "
+                         "`npu-studio sweep SPEC --out` into it)") from None
+    table = out / f"{TABLE_NAME}.parquet"
+    if not table.is_file():
+        raise SweepError(out, f"no {table.name} (the sweep did not finish; rerun it with --resume)")
+    return OpenedSweep(load_spec(spec_path), read_table(table), {k: Path(v) for k, v in models.items()})

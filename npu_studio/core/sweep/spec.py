@@ -1,0 +1,282 @@
+"""A sweep specification (`sweep.toml`, docs/sweep.md): base target, parameters, models.
+
+    target = "default"                      # bundled name or a path (relative to the spec)
+    models = ["model.onnx", "ws/", "flow.mlir"]
+    metrics = ["cycles", "energy_pj"]       # optional: columns kept besides the parameters
+
+    [parameters]                            # dotted target keys (docs/npu-target.md)
+    "sram.size_kib" = { log2 = [64, 2048] } # powers of two from 64 to 2048
+    "dram.bytes_per_cycle" = [16, 32, 64]   # a list
+    "clock_mhz" = { range = [500, 1000, 250] }  # start, stop (inclusive), step
+    "mac_array.rows+mac_array.cols" = [8, 16]   # one value for several keys
+
+    [sampling]                              # optional; default every combination
+    method = "latin-hypercube"              # grid | random | latin-hypercube
+    points = 50
+    seed = 1
+
+    [constraints]                           # optional: bounds on any metric
+    area_mm2 = { max = 40.0 }
+
+Errors are SweepError: `spec.toml:LINE: key: reason`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import StudioError
+from ..npu.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
+
+SAMPLING = ("grid", "random", "latin-hypercube")
+TILES_FOR = ("each-point", "base-bandwidth")
+_TOP_KEYS = ("target", "models", "metrics", "parameters", "sampling", "constraints", "name",
+             "tiles_for")
+
+
+class SweepError(StudioError):
+    """A bad sweep specification or sweep request: one line naming the file and key."""
+
+
+@dataclass(frozen=True)
+class Point:
+    index: int
+    values: tuple[tuple[str, Any], ...]  # (parameter, value) in the spec's order
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    path: Path
+    name: str
+    base_text: str  # the base target's TOML
+    base_path: Path
+    base: NpuTarget
+    models: tuple[Path, ...]
+    parameters: tuple[tuple[str, tuple[Any, ...]], ...]  # (name, values) in order
+    metrics: tuple[str, ...]  # () keeps every metric
+    sampling: str
+    samples: int
+    seed: int
+    constraints: tuple[tuple[str, float | None, float | None], ...]  # (metric, min, max)
+    tiles_for: str = "each-point"  # base-bandwidth: tiles chosen at the base bandwidth, reused
+
+    def plan_target(self, target: NpuTarget) -> NpuTarget:
+        """The target a point's program is planned for: its own, or with the base's bandwidth."""
+        if self.tiles_for == "base-bandwidth":
+            return dataclasses.replace(target, dram_bytes_per_cycle=self.base.dram_bytes_per_cycle)
+        return target
+
+    def points(self) -> list[Point]:
+        """The design points, in a fixed order (the same for every run of the spec)."""
+        names = [n for n, _ in self.parameters]
+        lists = [vs for _, vs in self.parameters]
+        if self.sampling == "grid":
+            combos = itertools.product(*lists)
+        else:
+            rng = np.random.default_rng(self.seed)
+            n = self.samples
+            if self.sampling == "random":
+                idx = [rng.integers(0, len(vs), n) for vs in lists]
+            else:  # a Latin hypercube over each parameter's value indices: n strata each
+                idx = [np.minimum(((rng.permutation(n) + rng.random(n)) / n * len(vs)).astype(int),
+                                  len(vs) - 1) for vs in lists]
+            combos = (tuple(vs[int(i[k])] for vs, i in zip(lists, idx)) for k in range(n))
+        seen, out = set(), []
+        for combo in combos:
+            if combo in seen:
+                continue
+            seen.add(combo)
+            out.append(Point(len(out), tuple(zip(names, combo))))
+        return out
+
+    def base_values(self) -> dict[str, Any]:
+        """Each parameter's value in the base target (the first key of a joint one); None if unset."""
+        data = tomllib.loads(self.base_text)
+        out = {}
+        for name, _ in self.parameters:
+            node: Any = data
+            for part in name.split("+")[0].split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            out[name] = node
+        return out
+
+    def target_of(self, point: Point) -> NpuTarget:
+        """The base target with the point's values (SweepError naming the parameter)."""
+        data = tomllib.loads(self.base_text)
+        for name, value in point.values:
+            for key in name.split("+"):
+                *tables, leaf = key.split(".")
+                node = data
+                for t in tables:
+                    node = node.setdefault(t, {})
+                    if not isinstance(node, dict):
+                        raise SweepError(self.path, f"parameters.{name}: {t} is not a table of the target",
+                                         line=key_line(self.path, name))
+                node[leaf] = value
+        try:
+            return parse_target(to_toml(data), self.base_path)
+        except TargetError as e:
+            which = _which(e, point)
+            raise SweepError(self.path, f"parameters.{which} = {dict(point.values).get(which)!r}: "
+                             f"{e.key}: {e.reason}", line=key_line(self.path, which)) from None
+
+
+def _which(e: TargetError, point: Point) -> str:
+    """The parameter a target error is about (its key), else the first."""
+    for name, _ in point.values:
+        if e.key in name.split("+"):
+            return name
+    return point.values[0][0] if point.values else ""
+
+
+def key_line(path: Path, key: str) -> int | None:
+    """1-based line where `key` (bare or quoted) is assigned in the spec file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    pat = re.compile(rf"^\s*(\"{re.escape(key)}\"|'{re.escape(key)}'|{re.escape(key)})\s*=")
+    for no, line in enumerate(text.splitlines(), 1):
+        if pat.match(line):
+            return no
+    return None
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string: same escapes
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"no TOML form for {type(v).__name__}")
+
+
+def to_toml(data: dict, prefix: str = "") -> str:
+    """TOML text of parsed TOML `data` (tables as [a.b] headers)."""
+    lines = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            name = f"{prefix}.{json.dumps(k)}" if prefix else json.dumps(k)
+            lines.append(f"\n[{name}]")
+            lines.append(to_toml(v, name))
+    return "\n".join(lines)
+
+
+def _values(path: Path, name: str, raw: Any) -> tuple[Any, ...]:
+    def bad(reason: str) -> SweepError:
+        return SweepError(path, f"parameters.{name}: {reason}", line=key_line(path, name))
+
+    if isinstance(raw, list):
+        vals = tuple(raw)
+    elif isinstance(raw, dict) and set(raw) == {"log2"}:
+        lo_hi = raw["log2"]
+        if not (isinstance(lo_hi, list) and len(lo_hi) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in lo_hi)):
+            raise bad("log2 wants [low, high], two positive integers")
+        lo, hi = lo_hi
+        vals = tuple(2 ** k for k in range(math.ceil(math.log2(lo)), math.floor(math.log2(hi)) + 1))
+    elif isinstance(raw, dict) and set(raw) == {"range"}:
+        r = raw["range"]
+        if not (isinstance(r, list) and len(r) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in r)) or r[2] <= 0:
+            raise bad("range wants [start, stop, step] with a positive step")
+        start, stop, step = r
+        n = math.floor((stop - start) / step + 1e-9) + 1
+        vals = tuple(start + k * step for k in range(max(n, 0)))
+    else:
+        raise bad("expected a list of values, { log2 = [low, high] } or { range = [start, stop, step] }")
+    if not vals:
+        raise bad("empty: no value to try")
+    if len(set(map(repr, vals))) != len(vals):
+        raise bad("a value is listed twice")
+    return vals
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and check a sweep spec; every target of its points is built (and checked) later."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SweepError(path, f"cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise SweepError(path, f"not UTF-8 text: byte offset {e.start} cannot be decoded") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        raise SweepError(path, str(e).split(" (at")[0], line=int(m.group(1)) if m else None) from None
+
+    def bad(key: str, reason: str) -> SweepError:
+        return SweepError(path, f"{key}: {reason}", line=key_line(path, key.split(".")[-1]))
+
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise bad(key, "unknown key; known: " + ", ".join(_TOP_KEYS))
+    target_arg = data.get("target", "default")
+    if not isinstance(target_arg, str):
+        raise bad("target", "expected a bundled target name or a path")
+    base_path = target_file(target_arg if not (path.parent / target_arg).exists()
+                            else path.parent / target_arg)
+    try:
+        base_text = read_target_text(base_path)
+        base = parse_target(base_text, base_path)
+    except TargetError as e:
+        raise SweepError(path, f"target: {e}", line=key_line(path, "target")) from None
+    models = data.get("models")
+    if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
+        raise bad("models", "expected a non-empty list of model files or workspaces")
+    model_paths = tuple((path.parent / m).resolve() for m in models)
+    for m, p in zip(models, model_paths):
+        if not p.exists():
+            raise SweepError(path, f"models: {m}: no such file or directory", line=key_line(path, "models"))
+    params = data.get("parameters", {})
+    if not isinstance(params, dict) or not params:
+        raise bad("parameters", "expected a table with at least one parameter")
+    parameters = tuple((name, _values(path, name, raw)) for name, raw in params.items())
+    metrics = data.get("metrics", [])
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise bad("metrics", "expected a list of metric names")
+    sampling = data.get("sampling", {})
+    method = sampling.get("method", "grid")
+    if method not in SAMPLING:
+        raise bad("sampling.method", "expected one of " + ", ".join(SAMPLING))
+    samples = sampling.get("points", 0)
+    if method != "grid" and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
+        raise bad("sampling.points", "expected a positive number of points to sample")
+    seed = sampling.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise bad("sampling.seed", "expected an integer")
+    tiles_for = data.get("tiles_for", "each-point")
+    if tiles_for not in TILES_FOR:
+        raise bad("tiles_for", "expected one of " + ", ".join(TILES_FOR))
+    constraints = []
+    for metric, bound in data.get("constraints", {}).items():
+        if not isinstance(bound, dict) or not bound or set(bound) - {"min", "max"} or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in bound.values()):
+            raise bad(f"constraints.{metric}", "expected { min = NUMBER } and/or { max = NUMBER }")
+        constraints.append((metric, bound.get("min"), bound.get("max")))
+    spec = SweepSpec(path, str(data.get("name", path.stem)), base_text, base_path, base, model_paths,
+                     parameters, tuple(metrics), method, samples, seed, tuple(constraints), tiles_for)
+    for name, vals in parameters:  # every value of every parameter builds a valid target
+        for v in vals:
+            spec.target_of(Point(0, ((name, v),)))
+    return spec

@@ -1,0 +1,171 @@
+"""SweepDock and SweepController: run or open a sweep; a clicked point opens its schedule.
+
+"Run sweep…" runs a spec on every core as a background job (progress,
+time left, Cancel; rerunning resumes), into the folder `npu-studio sweep`
+would use; "Open results…" takes a folder `npu-studio sweep SPEC --out DIR`
+wrote. Either is shown in a ParetoView. Clicking a point runs the NPU pipeline for that point's model
+and target as a background job, then hands the program to the schedule
+controller, which simulates it and shows it in the schedule dock.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from ...core.errors import Cancelled, StudioError
+from ...core.sweep.run import OpenedSweep, open_sweep
+from ..jobs import JobManager
+from .pareto import ParetoView
+
+POINT_JOB = "sweep-point"
+RUN_JOB = "sweep-run"
+FAILED_STYLE = "background:#f8d7da;color:#842029;padding:3px;"
+
+
+class SweepDock(QtWidgets.QDockWidget):
+    sig_open_requested = QtCore.Signal(str)  # a results folder
+    sig_run_requested = QtCore.Signal(str)  # a sweep spec
+    sig_cancel_requested = QtCore.Signal()
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__("Design sweep", parent)
+        self.setObjectName("sweep_dock")
+        body = QtWidgets.QWidget(self)
+        self.open_button = QtWidgets.QPushButton("Open results…", body)
+        self.open_button.clicked.connect(self._ask_open)
+        self.run_button = QtWidgets.QPushButton("Run sweep…", body)
+        self.run_button.clicked.connect(self._ask_run)
+        self.progress = QtWidgets.QProgressBar(body)
+        self.progress.hide()
+        self.cancel_button = QtWidgets.QPushButton("Cancel", body)
+        self.cancel_button.clicked.connect(self.sig_cancel_requested.emit)
+        self.cancel_button.hide()
+        self.title = QtWidgets.QLabel("No sweep open: run `npu-studio sweep SPEC --out DIR`, "
+                                      "then open DIR.", body)
+        self.banner = QtWidgets.QLabel(body)
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(FAILED_STYLE)
+        self.banner.hide()
+        self.view = ParetoView(body)
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(self.run_button)
+        top.addWidget(self.open_button)
+        top.addWidget(self.title, 1)
+        top.addWidget(self.progress)
+        top.addWidget(self.cancel_button)
+        layout = QtWidgets.QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.view, 1)
+        self.setWidget(body)
+
+    def _ask_open(self) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open sweep results")
+        if path:
+            self.sig_open_requested.emit(path)
+
+    def _ask_run(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Run sweep", "", "Sweep spec (*.toml)")
+        if path:
+            self.sig_run_requested.emit(path)
+
+    def show_running(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.run_button.setEnabled(not running)
+        if running:
+            self.progress.setRange(0, 0)  # busy until the first batch reports
+
+    def show_progress(self, done: int, total: int, eta: float | None) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        left = f", {eta:.0f} s left" if eta is not None else ""
+        self.progress.setFormat(f"%v/%m points{left}")
+
+    def show_error(self, message: str) -> None:
+        self.banner.setText(message)
+        self.banner.show()
+
+
+class SweepController(QtCore.QObject):
+    sig_message = QtCore.Signal(str)  # a line for the log
+
+    def __init__(self, jobs: JobManager, dock: SweepDock, schedule_controller,
+                 parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.jobs, self.dock, self.schedule = jobs, dock, schedule_controller
+        self.sweep: OpenedSweep | None = None
+        dock.sig_open_requested.connect(self.open)
+        dock.sig_run_requested.connect(self.run_spec)
+        dock.sig_cancel_requested.connect(lambda: self.jobs.cancel(RUN_JOB))
+        dock.view.sig_point_clicked.connect(self.open_point)
+
+    def open(self, path: str) -> None:
+        try:
+            sweep = open_sweep(path)
+        except StudioError as e:  # the previous sweep stays on screen
+            self.dock.show_error(str(e))
+            return
+        self.sweep = sweep
+        self.dock.banner.hide()
+        self.dock.title.setText(f"{sweep.spec.name}: {len(sweep.rows)} rows ({path})")
+        self.dock.view.set_rows(sweep.rows, sweep.params(), sweep.spec.base_values())
+        self.dock.show()
+        self.dock.raise_()
+
+    def run_spec(self, spec_path: str, jobs: int | None = None) -> None:
+        """Run the spec on `jobs` local workers (default every core) into SPEC without .toml,
+        resuming what an earlier run there finished."""
+        out = Path(spec_path).with_suffix("")
+        cancel = threading.Event()
+
+        def work(report, token):
+            from ...core.sweep.executors import make_executor
+            from ...core.sweep.run import run_sweep
+            from ...core.sweep.spec import load_spec
+
+            token.attach(cancel.set)
+            spec = load_spec(spec_path)
+            run_sweep(spec, out, make_executor(jobs), resume=True, on_progress=report, cancel=cancel)
+            return str(out)
+
+        self.dock.banner.hide()
+        self.dock.show_running(True)
+        self.sig_message.emit(f"Running sweep {spec_path} into {out}…")
+        self.jobs.start(RUN_JOB, work, on_done=self._on_run_done, on_failed=self._on_run_failed,
+                        on_progress=self.dock.show_progress,
+                        on_finished=lambda generation: self.dock.show_running(False))
+
+    def _on_run_done(self, out: str, generation: int) -> None:
+        self.sig_message.emit(f"Sweep finished: {out}")
+        self.open(out)
+
+    def _on_run_failed(self, exc: Exception, tb: str, generation: int) -> None:
+        if isinstance(exc, Cancelled):
+            message = "sweep cancelled: run it again to compute only the missing points"
+        else:
+            message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
+        self.dock.show_error(message)
+        self.sig_message.emit(f"Sweep: {message}")
+
+    def open_point(self, row: dict) -> None:
+        sweep = self.sweep
+        if sweep is None:
+            return
+        self.sig_message.emit(f"Planning sweep point {row['point']} of {row['model']}…")
+        self.jobs.start(POINT_JOB, lambda report, token: sweep.program_of(row),
+                        on_done=self._on_program, on_failed=self._on_failed)
+
+    def _on_program(self, program, generation: int) -> None:
+        self.schedule.simulate(program)
+        self.schedule.dock.show()
+        self.schedule.dock.raise_()
+
+    def _on_failed(self, exc: Exception, tb: str, generation: int) -> None:
+        message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
+        self.dock.show_error(f"Cannot open the point's schedule: {message}")
+        self.sig_message.emit(f"Sweep point failed: {message}")

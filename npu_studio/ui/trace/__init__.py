@@ -1,0 +1,1 @@
+"""The numerics trace in the app: a dock with the per-dispatch error plot, and its controller."""

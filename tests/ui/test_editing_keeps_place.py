@@ -1,0 +1,121 @@
+"""Editing keeps the user's place: undo per phase across phase switches, Edit IR and Replace All
+keep the cursor, Ctrl+F finds in the focused editor."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6 import QtCore, QtGui
+
+
+def open_ws(window, qtbot, ws):
+    with qtbot.waitSignal(window.sig_index_finished, timeout=60_000):
+        window.open_path(ws.root)
+
+
+def test_undo_survives_a_phase_switch(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    original = fresh_example.snapshot_path("flow").read_text()
+    window.show_phase("flow")
+    window.edit_action.setChecked(True)
+    view = window.ir_view
+    view.goto(3, 1)
+    qtbot.keyClicks(view, "// typed by me")
+    edited = view.text()
+    assert edited != original
+    window.show_phase("dispatch-creation")  # away: the edit is stashed as a draft
+    assert window.drafts["flow"] == edited
+    window.show_phase("flow")  # and back
+    assert view.text() == edited
+    assert view.textCursor().blockNumber() == 2  # the cursor where it was
+    assert view.document().isUndoAvailable()
+    while view.document().isUndoAvailable():
+        view.undo()
+    assert view.text() == original
+
+
+def test_edit_ir_keeps_the_scroll_and_cursor_line(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    window.show_phase("flow")
+    view = window.ir_view
+    view.resize(600, 120)
+    view.goto(30, 1)
+    line, scroll = view.textCursor().blockNumber(), view.verticalScrollBar().value()
+    assert line == 29 and scroll > 0
+    window.edit_action.setChecked(True)
+    assert view.is_editable()
+    assert view.textCursor().blockNumber() == line and view.verticalScrollBar().value() == scroll
+
+
+def test_undo_of_replace_all_goes_back_to_the_replacements_not_the_end(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    window.show_phase("flow")
+    window.edit_action.setChecked(True)
+    view = window.ir_view
+    before = view.text()
+    window.find_bar.open()
+    window.find_bar.field.setText("arith.mulf")
+    bar = window.edit_controller.replace_bar
+    bar.field.setText("arith.addf")
+    assert bar.replace_all() == before.count("arith.mulf") >= 1
+    assert view.text() == before.replace("arith.mulf", "arith.addf")
+    view.undo()  # one step
+    assert view.text() == before
+    first = before.index("arith.mulf")
+    last_block = view.document().blockCount() - 1
+    assert view.textCursor().blockNumber() < last_block  # not thrown to the end of the file
+    assert abs(view.textCursor().position() - first) <= len("arith.mulf") + 1
+
+
+def test_ctrl_f_finds_in_the_focused_editor(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    window.executables.dock.show()
+    window.activateWindow()  # keys go to the active window (a real X server has one)
+    qtbot.waitActive(window)
+    editor = window.executables.editor
+    editor.view.setFocus()
+    qtbot.waitUntil(editor.view.hasFocus, timeout=2000)
+    QtCore.QCoreApplication.processEvents()
+    qtbot.keyClick(editor.view, QtCore.Qt.Key.Key_F, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert editor.find_bar.isVisible() and not window.find_bar.isVisible()
+    window.ir_view.setFocus()
+    qtbot.waitUntil(window.ir_view.hasFocus, timeout=2000)
+    qtbot.keyClick(window.ir_view, QtCore.Qt.Key.Key_F, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert window.find_bar.isVisible()
+    assert QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Find).matches(
+        QtGui.QKeySequence("Ctrl+F")) == QtGui.QKeySequence.SequenceMatch.ExactMatch
+
+
+def test_a_rebuild_shows_the_phase_at_the_same_place(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    window.show_phase("flow")
+    view = window.ir_view
+    view.resize(600, 120)
+    view.goto(25, 4)
+    scroll = view.verticalScrollBar().value()
+    assert scroll > 0
+    with qtbot.waitSignal(window.sig_compile_finished, timeout=180_000) as done:
+        window.recompile()
+    assert done.args == [True]
+    assert window.current_phase == "flow"
+    assert view.textCursor().blockNumber() == 24 and view.textCursor().positionInBlock() == 3
+    assert view.verticalScrollBar().value() == scroll
+
+
+def test_the_executable_editor_keeps_its_selection_when_its_text_comes_again(qtbot):
+    from npu_studio.ui.executables.editor import ExecutableEditor
+
+    editor = ExecutableEditor()
+    qtbot.addWidget(editor)
+    text = "".join(f"line {i}\n" for i in range(200))
+    editor.set_text("@exe", text)
+    cursor = editor.view.textCursor()
+    cursor.setPosition(text.index("line 120"))
+    cursor.setPosition(text.index("line 121"), QtGui.QTextCursor.MoveMode.KeepAnchor)
+    editor.view.setTextCursor(cursor)
+    editor.set_text("@exe", text.replace("line 5\n", "line five\n"))  # rebuilt: the dump changed a little
+    assert editor.view.textCursor().selectedText() == "line 120\u2029"  # Qt's paragraph separator
+    editor.set_text("@other", text)  # another executable starts at the top
+    assert editor.view.textCursor().position() == 0
