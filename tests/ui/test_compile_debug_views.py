@@ -91,6 +91,8 @@ def test_a_variant_with_a_bad_flag_is_refused_in_one_line_and_a_good_one_builds(
 
     with qtbot.waitSignal(window.sig_index_finished, timeout=120_000):
         window.open_path(fresh_example.root)
+    # The NPU pipeline runs after the indexes and records its result in the workspace: let it finish first.
+    qtbot.waitUntil(lambda: window.session.npu_state() == "done" and not window.is_busy(), timeout=120_000)
     dock = window.compare_builds
     before = tree_of(fresh_example.root)
     dock.variant_name.setText("bad")
