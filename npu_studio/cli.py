@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import runpy
 import signal
 import sys
@@ -130,6 +131,10 @@ def run_command(args) -> int:
     except KeyboardInterrupt:
         say("npu-studio: interrupted")
         return 130
+    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly, as other tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped by a closed pipe
 
 
 if __name__ == "__main__":

@@ -81,3 +81,12 @@ def test_npu_studio_model_opens_the_app_on_it(tmp_path):
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def test_output_into_a_closed_pipe_stops_quietly(example_workspace):
+    # `npu-studio dispatches WS --json | head -c 0`: the reader is gone before the first line is written.
+    proc = subprocess.Popen([sys.executable, "-m", "npu_studio", "dispatches", str(example_workspace.root), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and "Traceback" not in err and err == "", err
