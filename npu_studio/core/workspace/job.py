@@ -28,17 +28,13 @@ from .manifest import MANIFEST, Manifest, PhaseRecord
 from .publish_journal import Publish, new_staging, recover
 
 
-class WorkspaceJob:
-    """`run()` blocks and returns the published result; `cancel()` may be called from any thread."""
+class CancellableBuild:
+    """A build around one CompileJob: the phases it will write, and a cancel from any thread that reaches
+    the compile under way (or stops the one about to start). Subclasses set `options` and call `_start_idle`."""
 
-    def __init__(self, ws, options: CompileOptions, *, text: str | None = None,
-                 on_progress: ProgressCallback | None = None, display_path: Path | None = None):
-        self.ws = ws
-        self.options = options
-        self.from_phase = options.from_phase
-        self.text = text
-        self.on_progress = on_progress
-        self.display_path = display_path
+    options: CompileOptions
+
+    def _start_idle(self) -> None:
         self._cancel = threading.Event()
         self._job: CompileJob | None = None
 
@@ -51,6 +47,20 @@ class WorkspaceJob:
         job = self._job
         if job is not None:
             job.cancel()
+
+
+class WorkspaceJob(CancellableBuild):
+    """`run()` blocks and returns the published result; `cancel()` may be called from any thread."""
+
+    def __init__(self, ws, options: CompileOptions, *, text: str | None = None,
+                 on_progress: ProgressCallback | None = None, display_path: Path | None = None):
+        self.ws = ws
+        self.options = options
+        self.from_phase = options.from_phase
+        self.text = text
+        self.on_progress = on_progress
+        self.display_path = display_path
+        self._start_idle()
 
     def run(self) -> CompileResult:
         ws = self.ws

@@ -37,7 +37,6 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +46,7 @@ from ..compile.compiler import EXECUTABLES_DIR, CompileJob, ProgressCallback, sn
 from ..compile.options import CompileOptions
 from ..compile.phases import SNAPSHOT_PHASES
 from ..errors import BadFile, Cancelled, StudioError, WorkspaceError
+from .job import CancellableBuild
 from .lock import WorkspaceLock
 from .manifest import MANIFEST, Manifest
 from .publish_journal import Publish, new_staging, recover
@@ -279,24 +279,13 @@ def build_job(ws, name: str, on_progress: ProgressCallback | None = None) -> "Va
     return VariantJob(ws, name, on_progress=on_progress)
 
 
-class VariantJob:
+class VariantJob(CancellableBuild):
     """Builds one variant from the imported module and publishes it; `cancel()` may be called from any thread."""
 
     def __init__(self, ws, name: str, *, on_progress: ProgressCallback | None = None):
         self.ws, self.name, self.on_progress = ws, name, on_progress
         self.options = options_for(ws, name).with_(from_phase="start")
-        self._cancel = threading.Event()
-        self._job: CompileJob | None = None
-
-    @property
-    def expected_phases(self) -> tuple[str, ...]:
-        return self.options.phases()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-        job = self._job
-        if job is not None:
-            job.cancel()
+        self._start_idle()
 
     def run(self) -> Variant:
         ws, name = self.ws, self.name
