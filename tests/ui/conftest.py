@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from PySide6 import QtCore
+
+
+@pytest.fixture(autouse=True)
+def collect_qt_garbage_on_the_main_thread():
+    """Windows of earlier tests are cyclic garbage holding Qt objects. Collected here, on the main thread
+    with no job running, never by a collection that a job's worker thread happens to trigger: there a
+    QObject destructor waits for the GIL while the main thread, holding it, waits for that QObject's lock."""
+    gc.collect()
+    yield
 
 
 @pytest.fixture
