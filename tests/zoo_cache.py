@@ -24,19 +24,7 @@ def zoo_model(name: str) -> Path:
 
 def zoo_workspace(name: str):
     """The product's own compile of light_<name>.onnx (every phase), made once per run."""
-    from npu_studio.core.workspace.workspace import Workspace, compile_model
-
-    run_dir = Path(os.environ[RUN_DIR_ENV])  # set by tests/conftest.py
-    folder = run_dir / "zoo" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = folder / "done"
-        if done.exists():
-            return Workspace.open(folder / "ws")
-        ws = compile_model(zoo_model(name), folder / "ws")
-        done.touch()
-        return ws
+    return cached_workspace(name, lambda folder: zoo_model(name), group="zoo")
 
 
 def zoo_flow(name: str) -> Path:
@@ -80,12 +68,13 @@ def quant_zoo_workspace(name: str, activation: str = "i8"):
         zoo_model(name), folder / f"{name}_{activation}.onnx", activation))
 
 
-def cached_workspace(key: str, make_model):
-    """A compiled workspace of the model `make_model(folder)` writes, made once per run."""
+def cached_workspace(key: str, make_model, group: str = "zoo-qdq"):
+    """A compiled workspace of the model `make_model(folder)` gives, made once per run: the first worker to
+    ask compiles under a lock (`fcntl.flock`), the others wait and reuse it."""
     from npu_studio.core.workspace.workspace import Workspace, compile_model
 
-    run_dir = Path(os.environ[RUN_DIR_ENV])
-    folder = run_dir / "zoo-qdq" / key
+    run_dir = Path(os.environ[RUN_DIR_ENV])  # set by tests/conftest.py
+    folder = run_dir / group / key
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
