@@ -59,10 +59,7 @@ class NpuRunReport:
                  f"({len(v.imports)} executables replaced), {len(v.cpu)} on IREE's CPU code"
                  f"{' (reused)' if v.reused else f', built in {v.build_seconds:.2f} s'}",
                  f"  {self.plugin_calls} plugin calls, run in {self.npu_seconds:.2f} s"]
-        for c in (self.vs_cpu, self.vs_onnxruntime):
-            if c is not None:
-                lines.append(f"  vs {c.reference:<12} max error {c.max_error:.3g} (largest value {c.scale:.3g}, "
-                             f"tolerance {c.tolerance:g} relative) {'ok' if c.ok else 'DIFFERS'}")
+        lines += [c.line() for c in (self.vs_cpu, self.vs_onnxruntime) if c is not None]
         for r in v.cpu:
             lines.append(f"  dispatch #{r['dispatch']} on the CPU: {r['reason']}")
         d = self.first_divergent

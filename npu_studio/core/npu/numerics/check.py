@@ -43,6 +43,10 @@ class Comparison:
     def ok(self) -> bool:
         return self.max_error <= self.tolerance * max(1.0, self.scale)
 
+    def line(self) -> str:
+        return (f"  vs {self.reference:<12} max error {self.max_error:.3g} (largest value {self.scale:.3g}, "
+                f"tolerance {self.tolerance:g} relative) {'ok' if self.ok else 'DIFFERS'}")
+
 
 @dataclass
 class CheckReport:
@@ -96,13 +100,7 @@ class CheckReport:
         lines = [f"functional simulation of @{self.function}: {len(self.dispatches)} dispatches "
                  f"({npu} on the NPU tile by tile, {len(self.dispatches) - npu} on IREE's CPU build), "
                  f"{self.sim_seconds:.2f} s"]
-        for c in (self.vs_iree, self.vs_onnxruntime):
-            if isinstance(c, StepComparison):
-                lines.append(c.line())
-            elif c is not None:
-                lines.append(f"  vs {c.reference:<12} max error {c.max_error:.3g} "
-                             f"(largest value {c.scale:.3g}, tolerance {c.tolerance:g} relative) "
-                             f"{'ok' if c.ok else 'DIFFERS'}")
+        lines += [c.line() for c in (self.vs_iree, self.vs_onnxruntime) if c is not None]
         worst = max((d for d in self.dispatches if d.max_error is not None),
                     key=lambda d: d.max_error / max(1.0, d.scale or 0), default=None)
         if worst is not None:
