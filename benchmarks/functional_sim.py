@@ -13,17 +13,15 @@ next to wall seconds: the CI machine is shared, so CPU time is the stable figure
 
 from __future__ import annotations
 
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from perf_doc import write_section  # noqa: E402
+from perf_doc import timed, write_section  # noqa: E402
 
 from npu_studio.core.npu.numerics import check  # noqa: E402
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim  # noqa: E402
@@ -38,30 +36,18 @@ from npu_studio.core.workspace.workspace import compile_model  # noqa: E402
 from tests.conftest import EXAMPLE, light_zoo_dir  # noqa: E402
 
 
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _timed(fn):
-    w, c = time.perf_counter(), _cpu()
-    out = fn()
-    return out, time.perf_counter() - w, _cpu() - c
-
-
 def measure(model: Path, tmp: Path) -> dict:
     ws = compile_model(model, tmp / model.stem)
     flow = ws.snapshot_path("flow")
     program = run_npu_pipeline(flow)
     sig = pick_function(ws.snapshot_path("input"))
     inputs = random_inputs(sig, 0)
-    vmfb, build_wall, build_cpu = _timed(lambda: build(flow, ws.root / CACHE_DIR))
+    vmfb, build_wall, build_cpu = timed(lambda: build(flow, ws.root / CACHE_DIR))
     with DispatchRunner(vmfb) as runner:
         sim = FunctionalSim(flow, program, ws.params_path, runner, compare=False)
-        result, sim_wall, sim_cpu = _timed(lambda: sim.run(sig.name, inputs))
-    _, iree_wall, iree_cpu = _timed(lambda: run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
-    report, check_wall, check_cpu = _timed(lambda: check(ws, program, inputs))
+        result, sim_wall, sim_cpu = timed(lambda: sim.run(sig.name, inputs))
+    _, iree_wall, iree_cpu = timed(lambda: run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
+    report, check_wall, check_cpu = timed(lambda: check(ws, program, inputs))
     npu = [d for d in result.dispatches if d.computed_by == "npu"]
     return {
         "model": model.stem, "dispatches": len(result.dispatches), "npu": len(npu),

@@ -12,17 +12,15 @@ Then `precision` on the same workspace, one demoted variant at a time
 
 from __future__ import annotations
 
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from perf_doc import write_section
+from perf_doc import timed, write_section
 
 from npu_studio.core.debug.numerics_trace import trace
 from npu_studio.core.debug.precision import precision
@@ -32,32 +30,20 @@ from npu_studio.core.workspace.workspace import compile_model
 from tests.conftest import light_zoo_dir
 
 
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _timed(fn):
-    w, c = time.perf_counter(), _cpu()
-    out = fn()
-    return out, time.perf_counter() - w, _cpu() - c
-
-
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         ws = compile_model(light_zoo_dir() / "light_resnet50.onnx", Path(tmp) / "resnet50")
         sig = pick_function(ws.snapshot_path("input"))
         x = random_inputs(sig, 0)
-        _, iree_w, iree_c = _timed(lambda: run_vmfb(ws.vmfb_path, sig.name, x, parameters=ws.params_path))
-        _, ort_w, ort_c = _timed(lambda: run_onnxruntime(ws.source_path, x))
-        first, first_w, first_c = _timed(lambda: trace(ws, x))
-        cached, cached_w, cached_c = _timed(lambda: trace(ws, x))
-        _, traced_first_w, _ = _timed(lambda: trace(ws, x, method="tensor-trace"))
-        traced, traced_w, traced_c = _timed(lambda: trace(ws, x, method="tensor-trace"))
+        _, iree_w, iree_c = timed(lambda: run_vmfb(ws.vmfb_path, sig.name, x, parameters=ws.params_path))
+        _, ort_w, ort_c = timed(lambda: run_onnxruntime(ws.source_path, x))
+        first, first_w, first_c = timed(lambda: trace(ws, x))
+        cached, cached_w, cached_c = timed(lambda: trace(ws, x))
+        _, traced_first_w, _ = timed(lambda: trace(ws, x, method="tensor-trace"))
+        traced, traced_w, traced_c = timed(lambda: trace(ws, x, method="tensor-trace"))
         variants = []
         for demotion in ("f16", "contractions-f16"):
-            report, w, c = _timed(lambda d=demotion: precision(ws, [d], x))
+            report, w, c = timed(lambda d=demotion: precision(ws, [d], x))
             variants.append((demotion, report.results[0], w, c))
     base_c = iree_c + ort_c
     lines = [

@@ -14,17 +14,15 @@ processes: the machine is shared, CPU time is the stable figure.
 
 from __future__ import annotations
 
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from perf_doc import write_section  # noqa: E402
+from perf_doc import timed, write_section  # noqa: E402
 
 from npu_studio.core.compile.compiler import CompileJob  # noqa: E402
 from npu_studio.core.npu.hal.measured import format_table, measured_table, profile_dispatches, sort_rows  # noqa: E402
@@ -38,18 +36,6 @@ from npu_studio.core.workspace.workspace import compile_model  # noqa: E402
 from tests.conftest import EXAMPLE, light_zoo_dir  # noqa: E402
 
 
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _timed(fn):
-    w, c = time.perf_counter(), _cpu()
-    out = fn()
-    return out, time.perf_counter() - w, _cpu() - c
-
-
 def measure(model: Path, tmp: Path) -> dict:
     ws = compile_model(model, tmp / model.stem)
     program = run_for_workspace(ws)
@@ -58,12 +44,12 @@ def measure(model: Path, tmp: Path) -> dict:
     inputs = random_inputs(sig, 0)
     plain = CompileJob(ws.snapshot_path("stream"), tmp / f"{model.stem}-plain",
                        ws.compile_options(from_phase="stream", extra_flags=()))
-    _, plain_wall, plain_cpu = _timed(plain.run)
-    variant, var_wall, var_cpu = _timed(lambda: build_variant(ws, force=True))
-    _, cpu_wall, cpu_cpu = _timed(lambda: run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
+    _, plain_wall, plain_cpu = timed(plain.run)
+    variant, var_wall, var_cpu = timed(lambda: build_variant(ws, force=True))
+    _, cpu_wall, cpu_cpu = timed(lambda: run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
     run = lambda compare: run_npu(ws, inputs, compare_dispatches=compare, cpu_build=False, onnxruntime=False)  # noqa: E731
-    fast, fast_wall, fast_cpu = _timed(lambda: run(False))
-    checked, chk_wall, chk_cpu = _timed(lambda: run(True))
+    fast, fast_wall, fast_cpu = timed(lambda: run(False))
+    checked, chk_wall, chk_cpu = timed(lambda: run(True))
     events = profile_dispatches(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
     rows = measured_table(program, simulate(program), events)
     return {"model": model.stem, "sites": len(program.dispatches), "imports": len(variant.imports),

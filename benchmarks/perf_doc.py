@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import resource
+import time
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "PERFORMANCE.md"
@@ -17,3 +19,17 @@ def write_section(marker: str, body: str) -> None:
     pattern = re.compile(rf"<!-- {re.escape(marker)} -->.*?<!-- /{re.escape(marker)} -->", re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     DOC.write_text(text)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every child it has waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn):
+    """(fn(), wall seconds, CPU seconds)."""
+    w, c = time.perf_counter(), cpu_seconds()
+    out = fn()
+    return out, time.perf_counter() - w, cpu_seconds() - c
