@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import StudioError
 from ...run.dispatches import iree_dispatches
+from ...run.dispatches.cpu_reductions import reduction_configs
 from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
@@ -136,7 +137,8 @@ def diverges(d: DispatchOutcome) -> bool:
 
 def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | None = None, seed: int = 0,
           *, onnxruntime: bool = True, iree_build: bool = True, fault: TileFault | None = None,
-          function: str | None = None, stage_rounding: str | None = None) -> CheckReport:
+          function: str | None = None, stage_rounding: str | None = None,
+          iree_order: bool | None = None) -> CheckReport:
     """Simulate `program` (the NPU program of `workspace`'s flow snapshot) and compare.
 
     `onnxruntime` / `iree_build` False leave out that comparison of the
@@ -145,6 +147,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     match IREE's build exactly and is compared with onnxruntime in
     quantization steps (`quant_steps`). `stage_rounding` makes the output
     stage's model round otherwise than the target says (a test's fault).
+    `iree_order`: float sums follow the order of IREE's CPU build
+    (`cpu_reductions`; bit for bit, slower); None: for quantized models.
 
     Raises StudioError (one line, naming the file) when the workspace has no
     build or flow snapshot, or the dispatch module does not compile.
@@ -168,9 +172,16 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
                                        f"{'x'.join(map(str, a.shape))} {a.dtype}")
     vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR)
+    is_onnx = ws.source_path.suffix.lower() == ".onnx"
+    steps = output_steps(ws.source_path) if is_onnx else []
+    quantized = bool(steps) and all(st is not None for st in steps)
+    reductions = None
+    if iree_order or (iree_order is None and quantized):
+        reductions = reduction_configs(flow, ws.root / iree_dispatches.CACHE_DIR)
     notes: list[str] = []
     with iree_dispatches.DispatchRunner(vmfb) as runner:
-        sim = FunctionalSim(flow, program, ws.params_path, runner, fault, stage_rounding=stage_rounding)
+        sim = FunctionalSim(flow, program, ws.params_path, runner, fault, stage_rounding=stage_rounding,
+                            reductions=reductions)
         try:
             result = sim.run(sig.name, inputs)
         except NotInterpretable as exc:
@@ -180,9 +191,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         t0 = time.perf_counter()
         iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
         iree_seconds = time.perf_counter() - t0
-    is_onnx = ws.source_path.suffix.lower() == ".onnx"
-    steps = output_steps(ws.source_path) if is_onnx else []
-    quantized = bool(steps) and len(steps) == len(result.outputs) and all(st is not None for st in steps)
+    quantized = quantized and len(steps) == len(result.outputs)
     if iree_build:
         vs_iree = _compare("iree-cpu", result.outputs, iree_out, exact=quantized)
     vs_ort = None

@@ -21,7 +21,7 @@ from ...ir.linalg import describe_linalg_op
 from ...ir.linalg.requant import ROUND_OP_MODE
 from ...run.dispatches.scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
 from ..output_stage import OutputStage, split_epilogue
-from . import linalg_eval
+from . import linalg_eval, ordered_sum
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
 TileHook = Callable[[int, list[np.ndarray]], None]
@@ -93,8 +93,12 @@ class DispatchInterpreter:
     """Runs one dispatch function; `tiles` gives the root op's tiles in task order."""
 
     def __init__(self, func: ir.Operation, tiles: list[Tile] | None = None, on_tile: TileHook | None = None,
-                 stage: OutputStage | None = None, stage_rounding: str | None = None):
+                 stage: OutputStage | None = None, stage_rounding: str | None = None, reductions: list | None = None):
         self.func = func
+        # IREE's lowering configs of the reducing ops (cpu_reductions): float sums follow their order.
+        self.reductions = reductions
+        self._orders: dict = {}
+        self.notes: list[str] = []
         self.tiles = tiles
         self.on_tile = on_tile
         # The MAC array's output stage computes the requantization of the epilogue
@@ -119,6 +123,7 @@ class DispatchInterpreter:
         env: dict = dict(zip(block.arguments, bindings))
         ops = [op.operation for op in block.operations]
         self._epilogue = epilogue(ops, self.root) if self.tiles is not None else []
+        self._orders = self._float_orders(ops)
         if self.stage is not None and self._epilogue:
             self._model_output_stage()
         self._done: dict = {}  # epilogue op -> its outputs, computed tile by tile with the root
@@ -126,6 +131,24 @@ class DispatchInterpreter:
             if op.name in ("func.return", "return"):
                 return
             self._op(op, env)
+
+    def _float_orders(self, ops: list[ir.Operation]) -> dict:
+        """Float sum -> the order IREE's CPU build sums it in (its reducing ops pair with ours in order)."""
+        if self.reductions is None:
+            return {}
+        reducing = [(op, s) for op in ops if op.name.startswith("linalg.")
+                    for s in [linalg_eval.structured(op)] if s is not None and any(s.reduction)]
+        if len(reducing) != len(self.reductions):
+            if any(ordered_sum.is_float_sum(s) for _, s in reducing):
+                self.notes.append(f"IREE's CPU build has {len(self.reductions)} reducing ops here, the dispatch "
+                                  f"{len(reducing)}: float sums in numpy's order, not IREE's")
+            return {}
+        orders = {}
+        for (op, s), config in zip(reducing, self.reductions):
+            order = ordered_sum.float_order(s, config)
+            if order is not None:
+                orders[op] = order
+        return orders
 
     def _model_output_stage(self) -> None:
         split = split_epilogue([e_op for e_op, _ in self._epilogue], self.stage)
@@ -208,8 +231,15 @@ class DispatchInterpreter:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
         s.captures = env
         ins, outs = args[:s.n_in], linalg_eval.fresh_outputs(args[s.n_in:])
+        order = self._orders.get(op)
+
+        def compute(offs=None, sizes=None):
+            if order is not None:
+                ordered_sum.run(s, order, ins, outs, offs, sizes)
+            else:
+                linalg_eval.run(s, ins, outs, offs, sizes)
         if self.tiles is None or self.root is None or op != self.root:
-            linalg_eval.run(s, ins, outs)
+            compute()
             return outs
         # The epilogue's tensors: the root's results as they fill, the others from env.
         arrays = dict(zip(op.results, outs))
@@ -223,8 +253,11 @@ class DispatchInterpreter:
             self._done[e_op] = e_outs
         out_loops = _out_loops(s)
         red = [d for d in range(s.n_loops) if s.reduction[d]]
+        if order is not None and not self._tiles_follow(order, red):
+            self.notes.append("the NPU's tiles split the float sum otherwise than IREE's CPU build orders it: "
+                              "its last bits may differ")
         for k, tile in enumerate(self.tiles):
-            linalg_eval.run(s, ins, outs, tile.offsets, tile.sizes)
+            compute(tile.offsets, tile.sizes)
             if self.on_tile is not None:
                 regions = [linalg_eval.out_region(o, s.maps[s.n_in + j], tile.offsets, tile.sizes)[0]
                            for j, o in enumerate(outs)]
@@ -236,6 +269,15 @@ class DispatchInterpreter:
                 for e_s, e_ins, e_outs in steps:
                     linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
         return outs
+
+
+    def _tiles_follow(self, order, red: list[int]) -> bool:
+        """Do the tiles of each output block visit the reduction in IREE's order?"""
+        blocks: dict = {}
+        for tile in self.tiles:
+            key = tuple((o, z) for d, (o, z) in enumerate(zip(tile.offsets, tile.sizes)) if d not in red)
+            blocks.setdefault(key, []).append((tuple(tile.offsets[d] for d in red), tuple(tile.sizes[d] for d in red)))
+        return all(ordered_sum.compatible(order, boxes) for boxes in blocks.values())
 
 
 _NARROWING = ("arith.fptosi", "arith.fptoui")
