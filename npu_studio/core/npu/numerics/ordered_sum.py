@@ -93,11 +93,25 @@ def float_order(s: Structured, config: ReductionConfig) -> FloatOrder | None:
         memo: dict = {}
         x, y = (_loops_of(s, v, memo) for v in mul.operands)
         vector = [d for d, t in zip(par, p_tiles) if min(t, s.ranges[d]) > 1]
+        if config.pipeline == "ConvTileAndDecomposeExpert":
+            # the decomposed conv unrolls an output loop its input steps through with a stride
+            vector = [d for d in vector if d not in _strided(s)]
         outer = any((d in x) != (d in y) for d in vector)
         # A contraction with no outer-product form over a vector of reduction points
         # lowers to a product and a horizontal add (vector.reduction): no FMA.
         fma = outer or all(t == 1 for t in tiles)
     return FloatOrder(tiles, fma)
+
+
+def _strided(s: Structured) -> set[int]:
+    """Loops an input reads with a stride above 1 (`2*oh + kh`)."""
+    out: set[int] = set()
+    for m in s.maps[:s.n_in]:
+        for e in m.results:
+            lin = linalg_eval.linear(e)
+            if lin is not None:
+                out |= {d for d, c in lin[0].items() if c > 1}
+    return out
 
 
 def _key(point, red, tiles):
