@@ -46,7 +46,7 @@ from ..run.runner import pick_function, random_inputs, run_vmfb
 from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
+from ..run.onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
 from .trace_report import (
     HISTOGRAM_BINS,
     DispatchTrace,

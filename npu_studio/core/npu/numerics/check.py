@@ -29,6 +29,7 @@ from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
 from .quant_steps import StepComparison, compare_in_steps, output_steps
+from .varying_tensor import compare_last_varying, constant, quantized_result
 
 REPORT_NAME = "last.json"  # in the workspace's npu/check/, the last check's report
 
@@ -73,7 +74,8 @@ class CheckReport:
             if isinstance(c, StepComparison):
                 return {"reference": c.reference, "max_error": c.max_error, "scale": c.scale,
                         "tolerance": c.tolerance, "ok": c.ok, "elements": c.elements,
-                        "differing": c.differing, "max_steps": c.max_steps}
+                        "differing": c.differing, "max_steps": c.max_steps, "tensor": c.tensor,
+                        "distinct": c.distinct}
             return None if c is None else {"reference": c.reference, "max_error": c.max_error,
                                            "scale": c.scale, "tolerance": c.tolerance, "ok": c.ok}
         return {
@@ -181,7 +183,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     notes: list[str] = []
     with iree_dispatches.DispatchRunner(vmfb) as runner:
         sim = FunctionalSim(flow, program, ws.params_path, runner, fault, stage_rounding=stage_rounding,
-                            reductions=reductions)
+                            reductions=reductions,
+                            keep_intermediates=quantized_result if quantized and onnxruntime else False)
         try:
             result = sim.run(sig.name, inputs)
         except NotInterpretable as exc:
@@ -200,6 +203,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             ort_out = run_onnxruntime(ws.source_path, inputs)
             vs_ort = compare_in_steps("onnxruntime", result.outputs, ort_out, steps) if quantized \
                 else _compare("onnxruntime", result.outputs, ort_out)
+            if quantized and constant(ort_out):
+                vs_ort = _where_it_varies(ws, inputs, result.intermediates, vs_ort, notes)
         except ImportError:
             notes.append("onnxruntime is not installed: no comparison with it")
         except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
@@ -210,6 +215,19 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     first = next((d for d in result.dispatches if diverges(d)), None)
     return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
                        result.seconds, iree_seconds, notes)
+
+
+def _where_it_varies(ws: Workspace, inputs, intermediates, outputs: StepComparison, notes: list[str]):
+    """The comparison with onnxruntime moved to the last quantized tensor that varies (varying_tensor)."""
+    said = f"the model's outputs are constant on these inputs ({outputs.differing} of {outputs.elements} " \
+           f"elements differ from onnxruntime's)"
+    at = compare_last_varying(ws, inputs, intermediates)
+    if at is None:
+        notes.append(f"{said} and no quantized tensor varies: the comparison with onnxruntime compares constants")
+        return outputs
+    notes.append(f"{said}: compared at {at.tensor}, the last quantized tensor that varies "
+                 f"({at.distinct} distinct values)")
+    return at
 
 
 def load_inputs(paths: list[Path]) -> list[np.ndarray]:

@@ -64,7 +64,7 @@ class SimResult:
 class FunctionalSim:
     def __init__(self, flow_path: Path, program: NpuProgram, params: Path | None = None,
                  runner: DispatchRunner | None = None, fault: TileFault | None = None,
-                 keep_intermediates: bool = False, interpret_fallbacks: bool = False,
+                 keep_intermediates=False, interpret_fallbacks: bool = False,
                  compare: bool = True, stage_rounding: str | None = None,
                  on_tile=None, reductions: dict | None = None):
         self.ctx = mlir_context()
@@ -78,6 +78,7 @@ class FunctionalSim:
         # executable -> IREE's lowering configs of its reducing ops (cpu_reductions.reduction_configs):
         # float sums then follow IREE's CPU order bit for bit; None: numpy's order (faster).
         self.reductions = reductions
+        # True, or a predicate on a dispatch's results: which results `SimResult.intermediates` keeps
         self.keep = keep_intermediates
         self.compare = compare  # run each NPU dispatch on IREE too (with a runner)
         # Also interpret (whole, untiled) what the NPU leaves to the CPU: a self-check of the interpreter.
@@ -128,7 +129,7 @@ class FunctionalSim:
             reference = self.runner.run(index, tensors)
             outcome.max_error, outcome.scale = _max_error(results, reference)
         self.result.dispatches.append(outcome)
-        if self.keep:
+        if self.keep is True or (callable(self.keep) and self.keep(results)):
             self.result.intermediates[index] = results
         return results
 
