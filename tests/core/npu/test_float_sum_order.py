@@ -83,3 +83,16 @@ def test_lowering_configs_are_read_per_executable():
     (conv,) = configs["m$async_dispatch_3"]
     assert conv.pipeline == "ConvTileAndDecomposeExpert"
     assert conv.reduction_tiles() == (8, 1, 1) and conv.parallel_tiles() == (1, 2, 1, 5)
+
+
+def test_npu_reduction_tiles_follow_iree_order_only_when_they_nest():
+    from npu_studio.core.npu.numerics.ordered_sum import FloatOrder, compatible
+
+    # IREE sums (c, kh, kw) of a 16 x 3 x 3 reduction as c in tiles of 8 outermost, then kh, kw, c.
+    order = FloatOrder(tiles=(8, 1, 1), fma=True)
+    halves = [((0, 0, 0), (8, 3, 3)), ((8, 0, 0), (8, 3, 3))]  # the NPU splits c at IREE's tile edge
+    assert compatible(order, halves)
+    quarters = [((0, 0, 0), (4, 3, 3)), ((4, 0, 0), (4, 3, 3))]  # ... inside IREE's tile: kh, kw interleave
+    assert not compatible(order, quarters)
+    rows = [((0, 0, 0), (16, 1, 3)), ((0, 1, 0), (16, 2, 3))]  # splitting kh puts c's tiles out of order
+    assert not compatible(order, rows)
