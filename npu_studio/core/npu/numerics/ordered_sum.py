@@ -16,6 +16,7 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
+from iree.compiler import ir
 
 from ...run.dispatches.cpu_reductions import ReductionConfig
 from ...run.dispatches.scalar_ops import HOST_FMA
@@ -31,7 +32,7 @@ class FloatOrder:
 
 def _float(s: Structured) -> bool:
     outs = list(s.op.results)
-    return bool(outs) and all(str(r.type.element_type if hasattr(r.type, "element_type") else r.type)
+    return bool(outs) and all(isinstance(r.type, ir.ShapedType) and str(r.type.element_type)
                               in ("f32", "f16", "bf16", "f64") for r in outs)
 
 
@@ -42,7 +43,7 @@ def _accumulate(s: Structured):
     term = list(s.block.operations)[-1].operation
     y = term.operands[0]
     owner = y.owner
-    if isinstance(owner, type(s.block)) or owner.operation.name != "arith.addf":
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.addf":
         return None
     add = owner.operation
     out = list(s.block.arguments)[s.n_in]
@@ -50,7 +51,7 @@ def _accumulate(s: Structured):
     if len(others) != 1:
         return None
     f = others[0].owner
-    mul = None if isinstance(f, type(s.block)) or f.operation.name != "arith.mulf" else f.operation
+    mul = None if isinstance(f, ir.Block) or f.operation.name != "arith.mulf" else f.operation
     return add, mul
 
 
