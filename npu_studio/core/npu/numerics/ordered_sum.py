@@ -33,11 +33,11 @@ class FloatOrder:
 def _float(s: Structured) -> bool:
     outs = list(s.op.results)
     return bool(outs) and all(isinstance(r.type, ir.ShapedType) and str(r.type.element_type)
-                              in ("f32", "f16", "bf16", "f64") for r in outs)
+                              == "f32" for r in outs)
 
 
 def _accumulate(s: Structured):
-    """(the addf/subf that accumulates, the mulf under it or None), for a one-output sum."""
+    """(the addf that accumulates, the mulf under it or None), for a one-output sum."""
     if s.block is None or len(s.op.results) != 1:
         return None
     term = list(s.block.operations)[-1].operation
