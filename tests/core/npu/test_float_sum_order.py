@@ -96,3 +96,21 @@ def test_npu_reduction_tiles_follow_iree_order_only_when_they_nest():
     assert not compatible(order, quarters)
     rows = [((0, 0, 0), (16, 1, 3)), ((0, 1, 0), (16, 2, 3))]  # splitting kh puts c's tiles out of order
     assert not compatible(order, rows)
+
+
+def test_unreadable_configs_leave_numpy_order_and_say_so(default_target, monkeypatch):
+    import importlib
+
+    from npu_studio.core.errors import StudioError
+
+    check_module = importlib.import_module("npu_studio.core.npu.numerics.check")
+
+    def fail(flow, cache_dir):
+        raise StudioError(flow, "iree-compile exited with 1")
+    monkeypatch.setattr(check_module, "reduction_configs", fail)
+    ws = _workspace(SHAPES[0])
+    program = run_npu_pipeline(ws.snapshot_path("flow"), default_target)
+    x = np.random.default_rng(1).standard_normal((1, 8, 12, 12)).astype(np.float32)
+    report = check(ws, program, [x], iree_order=True, onnxruntime=False)
+    assert any("lowering configs could not be read" in n and "iree-compile exited with 1" in n
+               for n in report.notes), report.notes
