@@ -246,3 +246,21 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
     except (OSError, IndexError):
         return True
+
+
+def test_a_publish_under_a_relative_root_takes_staged_paths_relative_to_the_current_folder(tmp_path,
+                                                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws").mkdir()
+    staging = publish_journal.new_staging(Path("ws"))
+    (staging / "build").mkdir()
+    (staging / "build" / "a.txt").write_text("via the current folder\n")
+    (staging / "b.txt").write_text("via the staging folder\n")
+    publish = Publish(Path("ws"), staging)
+    publish.move(staging / "build" / "a.txt", "a.txt")  # e.g. ws/.staging-…/build/a.txt
+    publish.move("b.txt", "b.txt")
+    with pytest.raises(ValueError, match="not in the staging folder"):
+        publish.move(tmp_path / "elsewhere.txt", "c.txt")
+    publish.commit("{}")
+    assert (tmp_path / "ws" / "a.txt").read_text() == "via the current folder\n"
+    assert (tmp_path / "ws" / "b.txt").read_text() == "via the staging folder\n"
