@@ -94,7 +94,7 @@ def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
     return sig, inputs
 
 
-def _flow_records(b: variants.Build):
+def flow_records(b: variants.Build):
     phases = {p: b.snapshot_path(p) for p in ("dispatch-creation", "flow")
               if b.snapshot_path(p) is not None and b.snapshot_path(p).is_file()}
     return index_workspace_phases(phases)["flow"].dispatches  # dispatch-creation names each site's nodes
@@ -124,7 +124,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     sig, inputs = trace_inputs(ws, inputs, seed, function)
     model = imported_model(ws.source_path)
     graph = OnnxGraphOrder(model)
-    records = _flow_records(b)
+    records = flow_records(b)
     computes = {r.index: dispatch_nodes(r, graph) for r in records}
     wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
     t0 = time.perf_counter()
@@ -143,7 +143,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
             raise Cancelled("trace")
         rec = records[index] if index < len(records) else None
         pairings = pair_results([np.shape(r) for r in results], computes.get(index, []), graph, shapes)
-        traces.append(_compare(index, rec, results, pairings, reference, tolerance, seconds))
+        traces.append(compare(index, rec, results, pairings, reference, tolerance, seconds))
         if on_progress is not None:
             on_progress(len(traces), len(records))
 
@@ -236,7 +236,7 @@ def _substituted(ws: Workspace) -> list[str]:
     return sorted({s.name for s in load(ws) if s.applied})
 
 
-def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
+def compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
              tolerance: float | None, seconds: float) -> DispatchTrace:
     t = DispatchTrace(index, (rec.export or rec.executable or "") if rec else "",
                       list(np.shape(results[0])) if results else [], results[0].dtype.name if results else "",
@@ -245,6 +245,8 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     paired = [(r, p) for r, p in zip(results, pairings) if p.tensor is not None]
     if not paired:
         t.why_unpaired = pairings[0].why_not if pairings else "it has no result"
+        if results:
+            describe_values(t, results[0])
         return t
     t.onnx_tensor, t.onnx_node = paired[0][1].tensor, paired[0][1].node
     t.padded = paired[0][1].interior is not None
@@ -261,17 +263,22 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     t.max_abs_error, t.max_rel_error, t.scale, t.tolerance = err, rel, scale, tol
     t.departs = err > bound
     t.outside, t.first_differing = first_differing(r, ref, bound)
-    finite = np.asarray(r, np.float64)
+    describe_values(t, r)
+    return t
+
+
+def describe_values(t: DispatchTrace, values: np.ndarray) -> None:
+    """`t`'s statistics and histogram of `values` (its finite elements; how many are not finite)."""
+    finite = np.asarray(values, np.float64)
     finite = finite[np.isfinite(finite)]
     if finite.size:
         t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean()),
-                   "std": float(finite.std()), "nonfinite": int(np.asarray(r).size - finite.size)}
+                   "std": float(finite.std()), "nonfinite": int(np.asarray(values).size - finite.size)}
         try:
             counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
         except ValueError:  # a range too narrow for its magnitude (values nearly constant): one bin
             counts, edges = np.array([finite.size]), np.array([finite.min(), finite.max()])
         t.histogram = {"edges": edges.tolist(), "counts": counts.tolist()}
-    return t
 
 
 def _mark_inputs(traces: list[DispatchTrace], records) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .. import processes
 from ..compile.compiler import EXECUTABLE_DUMPS
@@ -66,15 +66,16 @@ def _dumped(folder: Path) -> dict[str, Path]:
 
 
 def rebase_flags(command: Sequence[str], flags: Sequence[str], work: Path, *, what: str,
-                 timeout: float = 900) -> Rebased:
+                 rename: Callable[[str], str] | None = None, timeout: float = 900) -> Rebased:
     """The substitution flags among `flags`, each fitted to the build `command` makes.
 
     `command`: the target build's iree-compile argument list (input, target
     and `--compile-from`, the build's own flags), without output, without
     `--compile-to` and without substitutions. The fitted texts are written
     under `work`, which must outlive the build that reads them. `what` names
-    the target build in the notes. StudioError when the target build does
-    not compile as far as the swap.
+    the target build in the notes; `rename` gives an executable's name in
+    it when that differs (its symbols are renamed in the fitted text).
+    StudioError when the target build does not compile as far as the swap.
     """
     subs = substitution_flags(flags)
     if not subs:
@@ -99,17 +100,19 @@ def rebase_flags(command: Sequence[str], flags: Sequence[str], work: Path, *, wh
     fitted_dir = work / "fitted"
     fitted_dir.mkdir(parents=True, exist_ok=True)
     for kind, name, path in subs:
-        target = targets[kind].get(name)
+        theirs = rename(name) if rename is not None else name
+        target = targets[kind].get(theirs)
         try:
             if target is None:
-                raise NotRebasable(f"{what} has no executable @{name}")
-            text = rebase(path.read_text(encoding="utf-8"), target.read_text(encoding="utf-8"), name)
+                raise NotRebasable(f"{what} has no executable @{theirs}")
+            text = path.read_text(encoding="utf-8").replace(name, theirs)  # its exports start with its name
+            text = rebase(text, target.read_text(encoding="utf-8"), theirs)
         except (NotRebasable, OSError) as exc:
             result.left_out.append(name)
             result.notes.append(f"executable {name}: its substitution is left out of {what} ({exc})")
             continue
-        fitted = fitted_dir / f"{name}.{kind}.mlir"
+        fitted = fitted_dir / f"{theirs}.{kind}.mlir"
         fitted.write_text(text, encoding="utf-8")
-        result.flags.append(f"{FLAGS[kind]}={name}={fitted}")
+        result.flags.append(f"{FLAGS[kind]}={theirs}={fitted}")
         result.notes.append(f"executable {name}: substituted in {what}, fitted to its buffer layout")
     return result
