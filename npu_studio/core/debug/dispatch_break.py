@@ -165,8 +165,13 @@ def build_break(ws: Workspace, index: int, on_progress=None) -> tuple[variants.V
     notes: list[str] = []
     variant = variants.get(ws, name)
     if variant.build is None or ws.substitution_flags():
-        variant = variants.build_job(ws, name, on_progress=on_progress,
-                                     prepare=_fit_substitutions(function, notes)).run()
+        try:
+            variant = variants.build_job(ws, name, on_progress=on_progress,
+                                         prepare=_fit_substitutions(function, notes)).run()
+        except BaseException:
+            if existing is None:  # a break that did not build leaves no variant behind
+                variants.remove(ws, name)
+            raise
     return variant, flag, notes
 
 
