@@ -147,11 +147,12 @@ def _iree_compile():
     return iree_compile()
 
 
-def build_break(ws: Workspace, index: int, on_progress=None) -> tuple[variants.Variant, str, list[str]]:
+def build_break(ws: Workspace, index: int, on_progress=None, attach=None) -> tuple[variants.Variant, str, list[str]]:
     """The built variant broken after dispatch `index`, its break flag, and notes on its substitutions.
 
     Reused when already built with the same flags and the workspace has no
     substitutions (whose fitting depends on them); built (again) otherwise.
+    `attach(stop)` receives the build's cancel (the app's job token).
     """
     function, ordinal = break_target(ws, index)
     flag = f"{BREAK_FLAG}=@{function}:{ordinal}"
@@ -166,8 +167,10 @@ def build_break(ws: Workspace, index: int, on_progress=None) -> tuple[variants.V
     variant = variants.get(ws, name)
     if variant.build is None or ws.substitution_flags():
         try:
-            variant = variants.build_job(ws, name, on_progress=on_progress,
-                                         prepare=_fit_substitutions(function, notes)).run()
+            job = variants.build_job(ws, name, on_progress=on_progress, prepare=_fit_substitutions(function, notes))
+            if attach is not None:
+                attach(job.cancel)
+            variant = job.run()
         except BaseException:
             if existing is None:  # a break that did not build leaves no variant behind
                 variants.remove(ws, name)
@@ -186,7 +189,7 @@ def _check_last_dispatch(variant: variants.Variant, expected: str | None, index:
 
 
 def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = None, *,
-                tolerance: float | None = None, seed: int = 0, on_progress=None) -> BreakResult:
+                tolerance: float | None = None, seed: int = 0, on_progress=None, attach=None) -> BreakResult:
     """Build (or reuse) the variant broken after dispatch `index`, run it, compare with onnxruntime."""
     main = check_traceable(ws)
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
@@ -198,7 +201,7 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
                                                     f"(#0..#{len(records) - 1})")
     rec = records[index]
     t0 = time.perf_counter()
-    variant, flag, notes = build_break(ws, index, on_progress)
+    variant, flag, notes = build_break(ws, index, on_progress, attach)
     build_seconds = time.perf_counter() - t0
     _check_last_dispatch(variant, rec.export, index)
     notes.insert(0, "IREE's own break; built from the imported model, so edits of its phase snapshots are "
