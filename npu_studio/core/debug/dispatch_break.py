@@ -8,7 +8,11 @@ import gives the model's entry point as a sync wrapper calling
 `@NAME$async` (which holds every dispatch): there the flag exits 1 without
 a message (`@NAME$async:N`) or breaks nothing (`@NAME:N`). With
 `--iree-torch-emit-async-entry-points=false` the import makes one sync
-`@NAME` holding the dispatches and no caller, and the break works.
+`@NAME` holding the dispatches and no caller, and the break works. The
+flag also reaches the JIT modules IREE's constant evaluation compiles (which
+have no `@NAME`: "Failed to find breaking or tracing target function"), so
+the break build has `--iree-opt-const-eval=false`; hoisted constants are
+then computed by its initializer at run time.
 
 `break_after(ws, index)` builds that variant of the workspace
 (`variants`, named `break-<index>`, from the imported model: phase edits are
@@ -30,7 +34,6 @@ from ..compile.options import CompileOptions
 from ..errors import StudioError
 from ..executables.rebase import rebase_flags, substitution_flags, without_substitutions
 from ..ir.context import mlir_context
-from ..ir.dispatch_index import index_workspace_phases
 from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import run_vmfb
 from ..workspace import variants
@@ -41,6 +44,9 @@ from .trace_report import DispatchTrace
 
 FORMAT = "npu-studio.break"
 SYNC_ENTRY = "--iree-torch-emit-async-entry-points=false"
+# IREE's constant evaluation compiles JIT modules through the same flow pipeline, with the same
+# break flag, and fails there ("Failed to find breaking or tracing target function").
+NO_CONST_EVAL = "--iree-opt-const-eval=false"
 BREAK_FLAG = "--iree-flow-break-dispatch"
 PREFIX = "break-"
 
@@ -96,28 +102,35 @@ def variant_name(index: int) -> str:
     return f"{PREFIX}{index}"
 
 
-def break_target(ws: Workspace, index: int) -> tuple[str, int]:
-    """(function, ordinal) IREE's break flag names for dispatch `index` of the workspace's flow snapshot."""
+def _sites(flow: Path) -> list[tuple[str | None, str | None]]:
+    """(export, enclosing function, or None when inside control flow) of each dispatch site, in order."""
     from iree.compiler import ir
 
     from ..ir.flow_graph import FlowGraph
 
-    flow = ws.snapshot_path("flow")
+    found = []
     with mlir_context() as ctx:
         graph = FlowGraph(ir.Module.parse(flow.read_text(encoding="utf-8"), ctx).operation)
-        if not 0 <= index < len(graph.sites):
-            raise StudioError(flow, f"no dispatch #{index}: the build has {len(graph.sites)} (#0..#"
-                                    f"{len(graph.sites) - 1})")
-        site = graph.sites[index]
-        func = site.op.parent
-        while func is not None and func.name not in ("util.func", "func.func"):
-            func = func.parent
-        if func is None or site.op.parent != func:
-            raise StudioError(flow, f"dispatch #{index} is inside control flow; IREE's break counts only "
-                                    "the dispatches at the top of a function")
-        name = ir.StringAttr(func.attributes["sym_name"]).value
-        ordinal = sum(1 for s in graph.sites[:index] if s.op.parent == func)
-    return name.removesuffix("$async"), ordinal
+        for site in graph.sites:
+            parent = site.op.parent
+            top = parent.name in ("util.func", "func.func", "util.initializer")
+            name = ir.StringAttr(parent.attributes["sym_name"]).value if top and parent.name != \
+                "util.initializer" else None
+            found.append((site.record.export, name if top else None))
+    return found
+
+
+def break_target(ws: Workspace, index: int) -> tuple[str, int]:
+    """(function, ordinal) IREE's break flag names for dispatch `index` of the workspace's flow snapshot."""
+    flow = ws.snapshot_path("flow")
+    sites = _sites(flow)
+    if not 0 <= index < len(sites):
+        raise StudioError(flow, f"no dispatch #{index}: the build has {len(sites)} (#0..#{len(sites) - 1})")
+    function = sites[index][1]
+    if function is None:
+        raise StudioError(flow, f"dispatch #{index} is not at the top of a function (control flow or an "
+                                "initializer); IREE's break counts only those")
+    return function.removesuffix("$async"), sum(1 for _, f in sites[:index] if f == function)
 
 
 def sync_name(symbol: str | None, function: str) -> str | None:
@@ -156,7 +169,7 @@ def build_break(ws: Workspace, index: int, on_progress=None, attach=None) -> tup
     """
     function, ordinal = break_target(ws, index)
     flag = f"{BREAK_FLAG}=@{function}:{ordinal}"
-    name, flags = variant_name(index), [SYNC_ENTRY, flag]
+    name, flags = variant_name(index), [SYNC_ENTRY, NO_CONST_EVAL, flag]
     existing = ws.manifest.variants.get(name)
     if existing is not None and list(existing.get("flags", [])) != flags:
         variants.remove(ws, name)  # an older build's dispatch #index was another one
@@ -180,9 +193,8 @@ def build_break(ws: Workspace, index: int, on_progress=None, attach=None) -> tup
 
 def _check_last_dispatch(variant: variants.Variant, expected: str | None, index: int) -> None:
     flow = variant.snapshot_path("flow")
-    records = index_workspace_phases({"flow": flow})["flow"].dispatches
-    last = records[-1].export if records else None
     function = variant.flags[-1].rpartition("@")[2].rpartition(":")[0]
+    last = next((e for e, f in reversed(_sites(flow)) if f == function), None)
     if last != sync_name(expected, function):
         raise StudioError(flow, f"the broken build ends with dispatch {last}, not #{index} {expected}; "
                                 "its dispatches are numbered otherwise than the workspace's build")

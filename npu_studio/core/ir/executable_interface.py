@@ -12,10 +12,12 @@ writes the wrong bytes.
 `rebase(substituted, target, name)` keeps everything the user wrote and
 takes the interface from `target`, the same executable as that other build
 dumped it: every export's layout, and every subspan's layout, flags and
-offset (matched by function, binding and order). It refuses, with the
-reason (`NotRebasable`), when the two do not describe the same buffers:
-another export or function, another number of subspans of a binding,
-another tensor type, or an offset the target computes at run time.
+offset (matched by function, binding and order). An offset the target
+reads from push constants is computed here by a copy of the target's own
+ops (its host passes the values they expect). It refuses, with the reason
+(`NotRebasable`), when the two do not describe the same buffers: another
+export or function, another number of subspans of a binding, another
+tensor type, or other push-constant reads the target lays out otherwise.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ class NotRebasable(ValueError):
 
 def _symbol(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _constants(layout: ir.Attribute) -> str:
+    """The push-constant part of a pipeline layout's text (`constants = N`, or none)."""
+    text = str(layout)
+    return text[text.index("constants"):].split(",")[0] if "constants" in text else "constants = 0"
 
 
 def _executable(module: ir.Module, name: str, which: str) -> ir.Operation:
@@ -78,6 +86,24 @@ def _offset(subspan: ir.Operation) -> ir.Value | None:
     return subspan.operands[0] if segments[0] else None
 
 
+def _clone_slice(value: ir.Value, before: ir.Operation, memo: dict) -> ir.Value:
+    """`value` of the target's function recomputed in ours before `before`: its ops cloned, operands first."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        raise NotRebasable("the target build computes an offset from a block argument")
+    op = owner.operation if hasattr(owner, "operation") else owner
+    key = op
+    if key not in memo:
+        operands = [_clone_slice(v, before, memo) for v in op.operands]
+        copy = op.clone(ip=ir.InsertionPoint(before))
+        for i, v in enumerate(operands):
+            copy.operands[i] = v
+        memo[key] = copy
+    copy = memo[key]
+    index = next(i for i, r in enumerate(op.results) if r == value)
+    return copy.results[index]
+
+
 def _erase_dead(func: ir.Operation) -> None:
     """Drop side-effect-free ops left without users (the replaced offsets' computations)."""
     while True:
@@ -97,8 +123,10 @@ def _erase_dead(func: ir.Operation) -> None:
             op.erase()
 
 
-def _rebase_function(name: str, mine: ir.Operation, theirs: ir.Operation) -> None:
+def _rebase_function(name: str, mine: ir.Operation, theirs: ir.Operation, same_constants: bool) -> None:
     ours, target = _subspans(mine), _subspans(theirs)
+    first = mine.regions[0].blocks[0].operations[0].operation
+    memo: dict = {}
     if sorted(ours) != sorted(target):
         raise NotRebasable(f"@{name} binds {sorted(ours)} here and {sorted(target)} in the target build")
     for binding, ops in ours.items():
@@ -115,8 +143,12 @@ def _rebase_function(name: str, mine: ir.Operation, theirs: ir.Operation) -> Non
                     op.attributes[attr] = model.attributes[attr]
             at, model_at = _offset(op), _offset(model)
             value = 0 if model_at is None else _constant(model_at)
-            if value is None:
-                raise NotRebasable(f"@{name} binding {binding}: the target build computes its offset at run time")
+            if value is None:  # read from push constants: computed here as the target computes it
+                if at is None:
+                    raise NotRebasable(f"@{name} binding {binding} has no offset here, one computed at run "
+                                       "time in the target build")
+                op.operands[0] = _clone_slice(model_at, first, memo)
+                continue
             if at is None:
                 if value:
                     raise NotRebasable(f"@{name} binding {binding} has no offset here, {value} in the target build")
@@ -129,6 +161,21 @@ def _rebase_function(name: str, mine: ir.Operation, theirs: ir.Operation) -> Non
                                         loc=op.location, ip=ir.InsertionPoint(op))
             op.operands[0] = const.results[0]
     _erase_dead(mine)
+    if not same_constants and _reads_constants(mine, set(memo.values())):
+        raise NotRebasable(f"@{name} reads push constants, which the target build lays out otherwise")
+
+
+def _reads_constants(func: ir.Operation, cloned: set) -> bool:
+    found = []
+
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name == "hal.interface.constant.load" and op not in cloned:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return bool(found)
 
 
 def rebase(substituted: str, target: str, name: str) -> str:
@@ -154,8 +201,11 @@ def rebase(substituted: str, target: str, name: str) -> str:
             if sorted(exports) != sorted(model_exports):
                 raise NotRebasable(f"@{name} exports {sorted(exports)} here, {sorted(model_exports)} in the "
                                    "target build")
+            same_constants = {}
             for ename, export in exports.items():
-                export.attributes["layout"] = model_exports[ename].attributes["layout"]
+                model_layout = model_exports[ename].attributes["layout"]
+                same_constants[ename] = _constants(export.attributes["layout"]) == _constants(model_layout)
+                export.attributes["layout"] = model_layout
             inner = [o.operation for o in variant.regions[0].blocks[0].operations
                      if o.operation.name == "builtin.module"]
             model_inner = [o.operation for o in model.regions[0].blocks[0].operations
@@ -169,7 +219,7 @@ def rebase(substituted: str, target: str, name: str) -> str:
             for fname in exports:
                 if fname not in funcs or fname not in model_funcs:
                     raise NotRebasable(f"no function @{fname} for export @{fname}")
-                _rebase_function(fname, funcs[fname], model_funcs[fname])
+                _rebase_function(fname, funcs[fname], model_funcs[fname], same_constants[fname])
         if not mine.verify():
             raise NotRebasable(f"@{name} does not verify with the target build's interface")
         return mine.get_asm(enable_debug_info=False) + "\n"

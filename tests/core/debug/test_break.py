@@ -111,3 +111,17 @@ def test_cli_break_json_and_bad_index(mlp_ws, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no dispatch #9" in err
     assert _digest(mlp_ws.root) == before
+
+
+@pytest.mark.slow
+def test_resnet50_break_past_constant_evaluation(tmp_path):
+    # resnet50's folded batch-norm constants go through IREE's constant evaluation, whose JIT
+    # modules the break flag also reaches: the break build turns it off.
+    from tests.zoo_cache import zoo_workspace
+
+    shutil.copytree(zoo_workspace("resnet50").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
+    result = break_after(ws, 10)
+    assert result.flag == "--iree-flow-break-dispatch=@resnet50:10"
+    assert result.dispatch.paired and not result.dispatch.departs
+    assert result.dispatch.scale > 100  # far from trivial values

@@ -81,3 +81,28 @@ def test_other_buffers_are_refused(mlp):
     export = re.search(r"hal\.executable\.export public @([\w$]+)", theirs).group(1)
     with pytest.raises(NotRebasable, match="exports"):
         rebase(mine, theirs.replace(export, export + "_other"), info.name)
+
+
+def test_a_shared_executable_reading_offsets_from_push_constants_is_fitted(tmp_path):
+    # q, k, v and the output projection share one executable; the workspace's build passes
+    # its three offsets as push constants, the traced build one, the dispatch module none.
+    import numpy as np
+
+    from npu_studio.core.debug.numerics_trace import trace
+    from npu_studio.core.executables import substitution as subs
+    from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb
+    from npu_studio.core.workspace import substitutions as sub_records
+
+    ws = compile_model(models.attention(tmp_path / "attention.onnx"), tmp_path / "ws")
+    shared = max(list_executables(ws), key=lambda e: len(e.dispatches))
+    text = shared.source.read_text()
+    assert len(shared.dispatches) == 4 and "hal.interface.constant.load" in text
+    subs.substitute(ws, shared.name, sub_records.SOURCE, text).run()
+    sig = pick_function(ws.snapshot_path("input"))
+    x = random_inputs(sig, 1)
+    [built] = run_vmfb(ws.vmfb_path, sig.name, x)  # IREE's own build with the substitution
+    for method in ("dispatches", "tensor-trace"):
+        report = trace(ws, x, method=method)
+        assert any(shared.name in n and "fitted" in n for n in report.notes), report.notes
+        assert report.first_divergent is None and report.ok
+        np.testing.assert_allclose(report.values[0], built, rtol=1e-5, atol=1e-6)
