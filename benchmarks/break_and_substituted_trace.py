@@ -36,6 +36,9 @@ BREAK_AT = 10
 
 
 def main() -> int:
+    import os
+
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         ws, compile_w, compile_c = timed(lambda: compile_model(light_zoo_dir() / "light_resnet50.onnx",
                                                                Path(tmp) / "resnet50"))
@@ -47,11 +50,12 @@ def main() -> int:
         subs.substitute(ws, info.name, sub_records.SOURCE, info.source.read_text()).run()
         fitted, fitted_w, fitted_c = timed(lambda: trace(ws, x))
         _, cached_w, cached_c = timed(lambda: trace(ws, x))
+    load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     lines = [
         "## Model debugging, round 2: substituted trace and IREE's own break (issue 28)",
         "",
         ("`benchmarks/break_and_substituted_trace.py`, light resnet50 (58 dispatches), seeded inputs, one run on "
-         "a loaded 2-core machine; CPU seconds include child processes."),
+         f"a 2-core machine ({load}); CPU seconds include child processes."),
         "",
         "| measure | wall | CPU | CPU / full compile |",
         "|---|---:|---:|---:|",
