@@ -1,0 +1,539 @@
+/* Running one NPU dispatch from its description (see npu_exec.h).
+ *
+ * Every value is a dense row-major tensor; ops run in order. The root op
+ * runs tile by tile in the program's task order; when a tile finishes its
+ * output block (its reduction loops reach their ends) the fused
+ * elementwise ops run on that block. Accesses are bounds-checked once per
+ * box, before any element is read or written.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_exec.h"
+
+#define B_ARG_OUTER 3 /* BODY "outer" (npu_exec_body.c) */
+
+typedef struct {
+  const npu_dispatch_desc_t *d;
+  npu_tensor_t *t;  /* one per value */
+  char *error;
+} run_t;
+
+static int fail(run_t *r, const char *fmt, const char *what) {
+  snprintf(r->error, 512, fmt, what);
+  return 1;
+}
+
+static int alloc_value(run_t *r, int id) {
+  npu_tensor_t *t = &r->t[id];
+  t->type = r->d->values[id];
+  t->data = calloc((size_t)t->type.count + 1, npu_elem_size(t->type.elem));
+  t->owned = 1;
+  return t->data ? 0 : fail(r, "out of memory for a value of %s", "the dispatch");
+}
+
+static void row_strides(const npu_vtype_t *t, int64_t *s) {
+  int64_t acc = 1;
+  for (int j = t->rank - 1; j >= 0; --j) s[j] = acc, acc *= t->shape[j];
+}
+
+/* Copies a strided box of `big` to or from the dense `small` (to_big: small -> big). */
+static int copy_box(run_t *r, npu_tensor_t *big, npu_tensor_t *small, const int64_t *offs, const int64_t *sizes,
+                    const int64_t *strides, int rank, int to_big) {
+  int64_t count = 1, rs[NPU_MAX_RANK], idx[NPU_MAX_RANK] = {0};
+  if (rank != big->type.rank) return fail(r, "a slice of %s has the wrong rank", "a tensor");
+  for (int j = 0; j < rank; ++j) {
+    if (sizes[j] && (offs[j] < 0 || offs[j] + (sizes[j] - 1) * strides[j] >= big->type.shape[j]))
+      return fail(r, "a slice outside %s", "its tensor");
+    count *= sizes[j];
+  }
+  if (count != small->type.count || big->type.elem != small->type.elem)
+    return fail(r, "a slice whose size or type differs from %s", "its value");
+  row_strides(&big->type, rs);
+  size_t es = npu_elem_size(big->type.elem);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t at = 0;
+    for (int j = 0; j < rank; ++j) at += (offs[j] + idx[j] * strides[j]) * rs[j];
+    if (to_big) memcpy(big->data + at * es, small->data + k * es, es);
+    else memcpy(small->data + k * es, big->data + at * es, es);
+    for (int j = rank - 1; j >= 0; --j) {
+      if (++idx[j] < sizes[j]) break;
+      idx[j] = 0;
+    }
+  }
+  return 0;
+}
+
+static double scalar_f(const npu_tensor_t *t) { return npu_load_f(t->type.elem, t->data); }
+
+/* ------------------------------------------------------------------ linalg over a box */
+
+typedef struct {
+  const npu_fop_t *f;
+  npu_tensor_t *opnd[64];  /* inputs, then the results being written */
+  int64_t lin[64][NPU_MAX_LOOPS];  /* element stride of each operand per loop */
+  int64_t base[64];
+  npu_scalar_t outer[4096];
+  int i8_i32;
+} box_t;
+
+static int setup_box(run_t *r, box_t *b, const int64_t *offs, const int64_t *sizes) {
+  const npu_fop_t *f = b->f;
+  int n = f->n_loops;
+  for (int k = 0; k < f->nargs; ++k) {
+    npu_tensor_t *t = b->opnd[k];
+    int64_t rs[NPU_MAX_RANK];
+    row_strides(&t->type, rs);
+    b->base[k] = 0;
+    for (int l = 0; l < n; ++l) b->lin[k][l] = 0;
+    for (int j = 0; j < t->type.rank; ++j) {
+      const int64_t *row = f->coef[k][j];
+      int64_t lo = row[n], hi = row[n];
+      for (int l = 0; l < n; ++l) {
+        int64_t first = row[l] * offs[l], last = row[l] * (offs[l] + sizes[l] - 1);
+        lo += first < last ? first : last, hi += first < last ? last : first;
+        b->lin[k][l] += row[l] * rs[j];
+      }
+      if (lo < 0 || hi >= t->type.shape[j]) {
+        snprintf(r->error, 512, "operand %d of a linalg op reads [%lld, %lld] outside its dimension %d of size %lld",
+                 k, (long long)lo, (long long)hi, j, (long long)t->type.shape[j]);
+        return 1;
+      }
+      int64_t at = row[n];
+      for (int l = 0; l < n; ++l) at += row[l] * offs[l];
+      b->base[k] += at * rs[j];
+    }
+  }
+  for (int k = 0; k < f->nbody && k < 4096; ++k)
+    if (f->body[k].op == B_ARG_OUTER) {
+      const npu_tensor_t *t = &r->t[f->body[k].attr];
+      if (!t->data) return fail(r, "a body reads %s before it is computed", "a value");
+      if (npu_elem_is_float(t->type.elem)) b->outer[k].f = scalar_f(t);
+      else b->outer[k].i = npu_load_i(t->type.elem, t->data);
+    }
+  return 0;
+}
+
+/* The body is out += cast(in0) * cast(in1): the MAC array's loop. Sets *i8_i32 for an
+ * i8 x i8 product accumulated in i32 (both casts extsi to i32). */
+static int is_mac(const npu_fop_t *f, int *i8_i32) {
+  if (f->n_in != 2 || f->nargs != 3 || f->nyields != 1 || f->nbody < 2 || f->nbody > 4) return 0;
+  const npu_body_op_t *add = &f->body[f->nbody - 1], *mul = &f->body[f->nbody - 2];
+  int madd = f->nargs + f->nbody - 2; /* the mul's value id */
+  if (f->yields[0] != f->nargs + f->nbody - 1) return 0;
+  int fadd = add->op == npu_body_opcode("arith.addf"), iadd = add->op == npu_body_opcode("arith.addi");
+  if (!(fadd || iadd) || add->nargs != 2) return 0;
+  if (!((add->args[0] == 2 && add->args[1] == madd) || (add->args[1] == 2 && add->args[0] == madd))) return 0;
+  if (mul->op != npu_body_opcode(fadd ? "arith.mulf" : "arith.muli") || mul->nargs != 2) return 0;
+  int extsi = 0, src[2];
+  for (int a = 0; a < 2; ++a) {
+    int v = mul->args[a];
+    if (v < 2) { src[a] = v; continue; }
+    if (v < f->nargs || v - f->nargs >= f->nbody - 2) return 0;
+    const npu_body_op_t *c = &f->body[v - f->nargs]; /* a cast of an input */
+    const char *ok[] = {"arith.extf", "arith.extsi", "arith.sitofp", "arith.truncf"};
+    int found = 0;
+    for (int q = 0; q < 4; ++q) found |= c->op == npu_body_opcode(ok[q]);
+    if (!found || c->nargs != 1 || c->args[0] > 1) return 0;
+    src[a] = c->args[0];
+    extsi += c->op == npu_body_opcode("arith.extsi") && c->type == E_I32;
+  }
+  if (src[0] + src[1] != 1) return 0; /* one factor from each input */
+  *i8_i32 = extsi == 2;
+  return 1;
+}
+
+static npu_scalar_t mac_input(const npu_fop_t *f, box_t *b, int which, int64_t at, npu_elem_t *type) {
+  /* the value of the mul's operand `which`: an input, or a cast of one */
+  const npu_body_op_t *mul = &f->body[f->nbody - 2];
+  int v = mul->args[which];
+  npu_scalar_t x;
+  int src = v < f->nargs ? v : f->body[v - f->nargs].args[0];
+  npu_elem_t e = b->opnd[src]->type.elem;
+  const unsigned char *p = b->opnd[src]->data + at * npu_elem_size(e);
+  if (npu_elem_is_float(e)) x.f = npu_load_f(e, p); else x.i = npu_load_i(e, p);
+  *type = e;
+  if (v >= f->nargs) { /* the cast */
+    npu_scalar_t vals[1] = {x};
+    npu_elem_t types[1] = {e};
+    npu_body_op_t cast = f->body[v - f->nargs];
+    cast.args[0] = 0;
+    x = npu_body_eval(&cast, vals, types, NULL);
+    *type = cast.type;
+  }
+  return x;
+}
+
+static void run_mac(box_t *b, const int64_t *sizes) {
+  const npu_fop_t *f = b->f;
+  int n = f->n_loops, par[NPU_MAX_LOOPS], red[NPU_MAX_LOOPS], np_ = 0, nr = 0;
+  for (int l = 0; l < n; ++l) *(f->reduction[l] ? &red[nr++] : &par[np_++]) = l;
+  npu_elem_t acc_t = b->opnd[2]->type.elem;
+  size_t acc_es = npu_elem_size(acc_t);
+  npu_elem_t ta = b->opnd[0]->type.elem, tb = b->opnd[1]->type.elem;
+  const npu_body_op_t *mul = &f->body[f->nbody - 2];
+  int plain_f32 = acc_t == E_F32 && ta == E_F32 && tb == E_F32 && mul->args[0] < 2 && mul->args[1] < 2;
+  int i8_i32 = acc_t == E_I32 && ta == E_I8 && tb == E_I8 && b->i8_i32;
+  int64_t pidx[NPU_MAX_LOOPS] = {0};
+  int last = nr - 1;
+  int64_t inner = nr ? sizes[red[last]] : 1;
+  int64_t sa = nr ? b->lin[0][red[last]] : 0, sb = nr ? b->lin[1][red[last]] : 0;
+  for (;;) {
+    int64_t at[3] = {b->base[0], b->base[1], b->base[2]};
+    for (int q = 0; q < np_; ++q)
+      for (int k = 0; k < 3; ++k) at[k] += pidx[q] * b->lin[k][par[q]];
+    unsigned char *out = b->opnd[2]->data + at[2] * acc_es;
+    int64_t ridx[NPU_MAX_LOOPS] = {0};
+    if (plain_f32) {
+      float acc;
+      memcpy(&acc, out, 4);
+      for (;;) {
+        int64_t a = at[0], c = at[1];
+        for (int q = 0; q < last; ++q) a += ridx[q] * b->lin[0][red[q]], c += ridx[q] * b->lin[1][red[q]];
+        const float *pa = (const float *)b->opnd[0]->data + a, *pb = (const float *)b->opnd[1]->data + c;
+        for (int64_t i = 0; i < inner; ++i) acc += pa[i * sa] * pb[i * sb];
+        int q = last - 1;
+        for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
+        if (q < 0) break;
+      }
+      memcpy(out, &acc, 4);
+    } else if (i8_i32) {
+      int32_t acc;
+      memcpy(&acc, out, 4);
+      for (;;) {
+        int64_t a = at[0], c = at[1];
+        for (int q = 0; q < last; ++q) a += ridx[q] * b->lin[0][red[q]], c += ridx[q] * b->lin[1][red[q]];
+        const int8_t *pa = (const int8_t *)b->opnd[0]->data + a, *pb = (const int8_t *)b->opnd[1]->data + c;
+        uint32_t u = (uint32_t)acc;
+        for (int64_t i = 0; i < inner; ++i) u += (uint32_t)((int32_t)pa[i * sa] * (int32_t)pb[i * sb]);
+        acc = (int32_t)u;
+        int q = last - 1;
+        for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
+        if (q < 0) break;
+      }
+      memcpy(out, &acc, 4);
+    } else { /* any other types: through the body's semantics, one point at a time */
+      int fl = npu_elem_is_float(acc_t);
+      npu_scalar_t acc;
+      if (fl) acc.f = npu_load_f(acc_t, out); else acc.i = npu_load_i(acc_t, out);
+      for (;;) {
+        int64_t a = at[0], c = at[1];
+        for (int q = 0; q < last; ++q) a += ridx[q] * b->lin[0][red[q]], c += ridx[q] * b->lin[1][red[q]];
+        for (int64_t i = 0; i < inner; ++i) {
+          npu_elem_t t0, t1;
+          npu_scalar_t vals[2] = {mac_input(f, b, 0, a + i * sa, &t0), mac_input(f, b, 1, c + i * sb, &t1)};
+          npu_elem_t types[2] = {t0, t1};
+          npu_body_op_t m = *mul, ad = f->body[f->nbody - 1];
+          m.args[0] = 0, m.args[1] = 1;
+          npu_scalar_t prod = npu_body_eval(&m, vals, types, NULL);
+          npu_scalar_t v2[2] = {acc, prod};
+          npu_elem_t t2[2] = {acc_t, m.type};
+          ad.args[0] = 0, ad.args[1] = 1;
+          acc = npu_body_eval(&ad, v2, t2, NULL);
+        }
+        int q = last - 1;
+        for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
+        if (q < 0) break;
+      }
+      if (fl) npu_store_f(acc_t, out, acc.f); else npu_store_i(acc_t, out, acc.i);
+    }
+    int q = np_ - 1;
+    for (; q >= 0; --q) { if (++pidx[q] < sizes[par[q]]) break; pidx[q] = 0; }
+    if (q < 0) break;
+  }
+}
+
+/* Any body: every point of the box in order (parallel loops outside, reductions inside). */
+static void run_points(box_t *b, const int64_t *offs, const int64_t *sizes) {
+  const npu_fop_t *f = b->f;
+  int n = f->n_loops, order[NPU_MAX_LOOPS], m = 0;
+  for (int l = 0; l < n; ++l) if (!f->reduction[l]) order[m++] = l;
+  for (int l = 0; l < n; ++l) if (f->reduction[l]) order[m++] = l;
+  int nv = f->nargs + f->nbody;
+  npu_scalar_t *vals = calloc((size_t)nv + 1, sizeof(npu_scalar_t));
+  npu_elem_t *types = calloc((size_t)nv + 1, sizeof(npu_elem_t));
+  if (!vals || !types) { free(vals), free(types); return; }
+  for (int k = 0; k < f->nargs; ++k) types[k] = b->opnd[k]->type.elem;
+  for (int k = 0; k < f->nbody; ++k) types[f->nargs + k] = f->body[k].type;
+  int64_t idx[NPU_MAX_LOOPS] = {0}, loop[NPU_MAX_LOOPS];
+  for (;;) {
+    for (int l = 0; l < n; ++l) loop[l] = offs[l];
+    for (int q = 0; q < n; ++q) loop[order[q]] = offs[order[q]] + idx[q];
+    int64_t at[64];
+    for (int k = 0; k < f->nargs; ++k) {
+      at[k] = b->base[k];
+      for (int l = 0; l < n; ++l) at[k] += (loop[l] - offs[l]) * b->lin[k][l];
+      npu_elem_t e = types[k];
+      const unsigned char *p = b->opnd[k]->data + at[k] * npu_elem_size(e);
+      if (npu_elem_is_float(e)) vals[k].f = npu_load_f(e, p); else vals[k].i = npu_load_i(e, p);
+    }
+    for (int k = 0; k < f->nbody; ++k)
+      vals[f->nargs + k] = f->body[k].op == B_ARG_OUTER ? b->outer[k] : npu_body_eval(&f->body[k], vals, types, loop);
+    for (int y = 0; y < f->nyields; ++y) {
+      int k = f->n_in + y;
+      npu_elem_t e = types[k];
+      unsigned char *p = b->opnd[k]->data + at[k] * npu_elem_size(e);
+      npu_scalar_t v = vals[f->yields[y]];
+      if (npu_elem_is_float(e)) npu_store_f(e, p, npu_elem_is_float(types[f->yields[y]]) ? v.f : (double)v.i);
+      else npu_store_i(e, p, npu_elem_is_float(types[f->yields[y]]) ? (int64_t)v.f : v.i);
+    }
+    int q = n - 1;
+    for (; q >= 0; --q) { if (++idx[q] < sizes[order[q]]) break; idx[q] = 0; }
+    if (q < 0) break;
+  }
+  free(vals), free(types);
+}
+
+static int run_linalg_box(run_t *r, const npu_fop_t *f, const int64_t *offs, const int64_t *sizes) {
+  if (f->nargs > 64) return fail(r, "a linalg op with over 64 %s", "operands");
+  for (int l = 0; l < f->n_loops; ++l) if (sizes[l] == 0) return 0;
+  box_t *b = calloc(1, sizeof(box_t));
+  if (!b) return fail(r, "out of memory for %s", "a linalg op");
+  b->f = f;
+  for (int k = 0; k < f->nargs; ++k)
+    b->opnd[k] = k < f->n_in ? &r->t[f->args[k]] : &r->t[f->results[k - f->n_in]];
+  int rc = setup_box(r, b, offs, sizes);
+  if (rc == 0) {
+    int any_red = 0;
+    for (int l = 0; l < f->n_loops; ++l) any_red |= f->reduction[l];
+    if (any_red && is_mac(f, &b->i8_i32)) run_mac(b, sizes);
+    else run_points(b, offs, sizes);
+  }
+  free(b);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ function-level ops */
+
+static int softmax_box(run_t *r, const npu_tensor_t *x, npu_tensor_t *out, int axis, const int64_t *offs,
+                       const int64_t *sizes) {
+  /* exp(x - max) / sum(exp(x - max)) along `axis`, in double, over whole rows of the box */
+  const npu_vtype_t *t = &x->type;
+  if (axis >= t->rank || offs[axis] != 0 || sizes[axis] != t->shape[axis])
+    return fail(r, "a softmax tile must hold %s", "whole rows");
+  int64_t rs[NPU_MAX_RANK], idx[NPU_MAX_RANK] = {0}, rows = 1;
+  row_strides(t, rs);
+  for (int j = 0; j < t->rank; ++j) {
+    if (offs[j] < 0 || offs[j] + sizes[j] > t->shape[j]) return fail(r, "a softmax tile outside %s", "its tensor");
+    if (j != axis) rows *= sizes[j];
+  }
+  size_t es = npu_elem_size(t->elem);
+  int64_t n = t->shape[axis], step = rs[axis];
+  double *e = malloc((size_t)(n + 1) * sizeof(double));
+  if (!e) return fail(r, "out of memory for %s", "a softmax");
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t at = 0;
+    for (int j = 0; j < t->rank; ++j) if (j != axis) at += (offs[j] + idx[j]) * rs[j];
+    double mx = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; ++i) { e[i] = npu_load_f(t->elem, x->data + (at + i * step) * es); mx = e[i] > mx ? e[i] : mx; }
+    for (int64_t i = 0; i < n; ++i) sum += (e[i] = exp(e[i] - mx));
+    for (int64_t i = 0; i < n; ++i) npu_store_f(t->elem, out->data + (at + i * step) * es, e[i] / sum);
+    for (int j = t->rank - 1; j >= 0; --j) {
+      if (j == axis) continue;
+      if (++idx[j] < sizes[j]) break;
+      idx[j] = 0;
+    }
+  }
+  free(e);
+  return 0;
+}
+
+static int pad(run_t *r, const npu_fop_t *f) {
+  npu_tensor_t *src = &r->t[f->args[0]], *out = &r->t[f->results[0]];
+  const npu_tensor_t *value = &r->t[f->args[1]];
+  if (alloc_value(r, f->results[0])) return 1;
+  if (value->type.count != 1 || src->type.rank != out->type.rank || src->type.elem != out->type.elem)
+    return fail(r, "a tensor.pad whose operands do not match %s", "its result");
+  size_t es = npu_elem_size(out->type.elem);
+  for (int64_t k = 0; k < out->type.count; ++k) memcpy(out->data + k * es, value->data, es);
+  int64_t ones[NPU_MAX_RANK];
+  for (int j = 0; j < NPU_MAX_RANK; ++j) ones[j] = 1;
+  return copy_box(r, out, src, f->offsets, src->type.shape, ones, out->type.rank, 1);
+}
+
+static int scalar_op(run_t *r, const npu_fop_t *f) {
+  if (alloc_value(r, f->results[0])) return 1;
+  npu_scalar_t vals[8];
+  npu_elem_t types[8];
+  if (f->nargs > 7 || f->nbody != 1) return fail(r, "a scalar op of %s", "unexpected shape");
+  for (int k = 0; k < f->nargs; ++k) {
+    const npu_tensor_t *t = &r->t[f->args[k]];
+    types[k] = t->type.elem;
+    if (npu_elem_is_float(t->type.elem)) vals[k].f = scalar_f(t); else vals[k].i = npu_load_i(t->type.elem, t->data);
+  }
+  npu_scalar_t v = npu_body_eval(&f->body[0], vals, types, NULL);
+  npu_tensor_t *out = &r->t[f->results[0]];
+  if (npu_elem_is_float(out->type.elem)) npu_store_f(out->type.elem, out->data, v.f);
+  else npu_store_i(out->type.elem, out->data, v.i);
+  return 0;
+}
+
+/* The results of a linalg op start as copies of its outs operands. */
+static int fresh_outputs(run_t *r, const npu_fop_t *f) {
+  for (int k = 0; k < f->nresults; ++k) {
+    const npu_tensor_t *init = &r->t[f->args[f->n_in + k]];
+    if (!init->data) return fail(r, "an op reads %s before it is computed", "a value");
+    if (alloc_value(r, f->results[k])) return 1;
+    npu_tensor_t *out = &r->t[f->results[k]];
+    if (init->type.count != out->type.count || init->type.elem != out->type.elem)
+      return fail(r, "a linalg result differs from %s", "its init operand");
+    memcpy(out->data, init->data, (size_t)out->type.count * npu_elem_size(out->type.elem));
+  }
+  return 0;
+}
+
+static void perturb(run_t *r, const npu_fop_t *f, const int64_t *offs, const int64_t *sizes, double delta) {
+  /* adds delta to the tile's output region (each output dimension follows one loop) */
+  for (int k = 0; k < f->nresults; ++k) {
+    npu_tensor_t *t = &r->t[f->results[k]];
+    int rank = t->type.rank;
+    int64_t lo[NPU_MAX_RANK], n[NPU_MAX_RANK], idx[NPU_MAX_RANK] = {0}, rs[NPU_MAX_RANK], count = 1;
+    row_strides(&t->type, rs);
+    for (int j = 0; j < rank; ++j) {
+      const int64_t *row = f->coef[f->n_in + k][j];
+      lo[j] = row[f->n_loops], n[j] = 1;
+      for (int l = 0; l < f->n_loops; ++l)
+        if (row[l]) lo[j] += row[l] * offs[l], n[j] = sizes[l];
+      count *= n[j];
+    }
+    size_t es = npu_elem_size(t->type.elem);
+    for (int64_t q = 0; q < count; ++q) {
+      int64_t at = 0;
+      for (int j = 0; j < rank; ++j) at += (lo[j] + idx[j]) * rs[j];
+      unsigned char *p = t->data + at * es;
+      if (npu_elem_is_float(t->type.elem)) npu_store_f(t->type.elem, p, npu_load_f(t->type.elem, p) + delta);
+      else npu_store_i(t->type.elem, p, npu_load_i(t->type.elem, p) + (int64_t)delta);
+      for (int j = rank - 1; j >= 0; --j) { if (++idx[j] < n[j]) break; idx[j] = 0; }
+    }
+  }
+}
+
+static int run_root(run_t *r, const npu_fop_t *f, char *done, const npu_fault_t *fault) {
+  const npu_dispatch_desc_t *d = r->d;
+  if (f->kind == F_SOFTMAX) {
+    if (alloc_value(r, f->results[0])) return 1;
+    for (int t = 0; t < d->ntiles; ++t)
+      if (softmax_box(r, &r->t[f->args[0]], &r->t[f->results[0]], f->dim, d->tile_offsets[t], d->tile_sizes[t]))
+        return 1;
+    return 0;
+  }
+  if (f->kind != F_LINALG) return fail(r, "the root op is no %s", "linalg op");
+  if (fresh_outputs(r, f)) return 1;
+  /* the fused ops' results start now: they fill tile by tile with the root's */
+  const npu_fop_t *out_map_op = f;
+  for (int e = 0; e < d->nepilogue; ++e) {
+    const npu_fop_t *g = &d->ops[d->epilogue[e]];
+    if (g->kind != F_LINALG || fresh_outputs(r, g)) return r->error[0] ? 1 : fail(r, "a fused op is no %s", "linalg op");
+    done[d->epilogue[e]] = 1;
+  }
+  int out_dim[NPU_MAX_RANK], rank = f->nresults ? r->t[f->results[0]].type.rank : 0;
+  for (int j = 0; j < rank; ++j) {
+    out_dim[j] = -1;
+    for (int l = 0; l < f->n_loops; ++l) if (out_map_op->coef[f->n_in][j][l]) out_dim[j] = l;
+    if (out_dim[j] < 0) return fail(r, "the root's output map is no %s", "projection");
+  }
+  for (int t = 0; t < d->ntiles; ++t) {
+    const int64_t *offs = d->tile_offsets[t], *sizes = d->tile_sizes[t];
+    if (run_linalg_box(r, f, offs, sizes)) return 1;
+    if (fault && fault->dispatch == d->dispatch && fault->tile == t) perturb(r, f, offs, sizes, fault->delta);
+    int final = 1;
+    for (int l = 0; l < f->n_loops; ++l)
+      if (f->reduction[l] && offs[l] + sizes[l] < f->ranges[l]) final = 0;
+    if (!final || !d->nepilogue) continue;
+    int64_t eo[NPU_MAX_LOOPS], es[NPU_MAX_LOOPS];
+    for (int j = 0; j < rank; ++j) eo[j] = offs[out_dim[j]], es[j] = sizes[out_dim[j]];
+    for (int e = 0; e < d->nepilogue; ++e) {
+      const npu_fop_t *g = &d->ops[d->epilogue[e]];
+      if (g->n_loops != rank) return fail(r, "a fused op's loops differ from %s", "the root's output");
+      if (run_linalg_box(r, g, eo, es)) return 1;
+    }
+  }
+  return 0;
+}
+
+static int run_op(run_t *r, int i, char *done, const npu_fault_t *fault) {
+  const npu_dispatch_desc_t *d = r->d;
+  const npu_fop_t *f = &d->ops[i];
+  for (int k = 0; k < f->nargs; ++k)
+    if (!r->t[f->args[k]].data) return fail(r, "an op reads %s before it is computed", "a value");
+  if (i == d->root) return run_root(r, f, done, fault);
+  npu_tensor_t *res = f->nresults ? &r->t[f->results[0]] : NULL;
+  switch (f->kind) {
+    case F_LOAD: {
+      if (alloc_value(r, f->results[0])) return 1;
+      return copy_box(r, &r->t[f->binding], res, f->offsets, f->sizes, f->strides, f->nslice, 0);
+    }
+    case F_STORE:
+      return copy_box(r, &r->t[f->binding], &r->t[f->args[0]], f->offsets, f->sizes, f->strides, f->nslice, 1);
+    case F_EMPTY:
+      return alloc_value(r, f->results[0]);
+    case F_CONST: {
+      if (alloc_value(r, f->results[0])) return 1;
+      size_t es = npu_elem_size(res->type.elem), want = f->splat ? es : (size_t)res->type.count * es;
+      if (f->data_size != want) return fail(r, "a constant's data does not match %s", "its type");
+      for (int64_t k = 0; k < (f->splat ? res->type.count : 1); ++k)
+        memcpy(res->data + k * es, f->data, want);
+      return 0;
+    }
+    case F_RESHAPE: {
+      const npu_tensor_t *src = &r->t[f->args[0]];
+      if (src->type.count != d->values[f->results[0]].count) return fail(r, "a reshape changes %s", "the size");
+      res->type = d->values[f->results[0]];
+      res->data = src->data, res->owned = 0;
+      return 0;
+    }
+    case F_EXTRACT: {
+      if (alloc_value(r, f->results[0])) return 1;
+      return copy_box(r, &r->t[f->args[0]], res, f->offsets, f->sizes, f->strides, f->nslice, 0);
+    }
+    case F_INSERT: {
+      if (alloc_value(r, f->results[0])) return 1;
+      const npu_tensor_t *dest = &r->t[f->args[1]];
+      if (dest->type.count != res->type.count) return fail(r, "an insert_slice changes %s", "the size");
+      memcpy(res->data, dest->data, (size_t)res->type.count * npu_elem_size(res->type.elem));
+      return copy_box(r, res, &r->t[f->args[0]], f->offsets, f->sizes, f->strides, f->nslice, 1);
+    }
+    case F_PAD:
+      return pad(r, f);
+    case F_SOFTMAX: {
+      if (alloc_value(r, f->results[0])) return 1;
+      int64_t zeros[NPU_MAX_RANK] = {0};
+      return softmax_box(r, &r->t[f->args[0]], res, f->dim, zeros, r->t[f->args[0]].type.shape);
+    }
+    case F_SCALAR:
+      return scalar_op(r, f);
+    case F_LINALG: {
+      if (fresh_outputs(r, f)) return 1;
+      int64_t zeros[NPU_MAX_LOOPS] = {0};
+      return run_linalg_box(r, f, zeros, f->ranges);
+    }
+  }
+  return fail(r, "unknown op %s", "kind");
+}
+
+int npu_exec_run(const npu_dispatch_desc_t *d, unsigned char **bindings, const npu_fault_t *fault, char *error) {
+  if (d->reason[0]) {
+    snprintf(error, 512, "not interpretable standalone: %s", d->reason);
+    return 1;
+  }
+  run_t r = {d, calloc((size_t)d->nvalues + 1, sizeof(npu_tensor_t)), error};
+  char *done = calloc((size_t)d->nops + 1, 1);
+  int rc = 0;
+  error[0] = '\0';
+  if (!r.t || !done) rc = fail(&r, "out of memory for %s", "the dispatch");
+  for (int k = 0; !rc && k < d->nbindings; ++k) r.t[k].type = d->values[k], r.t[k].data = bindings[k];
+  if (!rc && d->root >= 0) {
+    const npu_fop_t *root = &d->ops[d->root];
+    int loops = root->kind == F_LINALG ? root->n_loops : d->values[root->args[0]].rank;
+    if (d->ntiles == 0 || d->tile_rank != loops) rc = fail(&r, "the tiles do not match %s", "the root op's loops");
+  }
+  for (int i = 0; !rc && i < d->nops; ++i)
+    if (!done[i]) rc = run_op(&r, i, done, fault);
+  for (int k = d->nbindings; r.t && k < d->nvalues; ++k)
+    if (r.t[k].owned) free(r.t[k].data);
+  free(r.t);
+  free(done);
+  return rc;
+}
