@@ -31,6 +31,7 @@ FORMAT = "npu-studio.npu-exec"
 VERSION = 1
 FILE = "npu_exec.json"
 ENV_PATH = "NPU_STUDIO_NPU_EXEC"  # the description the plugin's standalone mode reads
+ENV_LOG = "NPU_STUDIO_NPU_LOG"  # a file: one line per call (call, dispatch, tiles, seconds)
 ENV_DUMP = "NPU_STUDIO_NPU_DUMP"  # a folder: each call's operands and results kept for the per-dispatch check
 ENV_FAULT = "NPU_STUDIO_NPU_FAULT"  # "DISPATCH:TILE:DELTA": add DELTA to one root tile's output (tests)
 MAX_RANK = 8

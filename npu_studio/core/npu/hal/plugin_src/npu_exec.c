@@ -76,7 +76,6 @@ typedef struct {
   int64_t lin[64][NPU_MAX_LOOPS];  /* element stride of each operand per loop */
   int64_t base[64];
   npu_scalar_t outer[4096];
-  int i8_i32;
 } box_t;
 
 static int setup_box(run_t *r, box_t *b, const int64_t *offs, const int64_t *sizes) {
@@ -116,129 +115,139 @@ static int setup_box(run_t *r, box_t *b, const int64_t *offs, const int64_t *siz
   return 0;
 }
 
-/* The body is out += cast(in0) * cast(in1): the MAC array's loop. Sets *i8_i32 for an
- * i8 x i8 product accumulated in i32 (both casts extsi to i32). */
-static int is_mac(const npu_fop_t *f, int *i8_i32) {
-  if (f->n_in != 2 || f->nargs != 3 || f->nyields != 1 || f->nbody < 2 || f->nbody > 4) return 0;
+/* A factor of the MAC body's product: an input (maybe cast), or a scalar (a constant or captured value). */
+typedef struct {
+  int input;  /* operand index, or -1 for a scalar */
+  int cast;   /* body index of the cast applied to the input, or -1 */
+  npu_scalar_t scalar;
+} factor_t;
+
+/* Is the body out += a * b, each factor an input (maybe cast) or a scalar: the MAC array's loop? */
+static int plan_mac(const npu_fop_t *f, box_t *b, factor_t *fac) {
+  int out = f->n_in;
+  if (f->nargs != f->n_in + 1 || f->nyields != 1 || f->nbody < 2 || f->nbody > 6) return 0;
   const npu_body_op_t *add = &f->body[f->nbody - 1], *mul = &f->body[f->nbody - 2];
-  int madd = f->nargs + f->nbody - 2; /* the mul's value id */
-  if (f->yields[0] != f->nargs + f->nbody - 1) return 0;
+  int mv = f->nargs + f->nbody - 2; /* the product's value id */
+  if (f->yields[0] != mv + 1) return 0;
   int fadd = add->op == npu_body_opcode("arith.addf"), iadd = add->op == npu_body_opcode("arith.addi");
-  if (!(fadd || iadd) || add->nargs != 2) return 0;
-  if (!((add->args[0] == 2 && add->args[1] == madd) || (add->args[1] == 2 && add->args[0] == madd))) return 0;
-  if (mul->op != npu_body_opcode(fadd ? "arith.mulf" : "arith.muli") || mul->nargs != 2) return 0;
-  int extsi = 0, src[2];
+  if (!(fadd || iadd) || add->nargs != 2 || mul->nargs != 2) return 0;
+  if (!((add->args[0] == out && add->args[1] == mv) || (add->args[1] == out && add->args[0] == mv))) return 0;
+  if (mul->op != npu_body_opcode(fadd ? "arith.mulf" : "arith.muli")) return 0;
+  static const char *const casts[] = {"arith.extf", "arith.extsi", "arith.sitofp", "arith.truncf", "arith.extui",
+                                      "arith.uitofp"};
   for (int a = 0; a < 2; ++a) {
     int v = mul->args[a];
-    if (v < 2) { src[a] = v; continue; }
-    if (v < f->nargs || v - f->nargs >= f->nbody - 2) return 0;
-    const npu_body_op_t *c = &f->body[v - f->nargs]; /* a cast of an input */
-    const char *ok[] = {"arith.extf", "arith.extsi", "arith.sitofp", "arith.truncf"};
-    int found = 0;
-    for (int q = 0; q < 4; ++q) found |= c->op == npu_body_opcode(ok[q]);
-    if (!found || c->nargs != 1 || c->args[0] > 1) return 0;
-    src[a] = c->args[0];
-    extsi += c->op == npu_body_opcode("arith.extsi") && c->type == E_I32;
+    factor_t *x = &fac[a];
+    x->input = -1, x->cast = -1;
+    if (v < f->n_in) { x->input = v; continue; }
+    if (v < f->nargs || v >= mv) return 0; /* the accumulator itself */
+    int k = v - f->nargs;
+    const npu_body_op_t *c = &f->body[k];
+    if (c->op == 1) { npu_elem_t none = c->type; x->scalar = npu_body_eval(c, NULL, &none, NULL); continue; }
+    if (c->op == B_ARG_OUTER) { x->scalar = b->outer[k]; continue; }
+    int is_cast = 0;
+    for (int q = 0; q < 6; ++q) is_cast |= c->op == npu_body_opcode(casts[q]);
+    if (!is_cast || c->nargs != 1 || c->args[0] >= f->n_in) return 0;
+    x->input = c->args[0], x->cast = k;
   }
-  if (src[0] + src[1] != 1) return 0; /* one factor from each input */
-  *i8_i32 = extsi == 2;
+  for (int k = 0; k < f->nbody - 2; ++k) { /* nothing else in the body */
+    int used = 0;
+    for (int a = 0; a < 2; ++a) used |= mul->args[a] == f->nargs + k;
+    if (!used) return 0;
+  }
   return 1;
 }
 
-static npu_scalar_t mac_input(const npu_fop_t *f, box_t *b, int which, int64_t at, npu_elem_t *type) {
-  /* the value of the mul's operand `which`: an input, or a cast of one */
-  const npu_body_op_t *mul = &f->body[f->nbody - 2];
-  int v = mul->args[which];
-  npu_scalar_t x;
-  int src = v < f->nargs ? v : f->body[v - f->nargs].args[0];
-  npu_elem_t e = b->opnd[src]->type.elem;
-  const unsigned char *p = b->opnd[src]->data + at * npu_elem_size(e);
-  if (npu_elem_is_float(e)) x.f = npu_load_f(e, p); else x.i = npu_load_i(e, p);
-  *type = e;
-  if (v >= f->nargs) { /* the cast */
-    npu_scalar_t vals[1] = {x};
-    npu_elem_t types[1] = {e};
-    npu_body_op_t cast = f->body[v - f->nargs];
-    cast.args[0] = 0;
-    x = npu_body_eval(&cast, vals, types, NULL);
-    *type = cast.type;
-  }
-  return x;
+static npu_scalar_t factor_value(const npu_fop_t *f, box_t *b, const factor_t *x, int64_t at) {
+  if (x->input < 0) return x->scalar;
+  npu_elem_t e = b->opnd[x->input]->type.elem;
+  const unsigned char *p = b->opnd[x->input]->data + at * npu_elem_size(e);
+  npu_scalar_t v;
+  if (npu_elem_is_float(e)) v.f = npu_load_f(e, p); else v.i = npu_load_i(e, p);
+  if (x->cast < 0) return v;
+  npu_body_op_t cast = f->body[x->cast];
+  cast.args[0] = 0;
+  return npu_body_eval(&cast, &v, &e, NULL);
 }
 
-static void run_mac(box_t *b, const int64_t *sizes) {
+static npu_elem_t factor_type(const npu_fop_t *f, box_t *b, const factor_t *x) {
+  if (x->cast >= 0) return f->body[x->cast].type;
+  if (x->input >= 0) return b->opnd[x->input]->type.elem;
+  return f->body[f->nbody - 2].type;
+}
+
+static void run_mac(box_t *b, const factor_t *fac, const int64_t *sizes) {
   const npu_fop_t *f = b->f;
-  int n = f->n_loops, par[NPU_MAX_LOOPS], red[NPU_MAX_LOOPS], np_ = 0, nr = 0;
+  int n = f->n_loops, par[NPU_MAX_LOOPS], red[NPU_MAX_LOOPS], np_ = 0, nr = 0, o = f->n_in;
   for (int l = 0; l < n; ++l) *(f->reduction[l] ? &red[nr++] : &par[np_++]) = l;
-  npu_elem_t acc_t = b->opnd[2]->type.elem;
+  npu_elem_t acc_t = b->opnd[o]->type.elem;
   size_t acc_es = npu_elem_size(acc_t);
-  npu_elem_t ta = b->opnd[0]->type.elem, tb = b->opnd[1]->type.elem;
-  const npu_body_op_t *mul = &f->body[f->nbody - 2];
-  int plain_f32 = acc_t == E_F32 && ta == E_F32 && tb == E_F32 && mul->args[0] < 2 && mul->args[1] < 2;
-  int i8_i32 = acc_t == E_I32 && ta == E_I8 && tb == E_I8 && b->i8_i32;
-  int64_t pidx[NPU_MAX_LOOPS] = {0};
+  int in0 = fac[0].input, in1 = fac[1].input;
+  npu_elem_t e0 = in0 >= 0 ? b->opnd[in0]->type.elem : acc_t, e1 = in1 >= 0 ? b->opnd[in1]->type.elem : acc_t;
+  int f32 = acc_t == E_F32 && factor_type(f, b, &fac[0]) == E_F32 && factor_type(f, b, &fac[1]) == E_F32 &&
+            (in0 < 0 || (e0 == E_F32 && fac[0].cast < 0)) && (in1 < 0 || (e1 == E_F32 && fac[1].cast < 0));
+  int i8 = acc_t == E_I32 && in0 >= 0 && in1 >= 0 && e0 == E_I8 && e1 == E_I8 && fac[0].cast >= 0 &&
+           fac[1].cast >= 0 && f->body[fac[0].cast].op == npu_body_opcode("arith.extsi") &&
+           f->body[fac[1].cast].op == npu_body_opcode("arith.extsi") && factor_type(f, b, &fac[0]) == E_I32 &&
+           factor_type(f, b, &fac[1]) == E_I32;
   int last = nr - 1;
-  int64_t inner = nr ? sizes[red[last]] : 1;
-  int64_t sa = nr ? b->lin[0][red[last]] : 0, sb = nr ? b->lin[1][red[last]] : 0;
+  int64_t inner = sizes[red[last]];
+  int64_t s0 = in0 >= 0 ? b->lin[in0][red[last]] : 0, s1 = in1 >= 0 ? b->lin[in1][red[last]] : 0;
+  float c0 = (float)fac[0].scalar.f, c1 = (float)fac[1].scalar.f;
+  int64_t pidx[NPU_MAX_LOOPS] = {0};
+  npu_body_op_t mul = f->body[f->nbody - 2], add = f->body[f->nbody - 1];
+  mul.args[0] = 0, mul.args[1] = 1, add.args[0] = 0, add.args[1] = 1;
   for (;;) {
-    int64_t at[3] = {b->base[0], b->base[1], b->base[2]};
-    for (int q = 0; q < np_; ++q)
-      for (int k = 0; k < 3; ++k) at[k] += pidx[q] * b->lin[k][par[q]];
-    unsigned char *out = b->opnd[2]->data + at[2] * acc_es;
-    int64_t ridx[NPU_MAX_LOOPS] = {0};
-    if (plain_f32) {
-      float acc;
-      memcpy(&acc, out, 4);
-      for (;;) {
-        int64_t a = at[0], c = at[1];
-        for (int q = 0; q < last; ++q) a += ridx[q] * b->lin[0][red[q]], c += ridx[q] * b->lin[1][red[q]];
-        const float *pa = (const float *)b->opnd[0]->data + a, *pb = (const float *)b->opnd[1]->data + c;
-        for (int64_t i = 0; i < inner; ++i) acc += pa[i * sa] * pb[i * sb];
-        int q = last - 1;
-        for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
-        if (q < 0) break;
-      }
-      memcpy(out, &acc, 4);
-    } else if (i8_i32) {
-      int32_t acc;
-      memcpy(&acc, out, 4);
-      for (;;) {
-        int64_t a = at[0], c = at[1];
-        for (int q = 0; q < last; ++q) a += ridx[q] * b->lin[0][red[q]], c += ridx[q] * b->lin[1][red[q]];
-        const int8_t *pa = (const int8_t *)b->opnd[0]->data + a, *pb = (const int8_t *)b->opnd[1]->data + c;
-        uint32_t u = (uint32_t)acc;
-        for (int64_t i = 0; i < inner; ++i) u += (uint32_t)((int32_t)pa[i * sa] * (int32_t)pb[i * sb]);
-        acc = (int32_t)u;
-        int q = last - 1;
-        for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
-        if (q < 0) break;
-      }
-      memcpy(out, &acc, 4);
-    } else { /* any other types: through the body's semantics, one point at a time */
-      int fl = npu_elem_is_float(acc_t);
-      npu_scalar_t acc;
-      if (fl) acc.f = npu_load_f(acc_t, out); else acc.i = npu_load_i(acc_t, out);
-      for (;;) {
-        int64_t a = at[0], c = at[1];
-        for (int q = 0; q < last; ++q) a += ridx[q] * b->lin[0][red[q]], c += ridx[q] * b->lin[1][red[q]];
-        for (int64_t i = 0; i < inner; ++i) {
-          npu_elem_t t0, t1;
-          npu_scalar_t vals[2] = {mac_input(f, b, 0, a + i * sa, &t0), mac_input(f, b, 1, c + i * sb, &t1)};
-          npu_elem_t types[2] = {t0, t1};
-          npu_body_op_t m = *mul, ad = f->body[f->nbody - 1];
-          m.args[0] = 0, m.args[1] = 1;
-          npu_scalar_t prod = npu_body_eval(&m, vals, types, NULL);
-          npu_scalar_t v2[2] = {acc, prod};
-          npu_elem_t t2[2] = {acc_t, m.type};
-          ad.args[0] = 0, ad.args[1] = 1;
-          acc = npu_body_eval(&ad, v2, t2, NULL);
-        }
-        int q = last - 1;
-        for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
-        if (q < 0) break;
-      }
-      if (fl) npu_store_f(acc_t, out, acc.f); else npu_store_i(acc_t, out, acc.i);
+    int64_t at0 = in0 >= 0 ? b->base[in0] : 0, at1 = in1 >= 0 ? b->base[in1] : 0, ato = b->base[o];
+    for (int q = 0; q < np_; ++q) {
+      if (in0 >= 0) at0 += pidx[q] * b->lin[in0][par[q]];
+      if (in1 >= 0) at1 += pidx[q] * b->lin[in1][par[q]];
+      ato += pidx[q] * b->lin[o][par[q]];
     }
+    unsigned char *out = b->opnd[o]->data + ato * acc_es;
+    int64_t ridx[NPU_MAX_LOOPS] = {0};
+    float facc = 0;
+    int32_t iacc = 0;
+    npu_scalar_t acc;
+    if (f32) memcpy(&facc, out, 4);
+    else if (i8) memcpy(&iacc, out, 4);
+    else if (npu_elem_is_float(acc_t)) acc.f = npu_load_f(acc_t, out);
+    else acc.i = npu_load_i(acc_t, out);
+    for (;;) {
+      int64_t a = at0, c = at1;
+      for (int q = 0; q < last; ++q) {
+        if (in0 >= 0) a += ridx[q] * b->lin[in0][red[q]];
+        if (in1 >= 0) c += ridx[q] * b->lin[in1][red[q]];
+      }
+      if (f32) {
+        const float *pa = in0 >= 0 ? (const float *)b->opnd[in0]->data + a : NULL;
+        const float *pb = in1 >= 0 ? (const float *)b->opnd[in1]->data + c : NULL;
+        if (pa && pb) for (int64_t i = 0; i < inner; ++i) facc += pa[i * s0] * pb[i * s1];
+        else if (pa) for (int64_t i = 0; i < inner; ++i) facc += pa[i * s0] * c1;
+        else if (pb) for (int64_t i = 0; i < inner; ++i) facc += c0 * pb[i * s1];
+        else for (int64_t i = 0; i < inner; ++i) facc += c0 * c1;
+      } else if (i8) {
+        const int8_t *pa = (const int8_t *)b->opnd[in0]->data + a, *pb = (const int8_t *)b->opnd[in1]->data + c;
+        uint32_t u = (uint32_t)iacc; /* i32 wraps as the hardware's accumulator does */
+        for (int64_t i = 0; i < inner; ++i) u += (uint32_t)((int32_t)pa[i * s0] * (int32_t)pb[i * s1]);
+        iacc = (int32_t)u;
+      } else { /* other types: the body's own semantics, one point at a time */
+        for (int64_t i = 0; i < inner; ++i) {
+          npu_scalar_t v[2] = {factor_value(f, b, &fac[0], a + i * s0), factor_value(f, b, &fac[1], c + i * s1)};
+          npu_elem_t t[2] = {factor_type(f, b, &fac[0]), factor_type(f, b, &fac[1])};
+          npu_scalar_t p2[2] = {acc, npu_body_eval(&mul, v, t, NULL)};
+          npu_elem_t t2[2] = {acc_t, mul.type};
+          acc = npu_body_eval(&add, p2, t2, NULL);
+        }
+      }
+      int q = last - 1;
+      for (; q >= 0; --q) { if (++ridx[q] < sizes[red[q]]) break; ridx[q] = 0; }
+      if (q < 0) break;
+    }
+    if (f32) memcpy(out, &facc, 4);
+    else if (i8) memcpy(out, &iacc, 4);
+    else if (npu_elem_is_float(acc_t)) npu_store_f(acc_t, out, acc.f);
+    else npu_store_i(acc_t, out, acc.i);
     int q = np_ - 1;
     for (; q >= 0; --q) { if (++pidx[q] < sizes[par[q]]) break; pidx[q] = 0; }
     if (q < 0) break;
@@ -298,7 +307,8 @@ static int run_linalg_box(run_t *r, const npu_fop_t *f, const int64_t *offs, con
   if (rc == 0) {
     int any_red = 0;
     for (int l = 0; l < f->n_loops; ++l) any_red |= f->reduction[l];
-    if (any_red && is_mac(f, &b->i8_i32)) run_mac(b, sizes);
+    factor_t fac[2];
+    if (any_red && plan_mac(f, b, fac)) run_mac(b, fac, sizes);
     else run_points(b, offs, sizes);
   }
   free(b);

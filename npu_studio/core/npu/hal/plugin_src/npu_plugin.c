@@ -13,8 +13,9 @@
  *   standalone (iree-run-module, iree-benchmark-module): with no handler,
  *     the C interpreter (npu_exec.c) runs the dispatch from the execution
  *     description named by $NPU_STUDIO_NPU_EXEC, read on the first call.
- *     $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's bindings before and
- *     after it for the per-dispatch check; $NPU_STUDIO_NPU_FAULT
+ *     $NPU_STUDIO_NPU_LOG (a file) gets one line per call (call, dispatch,
+ *     tiles, seconds); $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's
+ *     bindings before and after it for the per-dispatch check; $NPU_STUDIO_NPU_FAULT
  *     ("DISPATCH:TILE:DELTA") perturbs one tile's output (tests).
  *
  * A call that cannot be computed fails the dispatch with one line on stderr
@@ -102,13 +103,12 @@ static int standalone(int64_t dispatch, void *params) {
     double t0 = now_seconds();
     rc = n == d->nbindings ? npu_exec_run(d, bindings, fp, error) : (snprintf(error, 512, "over 256 bindings"), 1);
     double seconds = now_seconds() - t0;
+    const char *log = getenv("NPU_STUDIO_NPU_LOG");
     if (rc != 0) {
       fprintf(stderr, "npu plugin: dispatch #%lld %s: %s\n", (long long)dispatch, d->symbol, error);
-    } else if (dump && dump[0]) {
-      dump_bindings(dump, call, d, bindings, "post");
-      char log[4096];
-      snprintf(log, sizeof(log), "%s/calls.tsv", dump);
-      FILE *f = fopen(log, "a");
+    } else {
+      if (dump && dump[0]) dump_bindings(dump, call, d, bindings, "post");
+      FILE *f = log && log[0] ? fopen(log, "a") : NULL;
       if (f) {
         fprintf(f, "%ld\t%lld\t%d\t%.9f\n", call, (long long)dispatch, d->ntiles, seconds);
         fclose(f);
