@@ -135,30 +135,38 @@ def _call_arrays(variant: Variant, dump: Path, record: dict):
     return operands, results
 
 
-_MEAN = re.compile(r"^BM_\S+/process_time/real_time_mean\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.M)
-_PLAIN = re.compile(r"^BM_\S+/process_time/real_time\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.M)
+_MEAN = re.compile(r"^BM_\S+_mean\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.M)
+_PLAIN = re.compile(r"^BM_\S+\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.M)
 _UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def benchmark(variant: Variant, plugin: Path, function: str, inputs: list[np.ndarray], *,
-              parameters: Path | None = None, repetitions: int = 3, timeout: float | None = 3600) -> float:
-    """Seconds per run of the variant, standalone, as iree-benchmark-module measures it (real time)."""
-    check_described(variant)
-    with tempfile.TemporaryDirectory(prefix="npu-studio-standalone-bench-") as tmp:
+def benchmark(vmfb: Path, function: str, inputs: list[np.ndarray], *, parameters: Path | None = None,
+              variant: Variant | None = None, plugin: Path | None = None, repetitions: int = 3,
+              timeout: float | None = 3600) -> float:
+    """Seconds per run of `vmfb` as iree-benchmark-module measures it (real time, mean of the repetitions);
+    with `variant` and `plugin`, the NPU variant in standalone mode."""
+    if variant is not None:
+        check_described(variant)
+    with tempfile.TemporaryDirectory(prefix="npu-studio-bench-") as tmp:
         in_paths = []
         for i, a in enumerate(inputs):
             np.save(Path(tmp) / f"input{i}.npy", a)
             in_paths.append(Path(tmp) / f"input{i}.npy")
-        cmd = [str(toolchain.runtime_tool("iree-benchmark-module")),
-               *_module_args(variant, plugin, function, in_paths, parameters),
+        args = [f"--module={vmfb}", "--device=local-task", f"--function={function}"]
+        if plugin is not None:
+            args.append(f"--executable_plugin={plugin}")
+        if parameters:
+            args.append(f"--parameters={SCOPE}={parameters}")
+        cmd = [str(toolchain.runtime_tool("iree-benchmark-module")), *args, *[f"--input=@{p}" for p in in_paths],
                f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=1x"]
+        env = _environment(variant, None, None, None) if variant is not None else None
         try:
-            proc = processes.run_child(cmd, timeout=timeout, env=_environment(variant, None, None, None))
+            proc = processes.run_child(cmd, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            raise RunFailed(variant.vmfb, f"iree-benchmark-module did not finish within {timeout:g} s") from None
+            raise RunFailed(vmfb, f"iree-benchmark-module did not finish within {timeout:g} s") from None
         if proc.returncode != 0:
-            raise RunFailed(variant.vmfb, _plugin_error(proc.stderr))
+            raise RunFailed(vmfb, _plugin_error(proc.stderr))
     m = _MEAN.search(proc.stdout) or _PLAIN.search(proc.stdout)
     if m is None:
-        raise RunFailed(variant.vmfb, "iree-benchmark-module printed no real time")
+        raise RunFailed(vmfb, "iree-benchmark-module printed no real time")
     return float(m.group(1)) * _UNIT[m.group(2)]
