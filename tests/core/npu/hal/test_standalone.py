@@ -1,0 +1,196 @@
+"""`run --npu --standalone`: iree-run-module runs the NPU variant, the plugin's C interpreter computes the NPU dispatches.
+
+Independent truths: onnxruntime on the same inputs; IREE's CPU build of
+each dispatch on the operands the plugin saw (the per-call check); a
+requantized tile worked out by hand (quant_models / test_quantized_numerics).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from npu_studio.cli import main
+from npu_studio.core.compile import toolchain
+from npu_studio.core.errors import BadFile, StudioError
+from npu_studio.core.npu.hal import standalone
+from npu_studio.core.npu.hal.exec_desc import ENV_PATH, ExecProgram
+from npu_studio.core.npu.hal.npu_run import run_npu
+from npu_studio.core.npu.hal.plugin_build import plugin_path
+from npu_studio.core.npu.hal.variant import build_variant
+from npu_studio.core.npu.numerics import TileFault
+from npu_studio.core.npu.workspace_io import run_for_workspace
+from npu_studio.core.workspace.workspace import Workspace, compile_model
+from tests.core.npu.npu_models import attention
+from tests.core.npu.numerics import check_models as models
+from tests.core.onnx_reference import run_onnxruntime
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # quant_models, as the quantization tests import it
+from quant_models import TIE_X, decoder_model, tie_model  # noqa: E402
+
+HAND_Y = np.array([[[[5, 5], [7, 1]], [[-32, -47], [-128, -12]]]], np.int8)  # test_quantized_numerics
+
+
+def _close(ours, ref, rel=1e-4):
+    ours, ref = np.asarray(ours, np.float64), np.asarray(ref, np.float64)
+    return np.max(np.abs(ours - ref)) <= rel * max(1.0, np.max(np.abs(ref)))
+
+
+def _npu_sites(program):
+    return sorted(d.index for d in program.dispatches if d.legal)
+
+
+def _compiled(model: onnx.ModelProto, folder: Path, name: str) -> Workspace:
+    model.ir_version = 10
+    onnx.save(model, str(folder / f"{name}.onnx"))
+    ws = compile_model(folder / f"{name}.onnx", folder / name)
+    run_for_workspace(ws)
+    return ws
+
+
+@pytest.fixture(scope="module")
+def example_ws(example_workspace, tmp_path_factory):
+    dest = tmp_path_factory.mktemp("standalone") / "ws"
+    shutil.copytree(example_workspace.root, dest)
+    ws = Workspace.open(dest)
+    run_for_workspace(ws)
+    return ws
+
+
+def test_example_runs_standalone_and_matches_onnxruntime(example_ws, cc):
+    report = run_npu(example_ws, seed=3, mode="standalone")
+    (ort,) = run_onnxruntime(example_ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort)
+    assert report.ok, "\n".join(report.summary_lines())
+    (call,) = report.calls
+    assert report.plugin_calls == 1 and call.index == 0 and call.computed_by == "npu-plugin-c"
+    assert call.tiles == len(ExecProgram.load(report.variant.exec_path).of(0).tile_offsets) > 1
+    assert call.max_error <= 1e-4 * call.scale  # IREE's CPU dispatch on the operands the plugin saw
+    assert "standalone: iree-run-module" in "\n".join(report.summary_lines())
+
+
+def test_corrupted_tile_in_the_c_interpreter_is_caught_with_its_dispatch(example_ws, cc):
+    report = run_npu(example_ws, seed=3, mode="standalone", fault=TileFault(dispatch=0, tile=5, delta=0.5))
+    assert not report.ok and not report.vs_onnxruntime.ok and not report.vs_cpu.ok
+    assert report.first_divergent is not None and report.first_divergent.index == 0
+    assert report.first_divergent.max_error == pytest.approx(0.5, rel=1e-3)
+    assert "first divergent dispatch: #0" in "\n".join(report.summary_lines())
+
+
+def test_attention_block_standalone_agrees_with_onnxruntime_and_the_in_process_model(tmp_path, cc):
+    ws = _compiled(attention(), tmp_path, "attn")
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=2, mode="standalone")
+    ort = run_onnxruntime(ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort[0])
+    assert report.ok, "\n".join(report.summary_lines())
+    npu = sorted(d for r in report.variant.imports for d in r.dispatches)
+    assert npu == _npu_sites(program) and not report.variant.cpu
+    assert report.plugin_calls == len(report.calls) == len(program.dispatches)
+    assert all(c.max_error <= 1e-4 * max(1.0, c.scale) for c in report.calls)
+    # the Python functional model behind the plugin computes the same thing
+    inproc = run_npu(ws, report.inputs, compare_dispatches=False, cpu_build=False, onnxruntime=False)
+    assert _close(inproc.outputs[0], report.outputs[0], 1e-6)
+
+
+def test_mlp_with_softmax_standalone(tmp_path, cc):
+    ws = compile_model(models.mlp_softmax(tmp_path / "mlp.onnx"), tmp_path / "ws")
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=6, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort)
+    assert report.ok and report.plugin_calls == len(_npu_sites(program)), "\n".join(report.summary_lines())
+
+
+def test_requantized_int8_conv_is_bit_exact_standalone(tmp_path, cc):
+    ws = _compiled(tie_model(), tmp_path, "ties")
+    report = run_npu(ws, [TIE_X], mode="standalone")
+    assert report.outputs[0].dtype == np.int8
+    np.testing.assert_array_equal(report.outputs[0], HAND_Y)  # worked out by hand
+    np.testing.assert_array_equal(report.outputs[0], run_onnxruntime(ws.source_path, [TIE_X])[0])
+    assert report.ok and all(c.max_error == 0.0 for c in report.calls), "\n".join(report.summary_lines())
+
+
+def test_unsupported_construct_is_one_line_naming_the_dispatch(tmp_path, capsys, cc):
+    ws = _compiled(decoder_model("linear"), tmp_path, "dec")  # Resize: a gather inside a linalg body
+    with pytest.raises(StudioError) as info:
+        run_npu(ws, mode="standalone")
+    assert "dispatch #2" in str(info.value) and "cannot run it" in str(info.value)
+    assert main(["run", str(ws.root), "--npu", "--standalone"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dispatch #2" in err and "a tensor read inside the body" in err
+
+
+def test_a_broken_description_fails_the_dispatch_with_one_line(example_ws, tmp_path, cc):
+    """The C reader, on its own: a file it cannot read names the file and where, never crashes."""
+    variant = build_variant(example_ws)
+    bad = tmp_path / "npu_exec.json"
+    bad.write_text('{"format": "npu-studio.npu-exec", "version": 1, "dispatches": [{"dispatch": 0, ', "utf-8")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 3, 500, 500), np.float32))
+    cmd = [str(toolchain.runtime_tool("iree-run-module")), "--device=local-task", f"--module={variant.vmfb}",
+           "--function=SingleConv", f"--executable_plugin={plugin_path()}", f"--input=@{x}"]
+    proc = subprocess.run(cmd, env={ENV_PATH: str(bad)}, capture_output=True, text=True, timeout=300)
+    ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
+    assert proc.returncode != 0 and len(ours) == 1
+    assert f"dispatch #0: {bad}: not JSON" in ours[0]
+
+
+def test_description_reader_bounds_ids(example_ws, tmp_path, cc):
+    import json
+
+    variant = build_variant(example_ws)
+    d = json.loads(variant.exec_path.read_text(encoding="utf-8"))
+    d["dispatches"][0]["ops"][0]["results"] = [10 ** 6]
+    bad = tmp_path / "npu_exec.json"
+    bad.write_text(json.dumps(d), encoding="utf-8")
+    with pytest.raises(BadFile, match=r"dispatches\[0\] \(#0\): ops\[0\]: a value id outside"):
+        ExecProgram.load(bad)
+
+
+def test_missing_c_compiler_standalone_is_one_line_and_exit_2(example_workspace, tmp_path, capsys, monkeypatch):
+    ws_dir = tmp_path / "ws"
+    shutil.copytree(example_workspace.root, ws_dir)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert main(["run", str(ws_dir), "--npu", "--standalone"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no C compiler to build the NPU plugin" in err
+
+
+def test_benchmark_times_the_standalone_variant(example_ws, cc):
+    from npu_studio.core.run.runner import pick_function, random_inputs
+
+    variant = build_variant(example_ws)
+    sig = pick_function(example_ws.snapshot_path("input"))
+    inputs = random_inputs(sig, 0)
+    seconds = standalone.benchmark(variant.vmfb, sig.name, inputs, variant=variant, plugin=plugin_path(),
+                                   repetitions=1)
+    assert seconds > 0
+
+
+@pytest.mark.slow
+def test_resnet50_standalone_every_npu_dispatch_through_the_c_interpreter(tmp_path, cc):
+    from tests.zoo_cache import zoo_workspace
+
+    shutil.copytree(zoo_workspace("resnet50").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=0, onnxruntime=False, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort)
+    assert report.ok, "\n".join(report.summary_lines())
+    assert sorted(d for r in report.variant.imports for d in r.dispatches) == _npu_sites(program)
+    assert not report.variant.cpu and report.plugin_calls == len(report.calls) == len(program.dispatches)
+    assert all(c.max_error <= 1e-4 * max(1.0, c.scale) for c in report.calls)
+    assert max(c.scale for c in report.calls) > 1e6
+
