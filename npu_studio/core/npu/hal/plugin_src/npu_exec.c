@@ -176,6 +176,40 @@ static npu_elem_t factor_type(const npu_fop_t *f, box_t *b, const factor_t *x) {
   return f->body[f->nbody - 2].type;
 }
 
+/* f32 out += a * b with a parallel loop `row` along which the output is contiguous: that loop goes
+ * innermost (a vector loop over output elements) and the reduction loops run outside it in their
+ * order, so each output element still sums its products in the same sequence: the same result. */
+static void run_mac_f32_rows(box_t *b, const factor_t *fac, const int64_t *sizes, int row) {
+  const npu_fop_t *f = b->f;
+  int n = f->n_loops, outer[NPU_MAX_LOOPS], no = 0, o = f->n_in, in0 = fac[0].input, in1 = fac[1].input;
+  for (int l = 0; l < n; ++l) if (!f->reduction[l] && l != row) outer[no++] = l;
+  for (int l = 0; l < n; ++l) if (f->reduction[l]) outer[no++] = l; /* reductions innermost of the outer loops */
+  int64_t len = sizes[row], s0 = in0 >= 0 ? b->lin[in0][row] : 0, s1 = in1 >= 0 ? b->lin[in1][row] : 0;
+  float c0 = (float)fac[0].scalar.f, c1 = (float)fac[1].scalar.f;
+  int64_t idx[NPU_MAX_LOOPS] = {0};
+  for (;;) {
+    int64_t a = in0 >= 0 ? b->base[in0] : 0, c = in1 >= 0 ? b->base[in1] : 0, q0 = b->base[o];
+    for (int q = 0; q < no; ++q) {
+      if (in0 >= 0) a += idx[q] * b->lin[in0][outer[q]];
+      if (in1 >= 0) c += idx[q] * b->lin[in1][outer[q]];
+      q0 += idx[q] * b->lin[o][outer[q]];
+    }
+    float *out = (float *)b->opnd[o]->data + q0;
+    const float *pa = in0 >= 0 ? (const float *)b->opnd[in0]->data + a : NULL;
+    const float *pb = in1 >= 0 ? (const float *)b->opnd[in1]->data + c : NULL;
+    if (pa && pb && s0 == 1 && s1 == 0) for (int64_t i = 0; i < len; ++i) out[i] += pa[i] * pb[0];
+    else if (pa && pb && s0 == 0 && s1 == 1) for (int64_t i = 0; i < len; ++i) out[i] += pa[0] * pb[i];
+    else if (pa && pb) for (int64_t i = 0; i < len; ++i) out[i] += pa[i * s0] * pb[i * s1];
+    else if (pa && s0 == 1) for (int64_t i = 0; i < len; ++i) out[i] += pa[i] * c1;
+    else if (pa) for (int64_t i = 0; i < len; ++i) out[i] += pa[i * s0] * c1;
+    else if (pb) for (int64_t i = 0; i < len; ++i) out[i] += c0 * pb[i * s1];
+    else for (int64_t i = 0; i < len; ++i) out[i] += c0 * c1;
+    int q = no - 1;
+    for (; q >= 0; --q) { if (++idx[q] < sizes[outer[q]]) break; idx[q] = 0; }
+    if (q < 0) break;
+  }
+}
+
 static void run_mac(box_t *b, const factor_t *fac, const int64_t *sizes) {
   const npu_fop_t *f = b->f;
   int n = f->n_loops, par[NPU_MAX_LOOPS], red[NPU_MAX_LOOPS], np_ = 0, nr = 0, o = f->n_in;
@@ -190,6 +224,13 @@ static void run_mac(box_t *b, const factor_t *fac, const int64_t *sizes) {
            fac[1].cast >= 0 && f->body[fac[0].cast].op == npu_body_opcode("arith.extsi") &&
            f->body[fac[1].cast].op == npu_body_opcode("arith.extsi") && factor_type(f, b, &fac[0]) == E_I32 &&
            factor_type(f, b, &fac[1]) == E_I32;
+  if (f32) {
+    for (int q = np_ - 1; q >= 0; --q)
+      if (b->lin[o][par[q]] == 1 && sizes[par[q]] > 1) {
+        run_mac_f32_rows(b, fac, sizes, par[q]);
+        return;
+      }
+  }
   int last = nr - 1;
   int64_t inner = sizes[red[last]];
   int64_t s0 = in0 >= 0 ? b->lin[in0][red[last]] : 0, s1 = in1 >= 0 ? b->lin[in1][red[last]] : 0;
