@@ -27,12 +27,12 @@ from npu_studio.core.npu.hal.variant import build_variant
 from npu_studio.core.npu.numerics import TileFault
 from npu_studio.core.npu.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import Workspace, compile_model
-from tests.core.npu.npu_models import attention
+from tests.core.npu.npu_models import attention, i8_matmul
 from tests.core.npu.numerics import check_models as models
 from tests.core.onnx_reference import run_onnxruntime
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # quant_models, as the quantization tests import it
-from quant_models import TIE_X, decoder_model, tie_model  # noqa: E402
+from quant_models import TIE_X, conv_relu_model, decoder_model, quantized, tie_model  # noqa: E402
 
 HAND_Y = np.array([[[[5, 5], [7, 1]], [[-32, -47], [-128, -12]]]], np.int8)  # test_quantized_numerics
 
@@ -106,6 +106,48 @@ def test_mlp_with_softmax_standalone(tmp_path, cc):
     (ort,) = run_onnxruntime(ws.source_path, report.inputs)
     assert _close(report.outputs[0], ort)
     assert report.ok and report.plugin_calls == len(_npu_sites(program)), "\n".join(report.summary_lines())
+
+
+def test_f16_matmul_standalone_within_f16_tolerance(tmp_path, cc):
+    ws = compile_model(models.matmul_f16(tmp_path / "mm.onnx"), tmp_path / "ws")
+    run_for_workspace(ws)
+    report = run_npu(ws, seed=4, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert report.outputs[0].dtype == np.float16 and _close(report.outputs[0], ort, 1e-2)
+    assert report.ok and report.plugin_calls == 1, "\n".join(report.summary_lines())
+
+
+def test_i8_matmul_standalone_accumulates_exactly_in_i32(tmp_path, cc):
+    ws = _compiled(i8_matmul(), tmp_path, "mmi")
+    report = run_npu(ws, seed=5, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert report.outputs[0].dtype == np.int32
+    np.testing.assert_array_equal(report.outputs[0], ort)
+    assert report.ok and report.plugin_calls == 1, "\n".join(report.summary_lines())
+
+
+def test_mixed_model_standalone_runs_npu_and_cpu_dispatches(tmp_path, cc):
+    from npu_studio.core.compile.params import ParamOptions
+    from tests.core.npu.hal.test_npu_run import _sin_matmul_softmax
+
+    ws = compile_model(_sin_matmul_softmax(tmp_path / "mixed.onnx"), tmp_path / "ws",
+                       params=ParamOptions(threshold_bytes=4096))  # the weight read from the archive
+    run_for_workspace(ws)
+    report = run_npu(ws, seed=1, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort)
+    assert report.ok, "\n".join(report.summary_lines())
+    assert [r["dispatch"] for r in report.variant.cpu] == [0] and report.plugin_calls == 2
+
+
+def test_per_channel_requantized_conv_is_bit_exact_standalone(tmp_path, cc):
+    ws = _compiled(quantized(conv_relu_model()), tmp_path, "qconv")
+    program = run_for_workspace(ws)
+    assert any("requantize per-channel" in d.epilogue for d in program.dispatches)
+    report = run_npu(ws, seed=4, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    np.testing.assert_array_equal(report.outputs[0], ort)
+    assert report.ok and all(c.max_error == 0.0 for c in report.calls), "\n".join(report.summary_lines())
 
 
 def test_requantized_int8_conv_is_bit_exact_standalone(tmp_path, cc):
