@@ -15,6 +15,7 @@ processes: the machine is shared, CPU time is the stable figure.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -73,7 +74,7 @@ def main() -> int:
         "## NPU dispatches through the HAL executable plugin (issue 29)",
         "",
         "`benchmarks/npu_hal.py`: default NPU target, seeded inputs, one run; CPU seconds include child "
-        "processes.",
+        f"processes (1-minute load average {os.getloadavg()[0]:.1f} at the end of the run).",
         "",
         "| model | dispatches (replaced executables) | plain build from stream | NPU variant build "
         "| **variant / plain** | CPU build run | NPU variant run, in-process | **in-process / CPU** "

@@ -52,7 +52,8 @@ class BodyOp:
     """One SSA op of a body: its value is numbered after the block's arguments and earlier ops.
 
     op: an `arith`/`math` op name, or `const` (value in f or i), `index` (loop `attr`),
-    `outer` (the rank-0 function value `attr`). attr also holds cmpf/cmpi predicates.
+    `outer` (the rank-0 function value `attr`), `extract` (the element of the function value `attr`
+    at the indices `args`: a gather). attr also holds cmpf/cmpi predicates.
     round: the output stage's rounding of a round op; saturate: the stage's narrowing.
     """
 

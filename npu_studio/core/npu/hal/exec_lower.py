@@ -244,6 +244,10 @@ class _Lowering:
         for inner in body_ops[:-1]:
             if len(inner.results) != 1:
                 raise Unsupported(f"{inner.name} in the body of {op.name}")
+            if inner.name == "tensor.extract":  # a gather from a function-level tensor at computed indices
+                body.append(self._gather(inner, local, capture, op.name))
+                local[inner.results[0]] = n_args + len(body) - 1
+                continue
             for v in inner.operands:
                 capture(v)
             body.append(self._body_op(inner, local, op.name))
@@ -254,6 +258,17 @@ class _Lowering:
         args = tuple(self._id(v) for v in op.operands)
         return FuncOp("linalg", args, self._results(op), n_in=s.n_in, maps=tuple(maps), reduction=s.reduction,
                       ranges=tuple(s.ranges), body=tuple(body), yields=yields)
+
+    def _gather(self, inner: ir.Operation, local: dict, capture, where: str) -> BodyOp:
+        source, *indices = list(inner.operands)
+        if source in local:
+            raise Unsupported(f"tensor.extract from a value computed in the body of {where}")
+        table = self._id(source)
+        if len(indices) != len(self.values[table].shape) or len(indices) > MAX_RANK:
+            raise Unsupported(f"tensor.extract with {len(indices)} indices in the body of {where}")
+        for v in indices:
+            capture(v)
+        return BodyOp("extract", tuple(local[v] for v in indices), _element(inner.results[0].type), attr=table)
 
     def _body_op(self, inner: ir.Operation, local: dict, where: str = "a dispatch") -> BodyOp:
         name = inner.name

@@ -41,7 +41,7 @@ from ...workspace.workspace import Workspace
 from ...ir.flow_graph import FlowGraph
 from ..npu_ir import NpuProgram
 from ..workspace_io import json_path
-from .exec_desc import FILE as EXEC_FILE, ExecProgram
+from .exec_desc import FILE as EXEC_FILE, FORMAT as EXEC_FORMAT, VERSION as EXEC_VERSION, ExecProgram
 from .exec_lower import describe
 from .replacement import BindingSpec, NotReplaceable, build_replacement
 
@@ -122,7 +122,7 @@ def variant_key(ws: Workspace) -> dict:
         raise StudioError(ws.root, "no stream snapshot; compile first")
     subs = sorted(f for f in ws.substitution_flags())
     return {"npu_program_sha256": _sha(program), "stream_sha256": _sha(stream),
-            "substitutions": subs}
+            "substitutions": subs, "npu_exec": f"{EXEC_FORMAT}/{EXEC_VERSION}"}
 
 
 def current_variant(ws: Workspace) -> Variant | None:

@@ -159,14 +159,46 @@ def test_requantized_int8_conv_is_bit_exact_standalone(tmp_path, cc):
     assert report.ok and all(c.max_error == 0.0 for c in report.calls), "\n".join(report.summary_lines())
 
 
-def test_unsupported_construct_is_one_line_naming_the_dispatch(tmp_path, capsys, cc):
+def test_resize_and_conv_transpose_run_standalone(tmp_path, cc):
     ws = _compiled(decoder_model("linear"), tmp_path, "dec")  # Resize: a gather inside a linalg body
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=7, mode="standalone")
+    (ort,) = run_onnxruntime(ws.source_path, report.inputs)
+    assert _close(report.outputs[0], ort)
+    assert report.ok and report.plugin_calls == len(_npu_sites(program)), "\n".join(report.summary_lines())
+
+
+def test_unsupported_construct_is_one_line_naming_the_dispatch(tmp_path, capsys, cc, monkeypatch):
+    from npu_studio.core.npu.hal import exec_lower
+
+    # an interpreter without math.floor, which the decoder's Resize (dispatch #2) uses
+    monkeypatch.setattr(exec_lower, "BODY_OPS", exec_lower.BODY_OPS - {"math.floor"})
+    ws = _compiled(decoder_model("linear"), tmp_path, "dec")
     with pytest.raises(StudioError) as info:
         run_npu(ws, mode="standalone")
-    assert "dispatch #2" in str(info.value) and "cannot run it" in str(info.value)
+    assert "dispatch #2" in str(info.value) and "math.floor in the body of linalg.generic" in str(info.value)
     assert main(["run", str(ws.root), "--npu", "--standalone"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "dispatch #2" in err and "a tensor read inside the body" in err
+    assert err.count("\n") == 1 and "dispatch #2" in err and "cannot run it" in err
+
+
+def test_non_linear_indexing_map_is_described_as_unsupported():
+    from iree.compiler import ir
+
+    from npu_studio.core.ir.flow_graph import FlowGraph
+    from npu_studio.core.npu.hal.exec_lower import describe
+    from npu_studio.core.npu.passes import run_npu_pipeline
+
+    text = (Path(__file__).parent / "data" / "floordiv_map.flow.mlir").read_text(encoding="utf-8")
+    program = run_npu_pipeline(text)
+    ctx = ir.Context()
+    ctx.enable_multithreading(False)
+    ctx.allow_unregistered_dialects = True
+    with ctx:
+        graph = FlowGraph(ir.Module.parse(text).operation)
+        d = describe(graph.func_of(graph.sites[0]), program, 0)
+    assert d.reason == "linalg.generic with a non-linear indexing map (d0, d1) -> (d0, d1 floordiv 2)"
+    assert not d.ops  # described by its reason alone: the C interpreter never sees it
 
 
 def test_a_broken_description_fails_the_dispatch_with_one_line(example_ws, tmp_path, cc):

@@ -76,6 +76,8 @@ typedef struct {
   int64_t lin[64][NPU_MAX_LOOPS];  /* element stride of each operand per loop */
   int64_t base[64];
   npu_scalar_t outer[4096];
+  const npu_tensor_t *values;  /* the dispatch's values: what `extract` gathers from */
+  char *error;
 } box_t;
 
 static int setup_box(run_t *r, box_t *b, const int64_t *offs, const int64_t *sizes) {
@@ -295,8 +297,31 @@ static void run_mac(box_t *b, const factor_t *fac, const int64_t *sizes) {
   }
 }
 
+/* `extract`: the element of a function value at the indices the body computed (bounds-checked). */
+static int gather(box_t *b, const npu_body_op_t *op, const npu_scalar_t *vals, npu_scalar_t *out) {
+  const npu_tensor_t *t = &b->values[op->attr];
+  int64_t rs[NPU_MAX_RANK], at = 0;
+  if (!t->data || op->nargs != t->type.rank || op->type != t->type.elem) {
+    snprintf(b->error, 512, "a gather from a value that does not match its indices");
+    return 1;
+  }
+  row_strides(&t->type, rs);
+  for (int j = 0; j < op->nargs; ++j) {
+    int64_t i = vals[op->args[j]].i;
+    if (i < 0 || i >= t->type.shape[j]) {
+      snprintf(b->error, 512, "a gather reads index %lld outside dimension %d of size %lld", (long long)i, j,
+               (long long)t->type.shape[j]);
+      return 1;
+    }
+    at += i * rs[j];
+  }
+  const unsigned char *p = t->data + at * npu_elem_size(t->type.elem);
+  if (npu_elem_is_float(t->type.elem)) out->f = npu_load_f(t->type.elem, p); else out->i = npu_load_i(t->type.elem, p);
+  return 0;
+}
+
 /* Any body: every point of the box in order (parallel loops outside, reductions inside). */
-static void run_points(box_t *b, const int64_t *offs, const int64_t *sizes) {
+static int run_points(box_t *b, const int64_t *offs, const int64_t *sizes) {
   const npu_fop_t *f = b->f;
   int n = f->n_loops, order[NPU_MAX_LOOPS], m = 0;
   for (int l = 0; l < n; ++l) if (!f->reduction[l]) order[m++] = l;
@@ -304,7 +329,8 @@ static void run_points(box_t *b, const int64_t *offs, const int64_t *sizes) {
   int nv = f->nargs + f->nbody;
   npu_scalar_t *vals = calloc((size_t)nv + 1, sizeof(npu_scalar_t));
   npu_elem_t *types = calloc((size_t)nv + 1, sizeof(npu_elem_t));
-  if (!vals || !types) { free(vals), free(types); return; }
+  int rc = 0, extract = npu_body_opcode("extract");
+  if (!vals || !types) { free(vals), free(types); snprintf(b->error, 512, "out of memory"); return 1; }
   for (int k = 0; k < f->nargs; ++k) types[k] = b->opnd[k]->type.elem;
   for (int k = 0; k < f->nbody; ++k) types[f->nargs + k] = f->body[k].type;
   int64_t idx[NPU_MAX_LOOPS] = {0}, loop[NPU_MAX_LOOPS];
@@ -319,8 +345,12 @@ static void run_points(box_t *b, const int64_t *offs, const int64_t *sizes) {
       const unsigned char *p = b->opnd[k]->data + at[k] * npu_elem_size(e);
       if (npu_elem_is_float(e)) vals[k].f = npu_load_f(e, p); else vals[k].i = npu_load_i(e, p);
     }
-    for (int k = 0; k < f->nbody; ++k)
-      vals[f->nargs + k] = f->body[k].op == B_ARG_OUTER ? b->outer[k] : npu_body_eval(&f->body[k], vals, types, loop);
+    for (int k = 0; k < f->nbody && !rc; ++k) {
+      if (f->body[k].op == B_ARG_OUTER) vals[f->nargs + k] = b->outer[k];
+      else if (f->body[k].op == extract) rc = gather(b, &f->body[k], vals, &vals[f->nargs + k]);
+      else vals[f->nargs + k] = npu_body_eval(&f->body[k], vals, types, loop);
+    }
+    if (rc) break;
     for (int y = 0; y < f->nyields; ++y) {
       int k = f->n_in + y;
       npu_elem_t e = types[k];
@@ -334,6 +364,7 @@ static void run_points(box_t *b, const int64_t *offs, const int64_t *sizes) {
     if (q < 0) break;
   }
   free(vals), free(types);
+  return rc;
 }
 
 static int run_linalg_box(run_t *r, const npu_fop_t *f, const int64_t *offs, const int64_t *sizes) {
@@ -341,7 +372,7 @@ static int run_linalg_box(run_t *r, const npu_fop_t *f, const int64_t *offs, con
   for (int l = 0; l < f->n_loops; ++l) if (sizes[l] == 0) return 0;
   box_t *b = calloc(1, sizeof(box_t));
   if (!b) return fail(r, "out of memory for %s", "a linalg op");
-  b->f = f;
+  b->f = f, b->values = r->t, b->error = r->error;
   for (int k = 0; k < f->nargs; ++k)
     b->opnd[k] = k < f->n_in ? &r->t[f->args[k]] : &r->t[f->results[k - f->n_in]];
   int rc = setup_box(r, b, offs, sizes);
@@ -350,7 +381,7 @@ static int run_linalg_box(run_t *r, const npu_fop_t *f, const int64_t *offs, con
     for (int l = 0; l < f->n_loops; ++l) any_red |= f->reduction[l];
     factor_t fac[2];
     if (any_red && plan_mac(f, b, fac)) run_mac(b, fac, sizes);
-    else run_points(b, offs, sizes);
+    else rc = run_points(b, offs, sizes);
   }
   free(b);
   return rc;

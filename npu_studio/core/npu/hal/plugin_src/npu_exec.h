@@ -36,7 +36,7 @@ typedef struct {
 typedef struct {
   int op;  /* BODY_* (npu_exec_body.c) */
   int nargs;
-  int args[3];
+  int args[NPU_MAX_RANK];  /* 1-3 for arith/math ops; the indices of an `extract` */
   npu_elem_t type;
   int64_t attr;
   double f;

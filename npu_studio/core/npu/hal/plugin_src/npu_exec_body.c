@@ -20,7 +20,7 @@ enum {
   B_INDEX_CASTUI,
   B_EXP, B_EXP2, B_EXPM1, B_LOG, B_LOG2, B_LOG10, B_LOG1P, B_TANH, B_SINH, B_COSH, B_SIN, B_COS, B_TAN,
   B_ASIN, B_ACOS, B_ATAN, B_ATAN2, B_SQRT, B_RSQRT, B_CBRT, B_ABSF, B_ABSI, B_FLOOR, B_CEIL, B_TRUNC,
-  B_ROUND, B_ROUNDEVEN, B_POWF, B_COPYSIGN, B_FMA, B_ERF, B_FPOWI, B_COUNT
+  B_ROUND, B_ROUNDEVEN, B_POWF, B_COPYSIGN, B_FMA, B_ERF, B_FPOWI, B_EXTRACT, B_COUNT
 };
 
 static const char *const NAMES[B_COUNT] = {
@@ -36,7 +36,7 @@ static const char *const NAMES[B_COUNT] = {
   "math.sinh", "math.cosh", "math.sin", "math.cos", "math.tan", "math.asin", "math.acos", "math.atan",
   "math.atan2", "math.sqrt", "math.rsqrt", "math.cbrt", "math.absf", "math.absi", "math.floor", "math.ceil",
   "math.trunc", "math.round", "math.roundeven", "math.powf", "math.copysign", "math.fma", "math.erf",
-  "math.fpowi",
+  "math.fpowi", "extract",
 };
 
 int npu_body_opcode(const char *name) {

@@ -115,8 +115,8 @@ static int load_body(ctx_t *c, const npu_json_t *op, npu_fop_t *f, int nvalues) 
     o->op = npu_body_opcode(name);
     if (o->op < 0) return bad(c, "body", name);
     if (!elem_of(type, &o->type)) return bad(c, "body", type);
-    int64_t args[3], v;
-    if (!int_list(c, b, "args", 3, 0, base + k - 1, args, &o->nargs)) return 0;
+    int64_t args[NPU_MAX_RANK], v;
+    if (!int_list(c, b, "args", NPU_MAX_RANK, 0, base + k - 1, args, &o->nargs)) return 0;
     for (int i = 0; i < o->nargs; ++i) o->args[i] = (int)args[i];
     if (!get_int(c, b, "attr", -1, (int64_t)1 << 40, &o->attr, 0)) return 0;
     if (!get_int(c, b, "i", INT64_MIN, INT64_MAX, &o->i, 0)) return 0;
@@ -129,7 +129,9 @@ static int load_body(ctx_t *c, const npu_json_t *op, npu_fop_t *f, int nvalues) 
       if (*stop) return bad(c, "body", "a float constant that is not a hex float");
     }
     o->round = !mode || !mode[0] ? 0 : strcmp(mode, "half-away") == 0 ? 2 : strcmp(mode, "truncate") == 0 ? 3 : 1;
-    if (o->op == 3 && (o->attr < 0 || o->attr >= nvalues)) return bad(c, "body", "outer value out of range");
+    int reads = o->op == 3 || o->op == npu_body_opcode("extract");
+    if (reads && (o->attr < 0 || o->attr >= nvalues)) return bad(c, "body", "outer value out of range");
+    if (!reads && o->op > 3 && o->nargs > 3) return bad(c, "body", "too many arguments");
     if (o->op == 2 && (o->attr < 0 || o->attr >= f->n_loops)) return bad(c, "body", "index loop out of range");
   }
   return int_array(c, op, "yields", 64, 0, base + f->nbody - 1, &f->yields, &f->nyields);
