@@ -17,10 +17,10 @@ import numpy as np
 from iree.compiler import ir
 
 from ...ir.linalg.requant import ROUND_OP_MODE
-from ...run.dispatches.scalar_ops import NotInterpretable, constant_value, numpy_dtype
+from ...run.dispatches.scalar_ops import NotInterpretable, constant_value
 from ..npu_ir import NpuProgram
 from ..numerics import linalg_eval
-from ..numerics.dispatch_eval import _slice_params, _static, epilogue, root_op
+from ..numerics.dispatch_eval import epilogue, root_op, slice_params, static_values
 from ..output_stage import split_epilogue
 from .exec_desc import ELEMENTS, MAX_LOOPS, MAX_RANK, BodyOp, ExecDispatch, FuncOp, Value, check
 
@@ -184,7 +184,7 @@ class _Lowering:
         seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
         if any(seg[first_dynamic:]):
             raise Unsupported(f"{op.name} with dynamic offsets or sizes")
-        offs, sizes, strides = _slice_params(op, first_dynamic, {})
+        offs, sizes, strides = slice_params(op, first_dynamic, {})
         return tuple(offs), tuple(sizes), tuple(strides)
 
     def _constant(self, op: ir.Operation) -> FuncOp:
@@ -201,7 +201,7 @@ class _Lowering:
     def _pad(self, op: ir.Operation) -> FuncOp:
         if len(list(op.operands)) != 1:
             raise Unsupported("tensor.pad with dynamic padding")
-        low = tuple(_static(op, "static_low", []))
+        low = tuple(static_values(op, "static_low", []))
         body = op.regions[0].blocks[0]
         term = list(body.operations)[-1].operation
         v = term.operands[0]

@@ -135,8 +135,8 @@ def _call_arrays(variant: Variant, dump: Path, record: dict):
     return operands, results
 
 
-_MEAN = re.compile(r"^BM_\S+_mean\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.M)
-_PLAIN = re.compile(r"^BM_\S+\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.M)
+_MEAN = re.compile(r"^BM_\S+_mean\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.MULTILINE)
+_PLAIN = re.compile(r"^BM_\S+\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.MULTILINE)
 _UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 

@@ -8,7 +8,6 @@ requantized tile worked out by hand (quant_models / test_quantized_numerics).
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import onnx
 import pytest
 
 from npu_studio.cli import main
+from npu_studio.core import processes
 from npu_studio.core.compile import toolchain
 from npu_studio.core.errors import BadFile, StudioError
 from npu_studio.core.npu.hal import standalone
@@ -32,7 +32,7 @@ from tests.core.npu.numerics import check_models as models
 from tests.core.onnx_reference import run_onnxruntime
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # quant_models, as the quantization tests import it
-from quant_models import TIE_X, conv_relu_model, decoder_model, quantized, tie_model  # noqa: E402
+from quant_models import TIE_X, conv_relu_model, decoder_model, quantized, tie_model
 
 HAND_Y = np.array([[[[5, 5], [7, 1]], [[-32, -47], [-128, -12]]]], np.int8)  # test_quantized_numerics
 
@@ -210,7 +210,7 @@ def test_a_broken_description_fails_the_dispatch_with_one_line(example_ws, tmp_p
     np.save(x, np.zeros((1, 3, 500, 500), np.float32))
     cmd = [str(toolchain.runtime_tool("iree-run-module")), "--device=local-task", f"--module={variant.vmfb}",
            "--function=SingleConv", f"--executable_plugin={plugin_path()}", f"--input=@{x}"]
-    proc = subprocess.run(cmd, env={ENV_PATH: str(bad)}, capture_output=True, text=True, timeout=300)
+    proc = processes.run_child(cmd, timeout=300, env={ENV_PATH: str(bad)})
     ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
     assert proc.returncode != 0 and len(ours) == 1
     assert f"dispatch #0: {bad}: not JSON" in ours[0]
