@@ -216,6 +216,44 @@ def test_a_broken_description_fails_the_dispatch_with_one_line(example_ws, tmp_p
     assert f"dispatch #0: {bad}: not JSON" in ours[0]
 
 
+def _mutations(d: dict):
+    """(what, mutated description): each names what the C interpreter must refuse without crashing."""
+    import copy
+
+    disp = d["dispatches"][0]
+    root = disp["root"]
+    load = next(k for k, op in enumerate(disp["ops"]) if op["op"] == "load")
+
+    def mutate(fn):
+        m = copy.deepcopy(d)
+        fn(m["dispatches"][0])
+        return m
+    yield "a slice outside", mutate(lambda x: x["ops"][load].update(offsets=[10 ** 6] * len(x["ops"][load]["offsets"])))
+    yield "outside its dimension", mutate(lambda x: x["ops"][root]["maps"][0][0].__setitem__(-1, 10 ** 6))
+    yield "tile_sizes", mutate(lambda x: x["tile_sizes"].pop())
+    yield "outside its dimension", mutate(lambda x: x["tile_sizes"].__setitem__(0, [10 ** 6] * len(x["tile_sizes"][0])))
+    yield "body", mutate(lambda x: x["ops"][root]["body"][0].update(args=[99, 0]))
+    yield "unknown op", mutate(lambda x: x["ops"][0].update(op="teleport"))
+
+
+def test_the_c_interpreter_refuses_bad_descriptions_without_crashing(example_ws, tmp_path, cc):
+    import json
+
+    variant = build_variant(example_ws)
+    good = json.loads(variant.exec_path.read_text(encoding="utf-8"))
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 3, 500, 500), np.float32))
+    cmd = [str(toolchain.runtime_tool("iree-run-module")), "--device=local-task", f"--module={variant.vmfb}",
+           "--function=SingleConv", f"--executable_plugin={plugin_path()}", f"--input=@{x}", "--output=@/dev/null"]
+    for k, (what, desc) in enumerate(_mutations(good)):
+        path = tmp_path / f"bad{k}.json"
+        path.write_text(json.dumps(desc), encoding="utf-8")
+        proc = processes.run_child(cmd, timeout=300, env={ENV_PATH: str(path)})
+        ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
+        assert 0 < proc.returncode < 128, (what, proc.returncode)  # failed the dispatch; no signal
+        assert len(ours) == 1 and what in ours[0], (what, ours)
+
+
 def test_description_reader_bounds_ids(example_ws, tmp_path, cc):
     import json
 

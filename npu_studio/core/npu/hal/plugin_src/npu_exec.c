@@ -478,6 +478,7 @@ static void perturb(run_t *r, const npu_fop_t *f, const int64_t *offs, const int
       lo[j] = row[f->n_loops], n[j] = 1;
       for (int l = 0; l < f->n_loops; ++l)
         if (row[l]) lo[j] += row[l] * offs[l], n[j] = sizes[l];
+      if (lo[j] < 0 || lo[j] + n[j] > t->type.shape[j]) return; /* not a projection: nothing to perturb */
       count *= n[j];
     }
     size_t es = npu_elem_size(t->type.elem);

@@ -107,9 +107,12 @@ static int load_body(ctx_t *c, const npu_json_t *op, npu_fop_t *f, int nvalues) 
   f->body = calloc(body->count + 1, sizeof(npu_body_op_t));
   if (!f->body) return bad(c, "body", "out of memory");
   int base = f->nargs; /* the block's arguments (one per operand), then the body's values */
+  char outer_where[128];
+  memcpy(outer_where, c->where, sizeof(outer_where));
   for (int k = 0; k < f->nbody; ++k) {
     const npu_json_t *b = &body->items[k];
     npu_body_op_t *o = &f->body[k];
+    snprintf(c->where, sizeof(c->where), "%.100s.body[%d]", outer_where, k);
     const char *name = get_string(b, "op"), *type = get_string(b, "type"), *mode = get_string(b, "round");
     if (!name || !type) return bad(c, "body", "op and type required");
     o->op = npu_body_opcode(name);
@@ -134,6 +137,7 @@ static int load_body(ctx_t *c, const npu_json_t *op, npu_fop_t *f, int nvalues) 
     if (!reads && o->op > 3 && o->nargs > 3) return bad(c, "body", "too many arguments");
     if (o->op == 2 && (o->attr < 0 || o->attr >= f->n_loops)) return bad(c, "body", "index loop out of range");
   }
+  memcpy(c->where, outer_where, sizeof(outer_where));
   return int_array(c, op, "yields", 64, 0, base + f->nbody - 1, &f->yields, &f->nyields);
 }
 
