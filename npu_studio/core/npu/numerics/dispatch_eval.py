@@ -56,14 +56,14 @@ def _walk(op: ir.Operation):
                     yield from _walk(inner)
 
 
-def _static(op: ir.Operation, name: str, dynamic: list) -> list[int]:
+def static_values(op: ir.Operation, name: str, dynamic: list) -> list[int]:
     values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
     dyn = iter(dynamic)
     kdynamic = -(1 << 63)
     return [int(next(dyn)) if v == kdynamic else v for v in values]
 
 
-def _slice_params(op: ir.Operation, first_dynamic: int, env: dict):
+def slice_params(op: ir.Operation, first_dynamic: int, env: dict):
     """Offsets, sizes and strides of a load/store/extract/insert."""
     seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     operands = list(op.operands)
@@ -76,8 +76,8 @@ def _slice_params(op: ir.Operation, first_dynamic: int, env: dict):
     dyn_offs = [env[v] for v in operands[pos:pos + offs_n]]
     dyn_sizes = [env[v] for v in operands[pos + offs_n:pos + offs_n + sizes_n]]
     dyn_strides = [env[v] for v in operands[pos + offs_n + sizes_n:pos + offs_n + sizes_n + strides_n]]
-    return (_static(op, "static_offsets", dyn_offs), _static(op, "static_sizes", dyn_sizes),
-            _static(op, "static_strides", dyn_strides))
+    return (static_values(op, "static_offsets", dyn_offs), static_values(op, "static_sizes", dyn_sizes),
+            static_values(op, "static_strides", dyn_strides))
 
 
 def _slices(offs, sizes, strides):
@@ -162,11 +162,11 @@ class DispatchInterpreter:
         name = op.name
         args = [env.get(v) for v in op.operands]
         if name == "iree_tensor_ext.dispatch.tensor.load":
-            offs, sizes, strides = _slice_params(op, 1, env)
+            offs, sizes, strides = slice_params(op, 1, env)
             out = np.asarray(args[0])[_slices(offs, sizes, strides)]
             env[op.results[0]] = np.array(out, copy=True).reshape(_shape(op.results[0]))
         elif name == "iree_tensor_ext.dispatch.tensor.store":
-            offs, sizes, strides = _slice_params(op, 2, env)
+            offs, sizes, strides = slice_params(op, 2, env)
             target = args[1]
             region = target[_slices(offs, sizes, strides)]
             region[...] = np.asarray(args[0]).reshape(region.shape)
@@ -181,11 +181,11 @@ class DispatchInterpreter:
         elif name == "tensor.cast":
             env[op.results[0]] = args[0]
         elif name == "tensor.extract_slice":
-            offs, sizes, strides = _slice_params(op, 1, env)
+            offs, sizes, strides = slice_params(op, 1, env)
             env[op.results[0]] = np.array(np.asarray(args[0])[_slices(offs, sizes, strides)]).reshape(
                 _shape(op.results[0]))
         elif name == "tensor.insert_slice":
-            offs, sizes, strides = _slice_params(op, 2, env)
+            offs, sizes, strides = slice_params(op, 2, env)
             dest = np.array(args[1], copy=True)
             region = dest[_slices(offs, sizes, strides)]
             region[...] = np.asarray(args[0]).reshape(region.shape)
@@ -208,7 +208,7 @@ class DispatchInterpreter:
             raise NotInterpretable(f"op {name}")
 
     def _pad(self, op, args, env):
-        low = _static(op, "static_low", [env[v] for v in list(op.operands)[1:]])
+        low = static_values(op, "static_low", [env[v] for v in list(op.operands)[1:]])
         result_shape = _shape(op.results[0])
         body = op.regions[0].blocks[0]
         term = list(body.operations)[-1].operation
