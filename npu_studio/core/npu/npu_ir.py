@@ -86,7 +86,7 @@ class DispatchInfo:
     index: int
     symbol: str  # the flow.executable.export it calls
     location: str  # source location (ONNX node names)
-    kind: str  # linalg_info kind of the root op, "none" without one
+    kind: str  # the dispatch index's kind: the root op's, or the data it moves ("none": neither)
     op_name: str  # root op, e.g. linalg.generic
     legal: bool
     reason: str  # why not legal ("" when legal)
