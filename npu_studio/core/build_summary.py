@@ -48,13 +48,15 @@ class TargetSummary:
         if self.origin is None:
             return f"NPU target {self.name} (user)"
         if not self.changes:
-            return f"NPU target {self.name} (user, same as bundled {self.origin.stem})"
+            return f"NPU target {self.name} (user): the same as bundled {self.origin.stem}"
         shown = self.changes if max_keys is None else self.changes[:max_keys]
         parts = [f"{k} {_value(a)} → {_value(b)}" for k, a, b in shown]
         more = len(self.changes) - len(shown)
         if more:
             parts.append(f"+{more} more")
-        return f"NPU target {self.name} (user, vs bundled {self.origin.stem}: {', '.join(parts)})"
+        n = len(self.changes)
+        return (f"NPU target {self.name} (user): {n} key{'s' if n > 1 else ''} changed from bundled "
+                f"{self.origin.stem}: {', '.join(parts)}")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The build says what it contains: a strip under the timeline, badges on the timeline, marks in the table.
 
 All of it comes from `Session.build_summary()` (core/build_summary.py); this only draws it:
-- the strip: one line for the build (edited phases, uncompiled edits, substitutions and their
+- the strip: a line for the build (edited phases, uncompiled edits, substitutions and their
   verdicts), one for the NPU target (and the keys that differ from the bundled one it came from);
   each elided to the width, the whole text in the tooltip;
 - a `⇄ N` badge on the cards of the phases that contain substituted executables (red when a
@@ -23,18 +23,26 @@ from .timeline import BADGE_ALERT, PhaseTimeline
 _FAILING = f"color:{BADGE_ALERT};font-weight:bold"
 
 
+class _Line(OneLineBanner):
+    """A line of the strip: no more height than its text."""
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802
+        return QtCore.QSize(200, self.fontMetrics().height() + 2)
+
+
 class BuildSummaryStrip(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.setAccessibleName("Build summary")
-        self.build_label = OneLineBanner()
+        self.build_label = _Line()
         self.build_label.setAccessibleName("What the build contains")
-        self.target_label = OneLineBanner()
+        self.target_label = _Line()
         self.target_label.setAccessibleName("NPU target of the build")
-        layout = QtWidgets.QHBoxLayout(self)
+        layout = QtWidgets.QVBoxLayout(self)  # a line each: the build, the target
         layout.setContentsMargins(2, 0, 2, 0)
-        layout.addWidget(self.build_label, 3)
-        layout.addWidget(self.target_label, 2)
+        layout.setSpacing(0)
+        layout.addWidget(self.build_label)
+        layout.addWidget(self.target_label)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
 
     def show_summary(self, summary: BuildSummary) -> None:

@@ -44,8 +44,8 @@ def test_the_summary_names_edits_and_the_target_keys_changed_from_the_bundled_on
     assert window.session.target == copy
     assert window.session.build_summary().target.changes == (("sram.size_kib", 2048, 1024), ("vector.lanes", 64, 32))
     _, target = strip_texts(window, qtbot)
-    assert target == "NPU target default-edited (user, vs bundled default: sram.size_kib 2,048 → 1,024, " \
-                     "vector.lanes 64 → 32)"
+    assert target == "NPU target default-edited (user): 2 keys changed from bundled default: " \
+                     "sram.size_kib 2,048 → 1,024, vector.lanes 64 → 32"
 
     # an edit recorded in flow and an uncompiled one in stream
     flow = fresh_example.snapshot_path("flow").read_text()
