@@ -24,7 +24,7 @@ from ..core.ir.dispatch_index import index_file, link_phase_indexes
 from ..core.ir.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
 from ..core.npu.coverage import coverage
-from ..core.npu.passes import NpuError
+from ..core.npu.npu_ir import NpuError
 from ..core.npu.target import TargetError
 from ..core.problems import COMPILE, GENERAL, NPU, OPEN, TARGET
 from ..core.session import NpuResult, Session

@@ -23,12 +23,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from ..lazy_import import lazy_module
 
 from ..errors import ImportFailed, StudioError
 from .onnx_model import (check_external_data, checker_reason, external_ref, load_external_data, not_onnx_reason,
                          tensor_nbytes)
 from .onnx_wire import model_bytes_without_large_data
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 SCOPE = "model"
 ARCHIVE_NAME = "params.irpa"

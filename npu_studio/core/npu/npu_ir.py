@@ -12,8 +12,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StudioError
 from ..textio import typed
 from .target import NpuTarget
+
+
+class NpuError(StudioError):
+    """The NPU pipeline rejected the model (strict mode) or failed; `path` is the flow snapshot.
+
+    Strict mode lists every reason, one per line of `message`; the one-line
+    form joins them with '; '.
+    """
+
+    def __init__(self, message: str, path: str | Path | None = None, *, line: int | None = None,
+                 col: int | None = None):
+        super().__init__(path, "; ".join(ln.strip() for ln in str(message).splitlines() if ln.strip()),
+                         line=line, col=col)
+        self.message = message
 
 VERSION = 1
 PLACEMENTS = ("dram", "sram")
