@@ -238,7 +238,9 @@ NPU pipeline, so the two do not compete for the one Python process. At a cold st
 paints first (the workbench, "reopening NAME…") and the workspace is restored right after that
 first paint; IREE's bindings, numpy's bulk, pyqtgraph and the linalg op DSL load only when a view
 needs them (a sweep, a plot, an index, the NPU pipeline), not before the first window. The frame
-row is the 100,000-task chart at the readable row height, with the machine shared.
+row is the 100,000-task chart at the readable row height, with the machine shared. Under a high
+load the wall figures include waiting for a core (compare the bare PySide6 row's wall and CPU);
+the CPU seconds are the ones to compare between runs.
 """
     write_section("window-session-bench", body)
     print(body)
