@@ -65,9 +65,12 @@ class BuildSummary:
     drafts: tuple[str, ...]  # phases with an uncompiled edit
     substitutions: tuple[SubstitutionMark, ...]  # switched on in the build
     target: TargetSummary | None
+    has_build: bool = True  # False: no workspace open (yet)
 
     def build_text(self) -> str:
-        """One line: `Build: edited flow · draft stream · substituted @x (source, FAIL)`."""
+        """One line: `Build: edited flow · uncompiled edits in stream · substituted @x (source, FAIL)`."""
+        if not self.has_build:
+            return "Build: none open yet"
         parts = []
         if self.edited:
             parts.append("edited " + ", ".join(self.edited))
@@ -133,7 +136,7 @@ def summarize_target(path: Path, ws: Workspace | None = None) -> TargetSummary:
 def summarize(ws: Workspace | None, target: Path | None, drafts=()) -> BuildSummary:
     """The summary of `ws`'s build (None: nothing open) with `target` the NPU target in use."""
     if ws is None:
-        return BuildSummary((), (), (), summarize_target(target) if target is not None else None)
+        return BuildSummary((), (), (), summarize_target(target) if target is not None else None, has_build=False)
     edited = tuple(p for p in SNAPSHOT_PHASES if p in ws.manifest.phases and _edited(ws, p))
     subs = tuple(SubstitutionMark(s.name, s.kind, s.file, s.verdict_word, s.failed_check, s.describe())
                  for s in substitutions.applied(ws))
