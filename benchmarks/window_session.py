@@ -236,8 +236,8 @@ dispatch indexes from the index cache (filled by the app's own indexing after ev
 workspace compiled outside the app is indexed once, on its first reopen), and only then runs the
 NPU pipeline, so the two do not compete for the one Python process. At a cold start the window
 paints first (the workbench, "reopening NAME…") and the workspace is restored right after that
-first paint; IREE's bindings, numpy's bulk, pyqtgraph and the linalg op DSL load only when a view
-needs them (a sweep, a plot, an index, the NPU pipeline), not before the first window. The frame
+first paint; IREE's bindings, pyqtgraph and the linalg op DSL load only when a view needs them
+(a sweep, a plot, an index, the NPU pipeline), not before the first window. The frame
 row is the 100,000-task chart at the readable row height, with the machine shared. Under a high
 load the wall figures include waiting for a core (compare the bare PySide6 row's wall and CPU);
 the CPU seconds are the ones to compare between runs.

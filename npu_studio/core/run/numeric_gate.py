@@ -19,12 +19,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..lazy_import import lazy_module
+import numpy as np
 
 from ..errors import StudioError
 from .runner import pick_function, random_inputs, run_vmfb
-
-np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 DEFAULT_TOLERANCE = 1e-5
 WORST_COUNT = 5
