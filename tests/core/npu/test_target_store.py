@@ -47,4 +47,3 @@ def test_bad_edits_and_names_are_refused_and_nothing_is_written():
     with pytest.raises(TargetError, match="not a target name"):
         store.save_edit(default.read_text(), default, name="../escape")
     assert store.user_targets() == []
-
