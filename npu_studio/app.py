@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             window.open_path(path, args.workspace)
         else:
-            window.restore_last_session()  # the workspace, phase and dispatch of the last close
+            window.opener.restore_last_after_paint(window.settings)  # the last close's workspace, phase, dispatch
         windows.append(window)
     return app.exec()
 

@@ -41,7 +41,7 @@ def run(args) -> int:
     from ..core.npu.hal.measured import (COLUMNS, format_table, measured_table, profile_dispatches, rows_to_json,
                                          sort_rows, write_csv, write_trace)
     from ..core.npu.npu_ir import NpuProgram
-    from ..core.npu.passes import NpuError
+    from ..core.npu.npu_ir import NpuError
     from ..core.npu.sim import simulate
     from ..core.npu.workspace_io import json_path, run_for_workspace
     from ..core.run.runner import pick_function, random_inputs

@@ -72,7 +72,7 @@ def run(args) -> int:
 
 def _run_npu(ws: Workspace, args) -> int:
     from ..core.npu.hal.npu_run import run_npu
-    from ..core.npu.passes import NpuError
+    from ..core.npu.npu_ir import NpuError
     from ..core.npu.workspace_io import json_path, run_for_workspace
 
     try:

@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
 
 def load_source(source: Path, target_path):
     """(program, target, workspace or None) for any accepted source."""
-    from ..core.npu.passes import NpuError, run_npu_pipeline
+    from ..core.npu.npu_ir import NpuError
+    from ..core.npu.passes import run_npu_pipeline
     from ..core.npu.sim.store import load_program
     from ..core.npu.target import load_target
     from ..core.npu.workspace_io import json_path, run_for_workspace

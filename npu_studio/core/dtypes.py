@@ -7,7 +7,9 @@ counts, the NPU's tiles and transfers, parameter sizes) or its numpy type
 
 from __future__ import annotations
 
-import numpy as np
+from .lazy_import import lazy_module
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 # element type -> (bytes in memory, numpy type of its values or None, numpy type of its bytes)
 # Types numpy has no arithmetic for (bf16, f8) are read as their raw bits.

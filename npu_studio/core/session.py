@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .build_summary import BuildSummary, summarize
 from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
 from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, Problems
@@ -431,6 +432,10 @@ class Session:
             if rec is not None and self.npu is not None and self.npu_state() == DONE:
                 return f"built with {rec.label}"
         return f"target {self.target.stem}"
+
+    def build_summary(self) -> BuildSummary:
+        """What this build holds besides the compiler's output: edits, substitutions, the target."""
+        return summarize(self.workspace, self.target, self.drafts)
 
     # -- selection -------------------------------------------------------------------
 

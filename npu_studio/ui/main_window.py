@@ -21,6 +21,7 @@ from ..core.textio import read_text
 from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
 from .banner import error_banner
+from .build_summary import install_build_summary
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import install_edit_support
@@ -72,6 +73,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
         self.executables = ExecutablesPanel(self)
         install_tool_docks(self)
+        install_build_summary(self)
         self._wire()
         install_edit_support(self)
         self.view_menu.addSeparator()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from ..core import problems
 from ..core.session import NPU_PHASE
@@ -121,6 +121,24 @@ class Opener(QtCore.QObject):
         self._select(phase, None)  # the phase at once; the dispatch once the indexes are in
         return True
 
+    def restore_last_after_paint(self, settings: QtCore.QSettings) -> bool:
+        """At a start: the window paints first (the workbench, "reopening NAME…"), then the last
+        workspace is restored (`restore_last`). False when there is none to restore."""
+        root = settings.value(LAST_KEYS[0]) or ""
+        if not root or not Workspace.is_workspace(Path(root)):
+            return False
+        w = self.window
+        w.pages.setCurrentIndex(1)
+        w.phase_label.setText(f"<b>{Path(root).name}</b> — reopening…")
+        _AfterFirstPaint(w, lambda: self.restore_last(settings) or self._back_to_welcome())
+        return True
+
+    def _back_to_welcome(self) -> None:
+        """The restore did not happen (its banner says why): the first screen again."""
+        if self.window.workspace is None:
+            self.window.pages.setCurrentIndex(0)
+            self.window.phase_label.clear()
+
     def _apply_pending_selection(self) -> None:
         if self._pending_selection is None:
             return
@@ -136,3 +154,20 @@ class Opener(QtCore.QObject):
             w.show_phase(phase)
         if dispatch is not None:
             w.select_dispatch(dispatch)
+
+
+class _AfterFirstPaint(QtCore.QObject):
+    """Runs `then` once `window` has painted for the first time (on the next turn of the event loop)."""
+
+    def __init__(self, window, then):
+        super().__init__(window)
+        self.window, self.then = window, then
+        QtCore.QCoreApplication.instance().installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if event.type() == QtCore.QEvent.Type.Paint and isinstance(obj, QtWidgets.QWidget) \
+                and obj.window() is self.window:
+            QtCore.QCoreApplication.instance().removeEventFilter(self)
+            QtCore.QTimer.singleShot(0, self.then)
+            self.deleteLater()
+        return False

@@ -24,7 +24,7 @@ from ..core.ir.dispatch_index import index_file, link_phase_indexes
 from ..core.ir.mlir_text import SnapshotParseError
 from ..core.npu import workspace_io
 from ..core.npu.coverage import coverage
-from ..core.npu.passes import NpuError
+from ..core.npu.npu_ir import NpuError
 from ..core.npu.target import TargetError
 from ..core.problems import COMPILE, GENERAL, NPU, OPEN, TARGET
 from ..core.session import NpuResult, Session
@@ -379,12 +379,15 @@ class Studio(QtCore.QObject):
         self.session.set_target(path)
         self.run_npu()
 
-    def apply_target_edit(self, text: str, source: Path) -> Path | None:
-        """Save an edited target (a bundled one becomes a named user target) and re-run with it."""
+    def apply_target_edit(self, text: str, source: Path, on_rejected=None) -> Path | None:
+        """Save an edited target (a bundled one becomes a named user target) and re-run with it.
+        A rejected text: the banner, and `on_rejected(exc)` (the editor marks the key)."""
         try:
             dest = self.session.save_target_edit(text, source)
         except (TargetError, OSError) as exc:
             self.error(str(exc), TARGET)
+            if on_rejected is not None:
+                on_rejected(exc)
             return None
         self.sig_log.emit(f"Saved NPU target {dest}", False)
         self.run_npu()

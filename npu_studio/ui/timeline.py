@@ -33,6 +33,7 @@ _BORDER = {
     "edited": "#d08a00",
     "stale": "#8c8c8c",
 }
+BADGE_COLOR, BADGE_ALERT = "#6a4fb3", "#c62828"  # a substitution's mark; red: its check failed
 _MARK = {"failed": "✗ ", "edited": "✎ ", "stale": "↻ ", "done": "✓ ", "running": "▶ "}
 
 # Short, distinct names that fit a segment whole (the tooltip has the full phase name):
@@ -103,6 +104,7 @@ class PhaseTimeline(QtWidgets.QWidget):
         self._phases: list[str] = []
         self._info: dict[str, PhaseInfo] = {}
         self._notes: dict[str, str] = {}  # set_phase_note
+        self._badges: dict[str, tuple[str, str, bool]] = {}  # set_phase_badge: text, tooltip, alert
         self._selected: str | None = None
         self._rects: list[QtCore.QRectF] | None = None
         self._anim_step = 0
@@ -164,6 +166,19 @@ class PhaseTimeline(QtWidgets.QWidget):
         self._index(phase)
         self._notes[phase] = note
 
+    def set_phase_badge(self, phase: str, text: str, tooltip: str = "", alert: bool = False) -> None:
+        """A small mark on `phase`'s card (a substituted executable: "⇄ 1"), red when `alert`;
+        its tooltip lines join the card's. "" removes it."""
+        self._index(phase)
+        if text:
+            self._badges[phase] = (text, tooltip, alert)
+        else:
+            self._badges.pop(phase, None)
+        self._changed()
+
+    def phase_badge(self, phase: str) -> tuple[str, str, bool] | None:
+        return self._badges.get(phase)
+
     def phase_info(self, phase: str) -> PhaseInfo:
         self._index(phase)
         info = self._info[phase]
@@ -205,6 +220,8 @@ class PhaseTimeline(QtWidgets.QWidget):
             lines.append(info.details)
         if self._notes.get(phase):
             lines.append(self._notes[phase])
+        if phase in self._badges and self._badges[phase][1]:
+            lines.append(self._badges[phase][1])
         return "\n".join(lines)
 
     # -- geometry ---------------------------------------------------------
@@ -222,8 +239,27 @@ class PhaseTimeline(QtWidgets.QWidget):
         info = self._info[phase]
         texts = info.labels()
         name = _MARK.get(info.state, "") + phase_label(phase)
-        widths = [bold.horizontalAdvance(name)] + [fm.horizontalAdvance(t) for t in texts]
+        badge = self._badges.get(phase)
+        name_width = bold.horizontalAdvance(name) + (self._badge_width(badge[0]) + 4 if badge else 0)
+        widths = [name_width] + [fm.horizontalAdvance(t) for t in texts]
         return max(widths) + 2 * self.PAD + 4  # slack: a mark drawn from a fallback font may be wider
+
+    def _badge_width(self, text: str) -> int:
+        return self.fontMetrics().horizontalAdvance(text) + 8
+
+    def _paint_badge(self, p: QtGui.QPainter, inner: QtCore.QRectF, phase: str) -> float:
+        """The badge at the top right of the card; returns the width it takes."""
+        text, _, alert = self._badges[phase]
+        width = self._badge_width(text)
+        box = QtCore.QRectF(inner.right() - width, inner.top(), width, self.fontMetrics().height())
+        p.save()
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(QtGui.QColor(BADGE_ALERT if alert else BADGE_COLOR))
+        p.drawRoundedRect(box, 3, 3)
+        p.setPen(QtGui.QColor("white"))
+        p.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, text)
+        p.restore()
+        return width + 4
 
     def _bold_metrics(self) -> QtGui.QFontMetrics:
         font = QtGui.QFont(self.font())
@@ -281,10 +317,11 @@ class PhaseTimeline(QtWidgets.QWidget):
             self._paint_segment(p, rect, info.state, selected)
             p.setPen(QtGui.QColor("#202020") if info.state != "pending" else text_color)
             inner = rect.adjusted(self.PAD, 4, -self.PAD, -4)
+            badge = self._paint_badge(p, inner, phase) if phase in self._badges else 0.0
             p.setFont(bold_font)
             name = bold.elidedText(
                 _MARK.get(info.state, "") + phase_label(phase), QtCore.Qt.TextElideMode.ElideRight,
-                int(inner.width()),
+                int(inner.width() - badge),
             )
             p.drawText(inner, QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop, name)
             p.setFont(self.font())

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .onnx_model import check_external_data, checker_reason, load_external_data
+from .onnx_model import check_external_data, checker_reason, load_external_data, not_onnx_reason
 
 if TYPE_CHECKING:
     from .params import ParamOptions
@@ -72,7 +72,8 @@ def _check_file(source: Path) -> None:
     if not source.is_file():
         raise ImportFailed(source, "no such file")
     if source.stat().st_size == 0:
-        raise ImportFailed(source, "file is empty")
+        raise ImportFailed(source, "not an ONNX model: the file is empty" if source.suffix.lower() == ".onnx"
+                           else "file is empty")
     suffix = source.suffix.lower()
     if suffix not in (*MLIR_SUFFIXES, ".onnx"):
         raise ImportFailed(source, f"unsupported file type {suffix or '(none)'}; expected .onnx, .mlir or .mlirbc")
@@ -98,7 +99,7 @@ def check_model_file(source: Path) -> None:
     try:
         model = onnx.ModelProto.FromString(model_bytes_without_large_data(source, 0)[0])
     except (ValueError, DecodeError) as exc:
-        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+        raise ImportFailed(source, not_onnx_reason(source, str(exc))) from None
     except OSError as exc:
         raise ImportFailed(source, f"cannot read ONNX model: {exc.strerror or exc}") from None
     check_external_data(model, source)
@@ -115,7 +116,7 @@ def load_onnx(source: Path):
         with open(source, "rb") as f:  # a file object: onnx cannot take a name that is not UTF-8
             model = onnx.load(f, load_external_data=False)
     except DecodeError as exc:
-        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+        raise ImportFailed(source, not_onnx_reason(source, str(exc))) from None
     except Exception as exc:  # onnx raises a variety of types for unreadable files
         raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
     check_external_data(model, source)

@@ -1,11 +1,13 @@
 """What the importer and the parameter archive both ask of an ONNX model.
 
 Its external data files (found from the tensors' headers, without loading
-any data) and the ONNX checker's message turned into one reason.
+any data), the ONNX checker's message turned into one reason, and what a file
+that is no ONNX model looks like instead (`not_onnx_reason`).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .onnx_wire import model_bytes_without_large_data
@@ -117,3 +119,46 @@ def checker_reason(message: str) -> str:
     if "No Op registered for" in first or "No opset import for domain" in first:
         return f"unsupported op: {first.strip()}"
     return f"invalid ONNX model: {first.strip()}"
+
+
+# Files people give by mistake, by their first bytes: what the message says they look like.
+_MAGIC = ((b"PK\x03\x04", "a zip archive"), (b"ML\xefR", "MLIR bytecode (name it .mlirbc)"),
+          (b"\x89HDF", "an HDF5 file"), (b"\x89PNG", "a PNG image"), (b"%PDF", "a PDF document"),
+          (b"\x7fELF", "an executable"), (b"\x1f\x8b", "a gzip archive"))
+_MLIR_WORDS = re.compile(r"^\s*(module\b|func\.func\b|util\.func\b|#\w+\s*=|//)", re.MULTILINE)
+
+
+def looks_like(source: Path) -> str | None:
+    """What the start of `source` looks like when it is plainly not a protobuf, else None."""
+    try:
+        with open(source, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    what = next((w for magic, w in _MAGIC if head.startswith(magic)), None)
+    if what is not None or not head:
+        return what
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a character cut at the end of the sample is still text
+        if exc.start < len(head) - 3:
+            return None
+        text = head[:exc.start].decode("utf-8")
+    if any(not c.isprintable() and c not in "\t\n\r\f" for c in text):
+        return None  # control bytes: a binary file, for the protobuf parser to judge
+    start = text.lstrip("\ufeff \t\r\n")
+    if start[:1] in ("{", "["):
+        return "JSON text"
+    if start.startswith("ir_version"):
+        return "ONNX in protobuf text format (save it in binary)"
+    if _MLIR_WORDS.search(text):
+        return "MLIR text (name it .mlir)"
+    return "text"
+
+
+def not_onnx_reason(source: Path, parser_message: str) -> str:
+    """The one-line reason a `.onnx` file could not be read: what it looks like, else the parser's words."""
+    what = looks_like(source)
+    if what is not None:
+        return f"not an ONNX model: looks like {what}"
+    return f"not a valid ONNX protobuf (corrupt or truncated): {parser_message}"

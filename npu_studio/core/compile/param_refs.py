@@ -12,10 +12,12 @@ import math
 import re
 from dataclasses import dataclass
 
-import numpy as np
+from ..lazy_import import lazy_module
 
 from ..dtypes import numpy_storage_dtype
 from ..units import format_bytes
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 _REF = re.compile(r'#stream\.parameter\.named<"(?P<scope>[^"]*)"::"(?P<key>[^"]*)">(?:\s*:\s*tensor<(?P<type>[^>]*)>)?')
 

@@ -23,11 +23,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from ..lazy_import import lazy_module
 
 from ..errors import ImportFailed, StudioError
-from .onnx_model import check_external_data, checker_reason, external_ref, load_external_data, tensor_nbytes
+from .onnx_model import (check_external_data, checker_reason, external_ref, load_external_data, not_onnx_reason,
+                         tensor_nbytes)
 from .onnx_wire import model_bytes_without_large_data
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 SCOPE = "model"
 ARCHIVE_NAME = "params.irpa"
@@ -259,14 +262,14 @@ def load_with_archive(source: Path, archive: Path, options: ParamOptions):
     try:
         stripped, in_file = model_bytes_without_large_data(source, options.threshold_bytes)
     except ValueError as exc:  # refused from its first records, however big the file
-        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+        raise ImportFailed(source, not_onnx_reason(source, str(exc))) from None
     except OSError as exc:
         raise ImportFailed(source, f"cannot read ONNX model: {exc.strerror or exc}") from None
     try:
         model = onnx.ModelProto()
         model.ParseFromString(stripped)
     except DecodeError as exc:
-        raise ImportFailed(source, f"not a valid ONNX protobuf (corrupt or truncated): {exc}") from None
+        raise ImportFailed(source, not_onnx_reason(source, str(exc))) from None
     except Exception as exc:  # onnx raises a variety of types for unreadable files
         raise ImportFailed(source, f"cannot read ONNX model: {exc}") from None
     del stripped

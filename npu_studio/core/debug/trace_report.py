@@ -7,7 +7,9 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
+from ..lazy_import import lazy_module
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 FORMAT = "npu-studio.trace"
 FIRST_DIFFERING = 5  # elements listed per departing dispatch

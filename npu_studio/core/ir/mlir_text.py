@@ -20,10 +20,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from iree.compiler import ir
+from ..lazy_import import lazy_module
 
 from ..errors import StudioError
 from .context import first_diagnostic, mlir_context
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 _IDENT_CHARS = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$-#%@"

@@ -22,7 +22,7 @@ from .transfers import Transfer
 @dataclass
 class DispatchAnalysis:
     site: DispatchSite
-    kind: str = "none"  # the dispatch index's root kind ("none" without a root op)
+    kind: str = "none"  # the dispatch index's kind: the root op's, or the data it moves ("none": neither)
     unit: str = "cpu"  # mac | vector | dma | cpu
     op_name: str = ""
     desc: OpDescription | None = None

@@ -11,17 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iree.compiler import ir
+from typing import TYPE_CHECKING
 
-from ..ir.context import mlir_context
-from ..ir.dispatch_index import index_text
-from ..ir.flow_graph import FlowGraph
 from ..units import format_count
-from .analysis import DispatchAnalysis
-from .legality import analyze
 from .npu_ir import NpuProgram
 from .rules import RULES
 from .target import NpuTarget
+
+if TYPE_CHECKING:
+    from .analysis import DispatchAnalysis
 
 
 @dataclass(frozen=True)
@@ -98,6 +96,13 @@ def coverage_of_analyses(analyses: list[DispatchAnalysis]) -> Coverage:
 
 def legalize_flow(flow: str | Path, target: NpuTarget) -> list[DispatchAnalysis]:
     """The legality analysis alone of a flow snapshot (text or path)."""
+    from iree.compiler import ir  # here: the coverage of a program needs no MLIR (the app's start)
+
+    from ..ir.context import mlir_context
+    from ..ir.dispatch_index import index_text
+    from ..ir.flow_graph import FlowGraph
+    from .legality import analyze
+
     text = Path(flow).read_text(encoding="utf-8") if isinstance(flow, Path) or (
         "\n" not in str(flow) and Path(flow).exists()) else str(flow)
     index = index_text(text, "flow")

@@ -94,6 +94,7 @@ def _facts(a: DispatchAnalysis, graph: FlowGraph, target: NpuTarget) -> None:
     a.dtypes_used = [(f"input {i}", graph.buffers[b].dtype) for i, b in enumerate(site.reads)] + \
         [(f"output {i}", graph.buffers[b].dtype) for i, b in enumerate(site.writes)]
     if desc is None:
+        a.kind = rec.kind or "none"  # the index's name for what it moves: copy, slice, insert
         a.transfer = memcpy_transfer(graph, site, func) if func is not None else None
         if a.transfer is not None:
             a.unit = "dma"

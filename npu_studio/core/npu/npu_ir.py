@@ -12,8 +12,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StudioError
 from ..textio import typed
 from .target import NpuTarget
+
+
+class NpuError(StudioError):
+    """The NPU pipeline rejected the model (strict mode) or failed; `path` is the flow snapshot.
+
+    Strict mode lists every reason, one per line of `message`; the one-line
+    form joins them with '; '.
+    """
+
+    def __init__(self, message: str, path: str | Path | None = None, *, line: int | None = None,
+                 col: int | None = None):
+        super().__init__(path, "; ".join(ln.strip() for ln in str(message).splitlines() if ln.strip()),
+                         line=line, col=col)
+        self.message = message
 
 VERSION = 1
 PLACEMENTS = ("dram", "sram")
@@ -86,7 +101,7 @@ class DispatchInfo:
     index: int
     symbol: str  # the flow.executable.export it calls
     location: str  # source location (ONNX node names)
-    kind: str  # linalg_info kind of the root op, "none" without one
+    kind: str  # the dispatch index's kind: the root op's, or the data it moves ("none": neither)
     op_name: str  # root op, e.g. linalg.generic
     legal: bool
     reason: str  # why not legal ("" when legal)

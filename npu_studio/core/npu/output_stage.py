@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from iree.compiler import ir
+from ..lazy_import import lazy_module
 
 from ..ir.linalg.requant import (
     FREE_OPS,
@@ -34,6 +34,8 @@ from ..ir.linalg.requant import (
     body_ops,
     find_chain,
 )
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 __all__ = [
     "FREE_OPS",

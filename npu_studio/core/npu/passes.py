@@ -19,7 +19,6 @@ from pathlib import Path
 
 from iree.compiler import ir, passmanager
 
-from ..errors import StudioError
 from ..ir.context import first_diagnostic, mlir_context
 from ..ir.dispatch_index import PhaseIndex, index_text
 from ..ir.flow_graph import FlowGraph
@@ -28,7 +27,7 @@ from ..textio import read_text
 from .analysis import DispatchAnalysis
 from .legality import analyze
 from .memory_plan import Request, allocate
-from .npu_ir import Buffer, DispatchInfo, NpuProgram
+from .npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram
 from .rules import fail
 from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch, build_tasks, task_positions
 from .target import NpuTarget, load_target
@@ -39,20 +38,6 @@ from .tiling import Tiling, TilingError, TilingProblem, access_bytes, tile_count
 # dispatch numbering) stay exactly as in the snapshot.
 CLEANUP = "flow.executable(builtin.module(func.func(canonicalize,cse)))"
 NPU_PASSES = ("npu-legalize", "npu-tile", "npu-plan-memory", "npu-schedule")
-
-
-class NpuError(StudioError):
-    """The NPU pipeline rejected the model (strict mode) or failed; `path` is the flow snapshot.
-
-    Strict mode lists every reason, one per line of `message`; the one-line
-    form joins them with '; '.
-    """
-
-    def __init__(self, message: str, path: str | Path | None = None, *, line: int | None = None,
-                 col: int | None = None):
-        super().__init__(path, "; ".join(ln.strip() for ln in str(message).splitlines() if ln.strip()),
-                         line=line, col=col)
-        self.message = message
 
 
 def array_loops(kind: str, loops, target: NpuTarget):

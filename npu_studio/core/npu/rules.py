@@ -105,7 +105,7 @@ def _static_shape(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
 def _op_kind(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
     """The root op's kind and every fused op's kind are in `ops.supported`
     (a dispatch without a compute op that only moves data has none)."""
-    if a.kind not in ("none", "other") and a.kind not in t.op_kinds:
+    if a.desc is not None and a.kind != "other" and a.kind not in t.op_kinds:
         return a.kind
     for label, kind in a.fused_kinds:
         if kind not in t.op_kinds:

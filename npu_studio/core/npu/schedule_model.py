@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
+from ..lazy_import import lazy_module
 
 from .npu_ir import NpuProgram
 from .sim.results import STEP_KINDS
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 - User targets live in the user's config folder, `<config>/targets/<name>.toml`, where
   <config> is $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio.
   Editing a bundled target saves a new, named user target; editing a user target saves it in place.
-  The picker lists both (`list_targets`).
+  The picker lists both (`list_targets`). A user target made from a bundled one keeps that one's
+  name beside it (`<name>.toml.from`): the build summary names the keys the user changed.
 - A workspace records the target text its NPU result was built with (npu/target.toml, and
   npu/target.json naming the file it came from), so reopening it shows, and re-runs with,
   that target even after the original file changed or went away.
@@ -16,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,8 +120,61 @@ def save_edit(text: str, source: str | Path, name: str | None = None) -> Path:
         dest = source
     if is_bundled(dest):
         raise OSError(f"{dest}: bundled targets are not overwritten")
+    origin = bundled_origin(source)
     write_text(dest, text)
+    if origin is not None and dest != source:
+        write_text(_origin_note(dest), origin.name)  # which bundled target it was made from
     return dest
+
+
+def _origin_note(user_target: Path) -> Path:
+    """Beside a user target: the name of the bundled target it was made from (the picker lists *.toml only)."""
+    return user_target.with_name(user_target.name + ".from")
+
+
+def bundled_origin(path: str | Path) -> Path | None:
+    """The bundled target `path` is, or was made from: itself, the one its note names, else the
+    bundled target of the same `name` (a user target written before notes were kept)."""
+    path = Path(path)
+    if is_bundled(path):
+        return path
+    try:
+        named = RESOURCES / _origin_note(path).read_text(encoding="utf-8").strip()
+        if named.is_file():
+            return named
+    except OSError:
+        pass
+    name = _name_of(path)
+    if name is None:
+        return None
+    return next((doc.path for doc in bundled_targets() if _name_of(doc.path) == name), None)
+
+
+def _name_of(path: Path) -> object:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")).get("name")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
+def changed_keys(path: str | Path, base: str | Path) -> list[tuple[str, object, object]]:
+    """(dotted key, value in `base`, value in `path`) for every key whose value differs; a key one
+    of them lacks has None there. Unreadable files: no changes can be named (empty list)."""
+    try:
+        new, old = (_flat(tomllib.loads(Path(p).read_text(encoding="utf-8"))) for p in (path, base))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    return [(k, old.get(k), new.get(k)) for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+
+
+def _flat(table: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def write_text(path: Path, text: str) -> None:

@@ -134,7 +134,7 @@ def op_transfer(desc: OpDescription, maps: list[ir.AffineMap] | None) -> Transfe
     if desc.bytes_read is None or desc.bytes_written is None:
         return None
     if desc.kind == "copy/transpose":
-        ident = maps is not None and all(m.is_identity for m in maps)
+        ident = maps is not None and all(m == ir.AffineMap.get_identity(m.n_dims, m.context) for m in maps)
         return Transfer("copy" if ident else "transpose", desc.bytes_read, desc.bytes_written,
                         not ident, False)
     if desc.kind == "other" and desc.flops == 0 and not desc.body_ops:

@@ -11,12 +11,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from ..lazy_import import lazy_module
 
 from .. import processes
 from ..errors import RunFailed
 from ..processes import module_command
 from .signature import FunctionSignature, check_fits_in_memory, public_functions, read_npy_input
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 DRIVERS = {"llvm-cpu": "local-task", "vmvx": "local-task"}
 

@@ -12,11 +12,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from ..lazy_import import lazy_module
 
 from ..dtypes import numpy_value_dtype
 from ..errors import BadFile, RunFailed, StudioError
 from ..textio import read_text
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,19 @@ class Substitution:
     def applied(self) -> bool:
         return self.enabled and self.file is not None
 
+    @property
+    def verdict_word(self) -> str:
+        """The last check in a word or two: what the build summary, badges and reports show."""
+        if not self.verdict:
+            return "not checked"
+        if not self.failed_check:
+            return "PASS, bit-identical" if self.verdict.get("bit_identical") else "PASS"
+        return "FAIL, kept on" if self.kept_failing == self.verdict else "FAIL"
+
+    def describe(self) -> str:
+        """`@name (kind, file, verdict)`: one substitution in a report or a tooltip."""
+        return f"@{self.name} ({self.kind}, {self.file}, {self.verdict_word})"
+
 
 def load(ws) -> list[Substitution]:
     return [Substitution(**d) for d in ws.manifest.substitutions]
@@ -59,6 +72,11 @@ def store(ws, subs: list[Substitution]) -> None:
 
 def find(ws, name: str, kind: str) -> Substitution | None:
     return next((s for s in load(ws) if s.name == name and s.kind == kind), None)
+
+
+def applied(ws) -> list[Substitution]:
+    """The substitutions switched on in the build: what its executables contain besides the compiler's."""
+    return [s for s in load(ws) if s.applied]
 
 
 def undecided_failures(ws) -> list[Substitution]:

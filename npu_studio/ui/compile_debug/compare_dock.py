@@ -8,14 +8,18 @@ diff of the first phase whose IR differs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.debug.build_compare import TOP_PASS_CHANGES, BuildComparison, compare
 from ...core.errors import StudioError
 from ...core.units import format_bytes
 from ...core.workspace import variants
 from ...core.workspace.workspace import Workspace
 from .profile_dock import _item, builds_of, on_disk
+
+if TYPE_CHECKING:  # the comparison's module loads when a comparison starts, not at the app's start
+    from ...core.debug.build_compare import BuildComparison
 
 SAME_COLOR, DIFFERENT_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020")
 
@@ -134,6 +138,8 @@ class CompareDock(QtCore.QObject):
         root = ws.root
         self._running = True
         self.window.status_label.setText(f"Comparing {a} and {b}")
+        from ...core.debug.build_compare import compare
+
         self.window.jobs.start("compare", lambda report, token: compare(Workspace.open(root), a, b),
                                on_done=lambda result, _g: self.show_result(result), on_failed=self._failed,
                                on_finished=self._finished)
@@ -184,6 +190,8 @@ class CompareDock(QtCore.QObject):
             for col, value in enumerate(values):
                 self.summary.setItem(row, col, QtWidgets.QTableWidgetItem(value))
         self.summary.resizeColumnsToContents()
+        from ...core.debug.build_compare import TOP_PASS_CHANGES
+
         changes = (r.passes or [])[:TOP_PASS_CHANGES * 5]
         self.passes.setSortingEnabled(False)
         self.passes.setRowCount(len(changes))

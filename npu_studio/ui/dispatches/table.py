@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord, PhaseIndex
 from ...core.units import format_flops
 from ..sort_arrows import use_desktop_sort_arrows
+from ..timeline import BADGE_ALERT, BADGE_COLOR
 
 BASE_HEAD = ("#", "kind")
 BASE_TAIL = ("ONNX", "FLOPs", "shapes", "dtype")
@@ -23,6 +24,7 @@ FROZEN = len(BASE_HEAD)  # columns that stay in view while scrolling sideways
 DISPATCH_ROLE = QtCore.Qt.ItemDataRole.UserRole  # the dispatch index, on every item
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1  # the value a column sorts by
 MAX_WIDTH = 160  # compact columns: longer values elide (the tooltip has them)
+SUBSTITUTED = "⇄"  # after the number of a dispatch whose executable is substituted
 
 
 def _described(rec: DispatchRecord):
@@ -95,6 +97,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         self._op_types: dict[str, str] = {}
         self._extra_headers: tuple[str, ...] = ()
         self._extra_values: dict[int, Sequence[str]] = {}
+        self._marks: dict[int, tuple[str, bool]] = {}  # set_marks: tooltip, alert
         self._filter: tuple[str | None, str | None, str] = (None, None, "")
         self.frozen = self._build_frozen_view()
         self.itemSelectionChanged.connect(self._on_selection)
@@ -173,6 +176,16 @@ class DispatchTable(QtWidgets.QTableWidget):
         self._extra_values = dict(values_by_dispatch)
         self._fill()
 
+    def set_marks(self, marks: dict[int, tuple[str, bool]]) -> None:
+        """Dispatches whose executable is substituted: `#N ⇄` with `tooltip` (red when `alert`);
+        kept across set_index, like the extra columns."""
+        if marks != self._marks:
+            self._marks = dict(marks)
+            self._fill()
+
+    def mark(self, dispatch: int) -> tuple[str, bool] | None:
+        return self._marks.get(dispatch)
+
     def extra_headers(self) -> tuple[str, ...]:
         return self._extra_headers
 
@@ -186,7 +199,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         flops = rec.root.flops if rec.root and rec.root.flops is not None else None
         extra = self._extra_values.get(rec.index, ())
         return [
-            (f"#{rec.index}", rec.index),
+            (f"#{rec.index}" + (f" {SUBSTITUTED}" if rec.index in self._marks else ""), rec.index),
             (rec.kind, rec.kind or None),
             *[_text_and_key(extra[k] if k < len(extra) else "") for k in range(len(self._extra_headers))],
             (onnx_label(rec, self._op_types), onnx_label(rec, self._op_types) or None),
@@ -213,6 +226,10 @@ class DispatchTable(QtWidgets.QTableWidget):
                 item.setData(SORT_ROLE, key if key != "" else None)
                 if col >= FROZEN:
                     item.setToolTip(text)
+                elif col == 0 and rec.index in self._marks:
+                    tooltip, alert = self._marks[rec.index]
+                    item.setToolTip(tooltip)
+                    item.setForeground(QtGui.QColor(BADGE_ALERT if alert else BADGE_COLOR))
                 self.setItem(row, col, item)
         self.resizeColumnsToContents()
         for c in range(self.columnCount() - 1):

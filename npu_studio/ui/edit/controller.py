@@ -10,7 +10,6 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.compile.phases import SNAPSHOT_PHASES
-from ...core.debug.pass_trace import PassTraceJob
 from ...core.errors import Cancelled, StudioError
 from ...core.problems import COMPILE
 from ...core.ir.diagnostics import first_error_in
@@ -162,6 +161,7 @@ class EditController(QtCore.QObject):
         root = ws.root
 
         def work(report, token):
+            from ...core.debug.pass_trace import PassTraceJob  # here: not at the app's start
             from ...core.workspace.workspace import Workspace
 
             job = PassTraceJob(Workspace.open(root), phase, on_progress=lambda n: report(n))

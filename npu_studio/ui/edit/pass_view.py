@@ -6,10 +6,14 @@ The trace is built in the background (run_in_background) and cached in the works
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.debug.pass_trace import PassRecord, PassTrace
 from .diff_view import DiffView
+
+if TYPE_CHECKING:  # a trace is handed in: the module that builds one loads at the first trace
+    from ...core.debug.pass_trace import PassRecord, PassTrace
 
 _COLUMNS = ("#", "Pass", "Op", "Seconds", "Changed")
 

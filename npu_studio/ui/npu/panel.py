@@ -168,7 +168,8 @@ class NpuPanel(QtCore.QObject):
         """Check and save the editor's text, then re-run. An invalid text is reported
         (file:line: key: reason) and the last result stays, stale. A bundled target is
         never written: its edit becomes a named user target the picker lists."""
-        dest = self.studio.apply_target_edit(text, self.editor.path() or self.session.target)
+        dest = self.studio.apply_target_edit(text, self.editor.path() or self.session.target,
+                                             on_rejected=self.editor.show_error)
         if dest is not None:
             self.editor.set_path(dest)
             self.editor.edit.document().setModified(False)

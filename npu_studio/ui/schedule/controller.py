@@ -24,7 +24,6 @@ from ...core.errors import StudioError
 from ...core.npu.npu_ir import NpuProgram
 from ...core.npu.schedule_model import Run, simulate_run
 from ...core.session import DONE, FAILED, RUNNING, Session
-from ...core.workspace import substitutions as sub_records
 from ..jobs import JobManager
 from .dock import ScheduleDock
 
@@ -149,19 +148,10 @@ class ScheduleController(QtCore.QObject):
         self.jobs.start(CHECK_JOB, work, on_done=self._on_check, on_failed=self._on_check_failed)
 
     def _on_check(self, report, generation: int) -> None:
-        self.dock.show_check([*report.summary_lines(), *self.reference_note()], report.ok)
+        self.dock.show_check(report.summary_lines(), report.ok)  # they name the substitutions in the reference
         if report.first_divergent is not None:
             self.session.select_dispatch(report.first_divergent.index)
         self.sig_message.emit(report.summary_lines()[0])
-
-    def reference_note(self) -> list[str]:
-        """The IREE reference is this workspace's build: name the substitutions it contains."""
-        ws = self.session.workspace
-        on = [s for s in sub_records.load(ws) if s.applied] if ws is not None else []
-        if not on:
-            return []
-        parts = [f"@{s.name} ({s.kind}" + (", its check FAILED" if s.failed_check else "") + ")" for s in on]
-        return [f"  the IREE reference contains substitutions: {', '.join(parts)}"]
 
     def _on_check_failed(self, exc: Exception, tb: str, generation: int) -> None:
         message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"

@@ -13,12 +13,15 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from PySide6 import QtCore, QtWidgets
 
 from ...core.errors import Cancelled, StudioError
-from ...core.sweep.run import OpenedSweep, open_sweep
 from ..jobs import JobManager
-from .pareto import ParetoView
+
+if TYPE_CHECKING:
+    from ...core.sweep.run import OpenedSweep
 
 POINT_JOB = "sweep-point"
 RUN_JOB = "sweep-run"
@@ -27,6 +30,7 @@ FAILED_STYLE = "background:#f8d7da;color:#842029;padding:3px;"
 
 class SweepDock(QtWidgets.QDockWidget):
     sig_open_requested = QtCore.Signal(str)  # a results folder
+    sig_point_clicked = QtCore.Signal(object)  # the row (dict) of a point clicked in the view
     sig_run_requested = QtCore.Signal(str)  # a sweep spec
     sig_cancel_requested = QtCore.Signal()
 
@@ -49,7 +53,7 @@ class SweepDock(QtWidgets.QDockWidget):
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet(FAILED_STYLE)
         self.banner.hide()
-        self.view = ParetoView(body)
+        self._view = None  # the ParetoView, built on first use: pyqtgraph costs the app's start
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.run_button)
         top.addWidget(self.open_button)
@@ -60,8 +64,22 @@ class SweepDock(QtWidgets.QDockWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.banner)
-        layout.addWidget(self.view, 1)
+        self._body_layout = layout
         self.setWidget(body)
+
+    @property
+    def view(self):
+        if self._view is None:
+            from .pareto import ParetoView
+
+            self._view = ParetoView(self.widget())
+            self._view.sig_point_clicked.connect(self.sig_point_clicked)
+            self._body_layout.addWidget(self._view, 1)
+        return self._view
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        QtCore.QTimer.singleShot(0, lambda: self.view)  # shown: the (empty) plot, after this paint
 
     def _ask_open(self) -> None:
         path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open sweep results")
@@ -102,9 +120,11 @@ class SweepController(QtCore.QObject):
         dock.sig_open_requested.connect(self.open)
         dock.sig_run_requested.connect(self.run_spec)
         dock.sig_cancel_requested.connect(lambda: self.jobs.cancel(RUN_JOB))
-        dock.view.sig_point_clicked.connect(self.open_point)
+        dock.sig_point_clicked.connect(self.open_point)
 
     def open(self, path: str) -> None:
+        from ...core.sweep.run import open_sweep  # here: sweeps load the NPU pipeline (IREE's bindings)
+
         try:
             sweep = open_sweep(path)
         except StudioError as e:  # the previous sweep stays on screen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
 
 from npu_studio.core.ir.linalg import OpDescription, describe_linalg_op
 from npu_studio.core.ir.linalg.requant import quantization_of
@@ -15,6 +15,8 @@ from .labels import choose_root, fused_label
 from .movement import LOAD, STORE, describe_movement
 from .provenance import onnx_names
 from .records import DispatchRecord, PhaseIndex
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 _EXECUTABLE_OPS = frozenset({"flow.executable", "stream.executable", "hal.executable"})
 _SITE_OPS = frozenset(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 _IGNORED_LOC_NAMES = ("unknown",)
 

@@ -30,8 +30,7 @@ the dispatch computes, and the only form the op still has.
 
 from __future__ import annotations
 
-from iree.compiler import ir
-from iree.compiler.dialects import linalg
+from ...lazy_import import lazy_module
 
 from .affine import sum_or_none
 from .aggregates import describe_softmax
@@ -39,6 +38,8 @@ from .contraction import classify_contraction
 from .conv import classify_folded_conv, classify_interface_conv
 from .structured_op import FREE_BODY_OPS, StructuredOp
 from .types import KINDS, OpDescription, TensorInfo, dtype_nbytes, tensor_info
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 __all__ = ["KINDS", "OpDescription", "TensorInfo", "describe_linalg_op", "dtype_nbytes", "tensor_info"]
 
@@ -55,6 +56,7 @@ def _converts_only(o: StructuredOp) -> bool:
 
 def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
     """Describe one linalg structured op; None for anything else."""
+    from iree.compiler.dialects import linalg  # here: its op DSL costs the app's start half a second
     opview = op.opview if isinstance(op, ir.Operation) else op
     name = opview.operation.name
     if not name.startswith("linalg.") or name == "linalg.yield":

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 
 def affine_terms(expr: ir.AffineExpr) -> list[tuple[int, int]] | None:

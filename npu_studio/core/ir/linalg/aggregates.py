@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
 
 from .types import OpDescription, tensor_info
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 # linalg.softmax decomposes into max, sub, exp, sum and div per element.
 SOFTMAX_BODY_OPS = ("arith.maximumf", "arith.subf", "math.exp", "arith.addf", "arith.divf")

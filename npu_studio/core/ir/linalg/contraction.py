@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from iree.compiler import ir
-from iree.compiler.dialects import linalg
+from ...lazy_import import lazy_module
 
 from .affine import prod_or_none
 from .structured_op import StructuredOp
 
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
+
 
 def classify_contraction(op: StructuredOp, opview: ir.OpView):
+    from iree.compiler.dialects import linalg  # loaded by describe_linalg_op already
+
     cd = linalg.infer_contraction_dimensions(opview)
     if cd is None:
         return None

@@ -3,11 +3,12 @@ IREE folded a splat filter into the op's body (see the package docstring)."""
 
 from __future__ import annotations
 
-from iree.compiler import ir
-from iree.compiler.dialects import linalg
+from ...lazy_import import lazy_module
 
 from .affine import affine_terms, prod_or_none, pure_dim, pure_positions
 from .structured_op import StructuredOp
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 _SPATIAL_NAMES = {
     1: (("W",), ("KW",), ("OW",)),
@@ -81,6 +82,8 @@ def _conv_from_roles(
 
 
 def classify_interface_conv(op: StructuredOp, opview: ir.OpView):
+    from iree.compiler.dialects import linalg  # loaded by describe_linalg_op already
+
     cd = linalg.infer_convolution_dimensions(opview)
     if cd is None:
         return None

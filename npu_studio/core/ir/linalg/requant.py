@@ -19,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 ROUND_OP_MODE = {"math.roundeven": "half-even", "math.round": "half-away", "math.trunc": "truncate"}
 _CLAMP_OPS = ("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
 
 from .affine import affine_terms, prod_or_none, pure_dim
 from .types import tensor_info
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 # Body ops that do not count as arithmetic work.
 FREE_BODY_OPS = frozenset(

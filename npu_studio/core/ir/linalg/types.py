@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from iree.compiler import ir
+from ...lazy_import import lazy_module
 
 from ... import dtypes
+
+ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 
 KINDS: tuple[str, ...] = (
     "conv",

@@ -25,6 +25,7 @@ from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
 from ...run.tolerance import TOLERANCE, max_error
+from ...workspace import substitutions
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
@@ -62,6 +63,7 @@ class CheckReport:
     sim_seconds: float
     iree_seconds: float | None
     notes: list[str] = field(default_factory=list)
+    reference_substitutions: list[str] = field(default_factory=list)  # in the IREE build compared with
 
     @property
     def ok(self) -> bool:
@@ -87,7 +89,7 @@ class CheckReport:
             "dispatches": [{"index": d.index, "symbol": d.symbol, "computed_by": d.computed_by,
                             "tiles": d.tiles, "seconds": d.seconds, "max_error": d.max_error,
                             "scale": d.scale, "dtype": d.dtype, "note": d.note} for d in self.dispatches],
-            "notes": list(self.notes),
+            "notes": list(self.notes), "reference_substitutions": list(self.reference_substitutions),
         }
 
     def save_json(self, path: Path) -> None:
@@ -104,6 +106,8 @@ class CheckReport:
                  f"({npu} on the NPU tile by tile, {len(self.dispatches) - npu} on IREE's CPU build), "
                  f"{self.sim_seconds:.2f} s"]
         lines += [c.line() for c in (self.vs_iree, self.vs_onnxruntime) if c is not None]
+        if self.vs_iree is not None and self.reference_substitutions:
+            lines.append("  the IREE reference contains substitutions: " + ", ".join(self.reference_substitutions))
         worst = max((d for d in self.dispatches if d.max_error is not None),
                     key=lambda d: d.max_error / max(1.0, d.scale or 0), default=None)
         if worst is not None:
@@ -218,7 +222,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             notes.append(f"dispatch #{d.index}: {d.note}")
     first = next((d for d in result.dispatches if diverges(d)), None)
     return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
-                       result.seconds, iree_seconds, notes)
+                       result.seconds, iree_seconds, notes,
+                       [s.describe() for s in substitutions.applied(ws)] if iree_build else [])
 
 
 def _where_it_varies(ws: Workspace, inputs, intermediates, outputs: StepComparison, notes: list[str]):

@@ -17,12 +17,14 @@ from functools import partial
 from itertools import chain
 from operator import attrgetter
 
-import numpy as np
+from ...lazy_import import lazy_module
 
 from ...errors import StudioError
 from ..npu_ir import NpuProgram
 from ..target import NpuTarget
 from .cost import MAC_KINDS, cpu_cycles, mac_cycles, vector_cycles
+
+np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
 DMA_IN, COMPUTE, DMA_OUT, CPU, DMA_COPY = 0, 1, 2, 3, 4  # results.STEP_KINDS codes
 _KIND_CODE = {"dma_in": DMA_IN, "compute": COMPUTE, "dma_out": DMA_OUT, "cpu": CPU,
