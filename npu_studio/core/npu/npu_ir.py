@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..textio import typed
+from ..textio import typed, without_gc
 from .target import NpuTarget
 
 VERSION = 1
@@ -214,6 +214,7 @@ class NpuProgram:
         return cls.from_dict(json.loads(text))
 
     @classmethod
+    @without_gc
     def load(cls, path: str | Path) -> "NpuProgram":
         """Read a model.npu.json; anything malformed is a BadFile naming `path`."""
         from ..errors import BadFile
