@@ -6,7 +6,6 @@ import dataclasses
 import functools
 import gc
 import os
-import re
 import types
 import typing
 from pathlib import Path
@@ -107,7 +106,13 @@ class _Refused(ValueError):
     pass
 
 
-_LONG_DIGITS = re.compile(r"[0-9]{16}")
+_DIGITS_AS_NINES = bytes.maketrans(b"012345678", b"999999999")
+
+
+def _has_16_digits(data: bytes) -> bool:
+    """Whether `data` has a run of 16 ASCII digits anywhere (a translate and a find: about 7 times
+    faster than the regular expression on a large file)."""
+    return b"9" * 16 in data.translate(_DIGITS_AS_NINES)
 
 
 def _bounded_int(digits: str) -> int:
@@ -135,9 +140,10 @@ def parse_json(data: bytes | str, path: str | Path, what: str = "JSON") -> Any:
     import json
 
     text = decode(data, path) if isinstance(data, bytes) else data
+    raw = data if isinstance(data, bytes) else text.encode("utf-8", "surrogatepass")
     # Without a run of 16 digits anywhere, every integer is under 10**15 and in range: checked in
     # bulk by one scan, instead of a Python call per integer (millions in a large NPU program).
-    parse_int = _bounded_int if _LONG_DIGITS.search(text) else None
+    parse_int = _bounded_int if _has_16_digits(raw) else None
     try:
         return json.loads(text, parse_int=parse_int, parse_float=_finite_float, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -267,9 +273,24 @@ def _fast_checker(cls, int_limit: int):
         body.append(f"x{i} = v[{f.name!r}]")
         body += _inline_check(hints[f.name], f"x{i}", env, int_limit)
         args.append(f"{f.name}=x{i}" if f.kw_only else f"x{i}")
-    source = "def fast(v):\n" + "".join(f"    {line}\n" for line in body) + f"    return _cls({', '.join(args)})\n"
+    if _plain_init(cls):  # the generated __init__ would only set the fields one call each
+        env["_new"] = object.__new__
+        items = ", ".join(f"{f.name!r}: x{i}" for i, f in enumerate(fields))
+        body += ["o = _new(_cls)", f"o.__dict__.update({{{items}}})"]
+        result = "o"
+    else:
+        result = f"_cls({', '.join(args)})"
+    source = "def fast(v):\n" + "".join(f"    {line}\n" for line in body) + f"    return {result}\n"
     exec(source, env)  # noqa: S102 - code built above from the dataclass's own field types
     return env["fast"]
+
+
+def _plain_init(cls) -> bool:
+    """Whether `cls`'s __init__ is dataclasses' own for all its fields, doing nothing else."""
+    params = cls.__dataclass_params__
+    return (params.init and not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
+            and all(f.init for f in dataclasses.fields(cls))
+            and getattr(cls.__init__, "__code__", None) is not None and cls.__init__.__code__.co_filename == "<string>")
 
 
 def _inline_check(hint, x: str, env: dict, int_limit: int) -> list[str]:
