@@ -81,7 +81,10 @@ class WorkspaceJob(CancellableBuild):
             if self.text is not None and self.display_path is None:
                 # Text without a file of its own (the app's editor) is kept as a draft before anything can fail.
                 self.display_path = ws.save_draft(self.from_phase, self.text)
-            with ThreadPoolExecutor(max_workers=1) as pool:  # read under the lock, checked while the compiler runs
+            # While the compiler runs: the manifest on disk read (under the lock) and checked, and the
+            # compiler's version asked (a process of its own) for the new manifest.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                pool.submit(toolchain.compiler_version)
                 previous = pool.submit(_on_disk, ws.root)
                 return self._compile_and_publish(staging, previous, imported=pending is not None)
         except BaseException:
