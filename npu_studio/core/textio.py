@@ -286,11 +286,11 @@ def _fast_checker(cls, int_limit: int):
 
 
 def _plain_init(cls) -> bool:
-    """Whether `cls`'s __init__ is dataclasses' own for all its fields, doing nothing else."""
-    params = cls.__dataclass_params__
-    return (params.init and not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
-            and all(f.init for f in dataclasses.fields(cls))
-            and getattr(cls.__init__, "__code__", None) is not None and cls.__init__.__code__.co_filename == "<string>")
+    """Whether `cls`'s __init__ is dataclasses' own for all its fields, doing nothing else (dataclasses
+    builds it with exec, so its code comes from "<string>"; a hand-written one would not)."""
+    code = getattr(cls.__init__, "__code__", None)
+    return (cls.__dataclass_params__.init and not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
+            and all(f.init for f in dataclasses.fields(cls)) and code is not None and code.co_filename == "<string>")
 
 
 def _inline_check(hint, x: str, env: dict, int_limit: int) -> list[str]:

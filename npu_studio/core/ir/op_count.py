@@ -42,8 +42,8 @@ class BackgroundOpCounts:
     """Counts the snapshots of a compile on a worker thread as the compiler finishes them, so the
     counting overlaps the compile instead of following it. `add` is a compile's `on_snapshot`
     (core/compile/compiler.py): it reads the file at once, before the compile moves it.
-    `counts()` waits for the worker and returns {phase: Counter} of the snapshots counted;
-    one that could not be (and the MLIR context, made once) is left to the caller."""
+    `counts()` waits for the worker and returns {phase: Counter}; a snapshot that could not be
+    counted here is missing from it, for the caller to count (and report) itself."""
 
     def __init__(self):
         self._texts: queue.SimpleQueue = queue.SimpleQueue()
@@ -66,10 +66,11 @@ class BackgroundOpCounts:
         return dict(self._counts)
 
     def _work(self) -> None:
-        context = mlir_context()  # imports the bindings and registers the dialects while the compiler starts
+        context = None  # made at the first snapshot, when the compiler runs: not beside the import
         while (item := self._texts.get()) is not None and not self._stopped:
             phase, text = item
             try:
+                context = context or mlir_context()
                 self._counts[phase] = ops_in_text(text, context)
             except Exception:  # noqa: BLE001, S112 - not counted here: the caller counts (and reports) it itself
                 continue
