@@ -45,7 +45,7 @@ def test_counts_made_during_the_compile_match_mlir_op_stats(tmp_path):
 
 def test_compile_command_table_matches_mlir_op_stats(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "npu_studio", "compile", str(EXAMPLE), "--workspace",
-                           str(tmp_path / "ws"), "--json"], capture_output=True, text=True, timeout=600)
+                           str(tmp_path / "ws"), "--json"], capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["phases"]
     assert [r["phase"] for r in rows] == list(SNAPSHOT_PHASES)

@@ -104,11 +104,12 @@ def test_fast_path_accepts_only_what_the_slow_check_accepts(program_dict, data):
 def test_typed_names_the_place_of_a_bad_step(program_dict):
     """A hand-placed error deep in one task of many: the message names that task and field."""
     tasks = copy.deepcopy(program_dict["tasks"]) * 3
-    tasks[len(tasks) - 2] = copy.deepcopy(tasks[len(tasks) - 2])
-    tasks[len(tasks) - 2]["steps"][0]["bytes"] = "12"
-    with pytest.raises(ValueError, match=rf"^tasks\[{len(tasks) - 2}\]\.steps\[0\]\.bytes: expected an integer, got str$"):
+    bad = len(tasks) - 2
+    tasks[bad] = copy.deepcopy(tasks[bad])
+    tasks[bad]["steps"][0]["bytes"] = "12"
+    with pytest.raises(ValueError, match=rf"^tasks\[{bad}\]\.steps\[0\]\.bytes: expected an integer, got str$"):
         typed(tuple[Task, ...], tasks, "tasks")
-    tasks[len(tasks) - 2]["steps"][0]["bytes"] = LIMIT + 1
+    tasks[bad]["steps"][0]["bytes"] = LIMIT + 1
     with pytest.raises(ValueError, match=r"\.steps\[0\]\.bytes: 9,007,199,254,740,993 is out of range"):
         typed(tuple[Task, ...], tasks, "tasks")
 

@@ -141,6 +141,7 @@ class CompileJob:
         self.options = options
         self.on_progress = on_progress
         self.on_snapshot = on_snapshot
+        self._dumps_listed = 0  # files in the dump folder at the last poll
         self.poll_seconds = poll_seconds
         self._cancel = threading.Event()
         self._proc: subprocess.Popen | None = None
@@ -167,6 +168,7 @@ class CompileJob:
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()
+        self._dumps_listed = 0
         self._report(None, expected[0] if expected else None)
         start = time.time()
         with open(stderr_path, "wb") as err:
@@ -270,6 +272,14 @@ class CompileJob:
 
     def _report_new_dumps(self, dump_dir, expected, seen, *, final: bool) -> None:
         # A snapshot is complete once the next one exists (or the compiler exited).
+        if not final:  # most polls find the folder as it was: one listing tells, before any parsing of names
+            try:
+                count = len(os.listdir(dump_dir))
+            except OSError:
+                count = 0
+            if count == self._dumps_listed:
+                return
+            self._dumps_listed = count
         present = _dumps_by_phase(dump_dir)
         order = [p for p in expected if p in present]
         complete = order if final else order[:-1]

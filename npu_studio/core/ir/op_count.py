@@ -67,10 +67,15 @@ class BackgroundOpCounts:
 
     def _work(self) -> None:
         context = None  # made at the first snapshot, when the compiler runs: not beside the import
+        last: tuple[str, Counter] | None = None  # phases that change nothing (input, abi) print the same text
         while (item := self._texts.get()) is not None and not self._stopped:
             phase, text = item
             try:
+                if last is not None and last[0] == text:
+                    self._counts[phase] = Counter(last[1])
+                    continue
                 context = context or mlir_context()
                 self._counts[phase] = ops_in_text(text, context)
+                last = (text, self._counts[phase])
             except Exception:  # noqa: BLE001, S112 - not counted here: the caller counts (and reports) it itself
                 continue

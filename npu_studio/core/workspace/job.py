@@ -18,8 +18,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..compile import toolchain
-from ..compile.compiler import (EXECUTABLE_DUMPS, EXECUTABLES_DIR, CompileJob, CompileResult, PhaseTiming,
-                                ProgressCallback, SnapshotCallback, snapshot_name)
+from ..compile.compiler import (
+    EXECUTABLE_DUMPS,
+    EXECUTABLES_DIR,
+    CompileJob,
+    CompileResult,
+    PhaseTiming,
+    ProgressCallback,
+    SnapshotCallback,
+    snapshot_name,
+)
 from ..compile.options import CompileOptions
 from ..compile.phases import phases_after
 from ..errors import Cancelled, CompileFailed, WorkspaceError
@@ -96,7 +104,7 @@ class WorkspaceJob(CancellableBuild):
                 shutil.rmtree(staging, ignore_errors=True)
             lock.release()
 
-    def _compile_and_publish(self, staging: Path, on_disk: "Future[Manifest | None]", imported: bool) -> CompileResult:
+    def _compile_and_publish(self, staging: Path, on_disk: Future[Manifest | None], imported: bool) -> CompileResult:
         ws, phase = self.ws, self.from_phase
         if phase == "start":
             source = staging / ws.manifest.imported if imported else ws.imported_path
