@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..core.ir.context import mlir_context
-from ..core.ir.op_count import ops_by_dialect
+from ..core.ir.op_count import BackgroundOpCounts, ops_by_dialect
 from ..core.workspace.workspace import Workspace, compile_model
 from .common import add_params_options, add_target_option, human_size, params_options, progress_printer
 
@@ -24,16 +24,21 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def phase_rows(ws: Workspace) -> list[dict]:
+def phase_rows(ws: Workspace, counted: dict | None = None) -> list[dict]:
+    """The phase table; `counted` holds op counts made during the compile (BackgroundOpCounts)."""
     rows = []
-    context = mlir_context()  # one for every snapshot: making it costs more than most parses
+    context = None  # one for every snapshot not counted yet: making it costs more than most parses
     for phase, path in ws.snapshots().items():
         rec = ws.manifest.phases[phase]
+        counts = (counted or {}).get(phase)
+        if counts is None:
+            context = context or mlir_context()
+            counts = ops_by_dialect(path, context)
         rows.append({
             "phase": phase,
             "seconds": rec.seconds,
             "size_bytes": rec.size_bytes,
-            "ops": sum(ops_by_dialect(path, context).values()),
+            "ops": sum(counts.values()),
             "state": rec.state,
             "file": str(path),
         })
@@ -54,10 +59,15 @@ def print_phase_table(ws: Workspace, rows: list[dict]) -> None:
 
 
 def run(args) -> int:
-    ws = compile_model(args.model, args.workspace, target=args.target or "llvm-cpu",
-                       on_progress=progress_printer(sys.stderr.isatty() and not args.json),
-                       params=params_options(args))
-    rows = phase_rows(ws)
+    counting = BackgroundOpCounts()  # the phase table's op counts, made while the compiler runs
+    try:
+        ws = compile_model(args.model, args.workspace, target=args.target or "llvm-cpu",
+                           on_progress=progress_printer(sys.stderr.isatty() and not args.json),
+                           params=params_options(args), on_snapshot=counting.add)
+    except BaseException:
+        counting.stop()
+        raise
+    rows = phase_rows(ws, counting.counts())
     if args.json:
         print(json.dumps({"workspace": str(ws.root), "vmfb": str(ws.vmfb_path),
                           "total_seconds": ws.manifest.total_seconds, "phases": rows}, indent=2))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import threading
 import time
@@ -45,6 +46,9 @@ _DUMP_NAME = re.compile(r"^.*\.(\d+)\.([a-z-]+)\.mlir$")
 
 # (phase that just finished or None, phase now running or None)
 ProgressCallback = Callable[[str | None, str | None], None]
+# (phase, its snapshot): called as soon as the snapshot is complete, before the next report; the file
+# is moved when the compile ends, so read it within the call.
+SnapshotCallback = Callable[[str, Path], None]
 
 
 @dataclass
@@ -124,6 +128,7 @@ class CompileJob:
         options: CompileOptions = CompileOptions(),
         *,
         on_progress: ProgressCallback | None = None,
+        on_snapshot: SnapshotCallback | None = None,
         poll_seconds: float = 0.05,
         display_path: Path | None = None,
         keep_dir: Path | None = None,
@@ -135,6 +140,8 @@ class CompileJob:
         self.keep_dir = Path(keep_dir) if keep_dir is not None else self.out_dir
         self.options = options
         self.on_progress = on_progress
+        self.on_snapshot = on_snapshot
+        self._dumps_listed = 0  # files in the dump folder at the last poll
         self.poll_seconds = poll_seconds
         self._cancel = threading.Event()
         self._proc: subprocess.Popen | None = None
@@ -161,6 +168,7 @@ class CompileJob:
         stderr_path = staging / "stderr.log"
         expected = self.expected_phases
         seen: set[str] = set()
+        self._dumps_listed = 0
         self._report(None, expected[0] if expected else None)
         start = time.time()
         with open(stderr_path, "wb") as err:
@@ -172,9 +180,10 @@ class CompileJob:
                     cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
                 )
             proc = self._proc
+            exit_fd = _pidfd(proc)
             try:
-                while proc.poll() is None:
-                    if self._cancel.wait(self.poll_seconds):
+                while not self._exited(proc, exit_fd):
+                    if self._cancel.is_set():
                         processes.stop(proc)
                         raise self._cancelled(dump_dir, expected, seen, start)
                     self._report_new_dumps(dump_dir, expected, seen, final=False)
@@ -183,6 +192,9 @@ class CompileJob:
                 with self._lock:
                     self._proc = None
                 raise
+            finally:
+                if exit_fd is not None:
+                    os.close(exit_fd)
             end = time.time()
         with self._lock:
             self._proc = None
@@ -212,6 +224,15 @@ class CompileJob:
             )
         timings = _timings(dumps, expected, start)
         return self._publish(staging, timings, cmd, stderr, end - start)
+
+    def _exited(self, proc: subprocess.Popen, exit_fd: int | None) -> bool:
+        """Whether `proc` has ended, after waiting up to a poll interval. With a pidfd the wait ends the
+        moment it does (cancel() kills it, so that ends the wait too); else a cancel does."""
+        if exit_fd is not None:
+            select.select([exit_fd], [], [], self.poll_seconds)
+        else:
+            self._cancel.wait(self.poll_seconds)
+        return proc.poll() is not None
 
     def _cancelled(self, dump_dir: Path, expected, seen: set[str], start: float) -> Cancelled:
         """Cancelled, keeping the snapshots of the phases that had finished (reported done)."""
@@ -251,6 +272,14 @@ class CompileJob:
 
     def _report_new_dumps(self, dump_dir, expected, seen, *, final: bool) -> None:
         # A snapshot is complete once the next one exists (or the compiler exited).
+        if not final:  # most polls find the folder as it was: one listing tells, before any parsing of names
+            try:
+                count = len(os.listdir(dump_dir))
+            except OSError:
+                count = 0
+            if count == self._dumps_listed:
+                return
+            self._dumps_listed = count
         present = _dumps_by_phase(dump_dir)
         order = [p for p in expected if p in present]
         complete = order if final else order[:-1]
@@ -258,9 +287,19 @@ class CompileJob:
             if phase in seen:
                 continue
             seen.add(phase)
+            if self.on_snapshot is not None:
+                self.on_snapshot(phase, present[phase])
             i = expected.index(phase)
             running = expected[i + 1] if i + 1 < len(expected) else None
             self._report(phase, running)
+
+
+def _pidfd(proc: subprocess.Popen) -> int | None:
+    """A descriptor that becomes readable when `proc` ends (Linux 5.3 and later), or None."""
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def snapshot_name(phase: str) -> str:

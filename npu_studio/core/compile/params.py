@@ -78,10 +78,9 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
     the archive (so the ONNX checker and shape inference see a valid model),
     and small external tensors are loaded into the proto. Returns what moved.
     """
-    import iree.runtime as rt
     from onnx import TensorProto, helper, numpy_helper
 
-    index = rt.ParameterIndex()
+    index = None  # made at the first weight that moves: importing the runtime costs a tenth of a second
     moved: list[Parameter] = []
     open_files: list[int] = []
     external_tensors = []
@@ -96,6 +95,10 @@ def externalize(model, model_dir: Path, archive: Path, options: ParamOptions, so
                     load_external_data(tensor, source)
                 continue
             dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type))
+            if index is None:
+                import iree.runtime as rt
+
+                index = rt.ParameterIndex()
             if is_external:
                 location, offset, length = external_ref(tensor)
                 path = model_dir / location

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StudioError
-from ..textio import typed
+from ..textio import typed, without_gc
 from .target import NpuTarget
 
 
@@ -229,6 +229,7 @@ class NpuProgram:
         return cls.from_dict(json.loads(text))
 
     @classmethod
+    @without_gc
     def load(cls, path: str | Path) -> "NpuProgram":
         """Read a model.npu.json; anything malformed is a BadFile naming `path`."""
         from ..errors import BadFile

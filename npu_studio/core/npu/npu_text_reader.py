@@ -19,11 +19,11 @@ go through it).
 
 from __future__ import annotations
 
-import functools
-import gc
 import json
 import re
 from typing import Any
+
+from ..textio import without_gc
 
 _HEAD = re.compile(r"module(?: attributes (\{.*\}))? \{")
 _SIMPLE = re.compile(r'"(npu\.[\w.]+)"\(\) (\{.*\}) : \(\) -> \(\)')
@@ -65,23 +65,6 @@ def _to_json(dicts: list[str]) -> list[dict[str, Any]]:
 
 def _no_floats(text: str):
     raise _NotCanonical(f"{text}: a float (MLIR reads it as a FloatAttr, which the npu dialect has not)")
-
-
-def without_gc(fn):
-    """Run `fn` with the cycle collector paused: reading a program builds millions of small
-    containers, none of them cyclic, and the collector would only rescan them (20% of a read)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        was_on = gc.isenabled()
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            if was_on:
-                gc.enable()
-
-    return wrapper
 
 
 @without_gc

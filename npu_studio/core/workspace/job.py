@@ -14,11 +14,20 @@ from __future__ import annotations
 
 import shutil
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..compile import toolchain
-from ..compile.compiler import (EXECUTABLE_DUMPS, EXECUTABLES_DIR, CompileJob, CompileResult, PhaseTiming,
-                                ProgressCallback, snapshot_name)
+from ..compile.compiler import (
+    EXECUTABLE_DUMPS,
+    EXECUTABLES_DIR,
+    CompileJob,
+    CompileResult,
+    PhaseTiming,
+    ProgressCallback,
+    SnapshotCallback,
+    snapshot_name,
+)
 from ..compile.options import CompileOptions
 from ..compile.phases import phases_after
 from ..errors import Cancelled, CompileFailed, WorkspaceError
@@ -53,12 +62,14 @@ class WorkspaceJob(CancellableBuild):
     """`run()` blocks and returns the published result; `cancel()` may be called from any thread."""
 
     def __init__(self, ws, options: CompileOptions, *, text: str | None = None,
-                 on_progress: ProgressCallback | None = None, display_path: Path | None = None):
+                 on_progress: ProgressCallback | None = None, display_path: Path | None = None,
+                 on_snapshot: SnapshotCallback | None = None):
         self.ws = ws
         self.options = options
         self.from_phase = options.from_phase
         self.text = text
         self.on_progress = on_progress
+        self.on_snapshot = on_snapshot
         self.display_path = display_path
         self._start_idle()
 
@@ -78,7 +89,12 @@ class WorkspaceJob(CancellableBuild):
             if self.text is not None and self.display_path is None:
                 # Text without a file of its own (the app's editor) is kept as a draft before anything can fail.
                 self.display_path = ws.save_draft(self.from_phase, self.text)
-            return self._compile_and_publish(staging, previous=_on_disk(ws.root), imported=pending is not None)
+            # While the compiler runs: the manifest on disk read (under the lock) and checked, and the
+            # compiler's version asked (a process of its own) for the new manifest.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                pool.submit(toolchain.compiler_version)
+                previous = pool.submit(_on_disk, ws.root)
+                return self._compile_and_publish(staging, previous, imported=pending is not None)
         except BaseException:
             if (ws.root / MANIFEST).is_file():
                 ws.manifest = Manifest.load(ws.root)  # the in-memory state follows what is on disk
@@ -88,7 +104,7 @@ class WorkspaceJob(CancellableBuild):
                 shutil.rmtree(staging, ignore_errors=True)
             lock.release()
 
-    def _compile_and_publish(self, staging: Path, previous: Manifest | None, imported: bool) -> CompileResult:
+    def _compile_and_publish(self, staging: Path, on_disk: Future[Manifest | None], imported: bool) -> CompileResult:
         ws, phase = self.ws, self.from_phase
         if phase == "start":
             source = staging / ws.manifest.imported if imported else ws.imported_path
@@ -104,7 +120,7 @@ class WorkspaceJob(CancellableBuild):
         if not source.is_file():
             raise WorkspaceError(source, f"the {phase} snapshot is missing; compile from the start")
         self._job = CompileJob(source, staging / "build", self.options, on_progress=self.on_progress,
-                               display_path=display, keep_dir=ws.root)
+                               on_snapshot=self.on_snapshot, display_path=display, keep_dir=ws.root)
         if self._cancel.is_set():
             raise Cancelled()
         try:
@@ -114,9 +130,9 @@ class WorkspaceJob(CancellableBuild):
                 raise CompileFailed(display, exc.reason, log=exc.log, reproducer=exc.reproducer) from None
             raise
         except Cancelled as exc:
-            self._keep_finished(staging, exc, previous, imported)
+            self._keep_finished(staging, exc, on_disk.result(), imported)
             raise
-        return self._publish(staging, result, previous, imported)
+        return self._publish(staging, result, on_disk.result(), imported)
 
     def _keep_finished(self, staging: Path, exc: Cancelled, previous: Manifest | None, imported: bool) -> None:
         """Publish the phases a cancelled compile finished, unless that would replace a good build."""

@@ -33,7 +33,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ..compile.compiler import CompileResult, PhaseTiming, ProgressCallback, snapshot_name
+from ..compile.compiler import CompileResult, PhaseTiming, ProgressCallback, SnapshotCallback, snapshot_name
 from ..compile.importer import MLIR_SUFFIXES, check_model_file, import_model
 from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
@@ -258,13 +258,13 @@ class Workspace:
         return active_flags(self)
 
     def compile_job(self, *, target: str | None = None, options: CompileOptions | None = None,
-                    on_progress: ProgressCallback | None = None):
+                    on_progress: ProgressCallback | None = None, on_snapshot: SnapshotCallback | None = None):
         """A job compiling the imported module from the start and publishing the result."""
         from .job import WorkspaceJob
 
         options = options or self.compile_options(**({"target": target} if target else {}))
         self.manifest.target = options.target
-        return WorkspaceJob(self, options.with_(from_phase="start"), on_progress=on_progress)
+        return WorkspaceJob(self, options.with_(from_phase="start"), on_progress=on_progress, on_snapshot=on_snapshot)
 
     def resume_job(self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None,
                    display_path: Path | None = None):
@@ -295,8 +295,9 @@ class Workspace:
         if finished and (self.root / MANIFEST).is_file():
             self.manifest = Manifest.load(self.root)
 
-    def compile(self, *, target: str | None = None, on_progress: ProgressCallback | None = None) -> CompileResult:
-        return self.compile_job(target=target, on_progress=on_progress).run()
+    def compile(self, *, target: str | None = None, on_progress: ProgressCallback | None = None,
+                on_snapshot: SnapshotCallback | None = None) -> CompileResult:
+        return self.compile_job(target=target, on_progress=on_progress, on_snapshot=on_snapshot).run()
 
     def resume(self, phase: str, text: str | None = None, *, on_progress: ProgressCallback | None = None,
                display_path: Path | None = None) -> CompileResult:
@@ -419,10 +420,12 @@ def compile_model(
     target: str = DEFAULT_TARGET,
     on_progress: ProgressCallback | None = None,
     params: ParamOptions | None = ParamOptions(),
+    on_snapshot: SnapshotCallback | None = None,
 ) -> Workspace:
-    """Import and compile `model` into a workspace, keeping the user's files there; returns the workspace."""
+    """Import and compile `model` into a workspace, keeping the user's files there; returns the workspace.
+    `on_snapshot(phase, path)` sees each snapshot as the compiler finishes it (compiler.SnapshotCallback)."""
     ws = Workspace.create(model, workspace, target=target, params=params)
-    ws.compile(on_progress=on_progress)
+    ws.compile(on_progress=on_progress, on_snapshot=on_snapshot)
     return ws
 
 

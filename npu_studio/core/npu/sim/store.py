@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from ...textio import parse_json, read_bytes
+from ...textio import parse_json, read_bytes, without_gc
 from ...workspace.workspace import Workspace
 from ..npu_ir import VERSION, NpuProgram
 from ..workspace_io import npu_dir
@@ -58,6 +58,7 @@ def _schema_error(data: dict) -> str | None:
     return f"does not match docs/npu-ir.schema.json at {where}: {err.message}"
 
 
+@without_gc
 def load_program(path: str | Path) -> NpuProgram:
     """Read a model.npu.json; SimError names the file and the reason."""
     path = Path(path)
