@@ -88,9 +88,9 @@ class Timing:
                 "seconds": self.seconds}
 
     def __str__(self) -> str:
-        text = f"{self.median_ms:.3f} ms (IQR {100 * self.spread:.0f}% of median, n={len(self.samples_ms)}"
+        text = f"{self.median_ms:.3f} ms (IQR {100 * self.spread:.0f}%, n={len(self.samples_ms)}"
         if not self.settled:
-            text += f"; not settled under {100 * TARGET_SPREAD:.0f}%" + (f": {self.stopped}" if self.stopped else "")
+            text += ", not settled" + (f": {self.stopped}" if self.stopped else "")
         return text + ")"
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import StudioError
 from .runner import pick_function, random_inputs, run_vmfb
-from .tolerance import (WORST_COUNT, abs_errors, flat_reference, max_error, relative_to_scale, scale_of,
+from .tolerance import (WORST_COUNT, abs_errors, element_text, flat_reference, max_error, relative_to_scale, scale_of,
                         worst_elements)
 
 DEFAULT_TOLERANCE = 1e-5
@@ -145,7 +145,8 @@ class GateReport:
             lines.append(head)
             lines += [f"  {n}" for n in o.notes()]
             for w in o.worst:
-                lines.append(f"  worst at {list(w.index)}: plain {w.plain:.9g}, substituted {w.substituted:.9g}")
+                lines.append(f"  worst at {list(w.index)}: plain {element_text(w.plain, o.dtype)}, "
+                             f"substituted {element_text(w.substituted, o.dtype)}")
             if o.plain_vs_onnxruntime is not None:
                 lines.append(f"  vs onnxruntime: plain max abs {o.plain_vs_onnxruntime:.6g}, "
                              f"substituted max abs {o.substituted_vs_onnxruntime:.6g}")

@@ -84,6 +84,18 @@ def value_text(value: float) -> str:
     return text + ".0" if text.lstrip("-").isdigit() else text
 
 
+def element_text(value: float, dtype: str) -> str:
+    """An element's value with as many digits as its own type needs to tell it from its neighbours."""
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:  # a type numpy does not name (bfloat16 without ml_dtypes)
+        return f"{value:.9g}"
+    if np.issubdtype(kind, np.floating):
+        return np.format_float_positional(kind.type(value), unique=True, trim="-") \
+            if 1e-4 <= abs(value) < 1e7 or value == 0 else np.format_float_scientific(kind.type(value), unique=True, trim="-")
+    return str(int(value)) if np.isfinite(value) else str(value)
+
+
 def flat_reference(reference, bound) -> str | None:
     """Why a comparison with `reference` cannot tell a right result from a wrong one, or None.
 

@@ -11,6 +11,7 @@ from PySide6 import QtGui
 from ...core.run.kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, TARGET_SPREAD
 from ...core.run.numeric_gate import (CANNOT_TELL, FAIL, ULP_FLOOR, GateReport, verdict_short, verdict_status,
                                       verdict_summary)
+from ...core.run.tolerance import element_text
 from ...core.workspace import substitutions as sub_records
 
 RESULT_COLUMNS = ("output", "result", "max abs", "of scale", "scale", "max ULP", "outside tol.", "worst element",
@@ -52,7 +53,7 @@ def result_rows(report: GateReport) -> list[tuple[str, ...]]:
     rows = []
     for o in report.outputs:
         w = o.worst[0] if o.worst else None
-        worst = f"{list(w.index)}: {w.plain:.7g} → {w.substituted:.7g}" if w else ""
+        worst = f"{list(w.index)}: {element_text(w.plain, o.dtype)} → {element_text(w.substituted, o.dtype)}" if w else ""
         rows.append((f"output{o.output} {'x'.join(map(str, o.shape))}", o.status,
                      num(o.max_abs), num(o.rel_error), num(o.scale), str(o.max_ulp), f"{o.outside} of {o.total}",
                      worst, num(o.plain_vs_onnxruntime), num(o.substituted_vs_onnxruntime)))
@@ -63,7 +64,8 @@ def result_tips(report: GateReport) -> list[dict[int, str]]:
     """Per output row, tooltips by column: why it cannot tell, the worst few elements."""
     tips = []
     for o in report.outputs:
-        worst = "\n".join(f"{list(w.index)}: plain {w.plain:.9g}, substituted {w.substituted:.9g}" for w in o.worst)
+        worst = "\n".join(f"{list(w.index)}: plain {element_text(w.plain, o.dtype)}, "
+                          f"substituted {element_text(w.substituted, o.dtype)}" for w in o.worst)
         tips.append({RESULT_COLUMNS.index("result"): "\n".join(o.notes()) or o.error_text(),
                      RESULT_COLUMNS.index("worst element"): worst})
     return tips

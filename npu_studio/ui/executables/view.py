@@ -78,11 +78,13 @@ class ExecutablesPanel(QtCore.QObject):
         self.remove_button.clicked.connect(self.remove)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
-        self.slowest_button = QtWidgets.QPushButton("Open slowest to compile")
+        self.slowest_button = QtWidgets.QPushButton("Slowest to compile")
+        self.slowest_button.setToolTip("Open the executable that took longest to compile alone (Compile profile)")
         self.slowest_button.setEnabled(False)
         self.slowest_button.clicked.connect(self.open_slowest)
         self.compile_times: dict = {}
-        self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
+        self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=10.0, singleStep=1e-6)
+        self.tolerance.setToolTip("An element fails when |substituted - plain| > tolerance * max(1, |plain|)")
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
         self.tolerance.setMaximumWidth(130)
@@ -90,9 +92,8 @@ class ExecutablesPanel(QtCore.QObject):
         self.time_check.setChecked(True)
         # Two short rows, so that the dock fits beside the IR view on a 1280 px screen.
         buttons = QtWidgets.QVBoxLayout()
-        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance),
-                    (self.time_check, self.toggle_button, self.remove_button, self.cancel_button,
-                     self.slowest_button)):
+        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.cancel_button),
+                    (self.time_check, self.toggle_button, self.remove_button, self.slowest_button)):
             line = QtWidgets.QHBoxLayout()
             for w in row:
                 line.addWidget(w)
@@ -129,23 +130,34 @@ class ExecutablesPanel(QtCore.QObject):
         self.timing.setWordWrap(True)
         self.timing.setAccessibleName("Timing")
         self.timing.setToolTip(TIMING_TIP)
+        # The verdict, the comparison and the timing scroll together when the pane is short:
+        # a wrapped line is never cut off, and the verdict's first lines always show.
+        report = QtWidgets.QWidget()
+        report_layout = QtWidgets.QVBoxLayout(report)
+        report_layout.setContentsMargins(0, 0, 0, 0)
+        report_layout.addWidget(self.verdict)
+        report_layout.addWidget(self.results, 1)
+        report_layout.addWidget(self.timing)
+        self.report_area = QtWidgets.QScrollArea()
+        self.report_area.setWidgetResizable(True)
+        self.report_area.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.report_area.setWidget(report)
+        self.report_area.setMinimumHeight(3 * self.verdict.fontMetrics().lineSpacing())
         lower = QtWidgets.QWidget()
         lower_layout = QtWidgets.QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.decision)
         lower_layout.addLayout(buttons)
-        lower_layout.addWidget(self.verdict)
-        lower_layout.addWidget(self.results, 1)
-        lower_layout.addWidget(self.timing)
+        lower_layout.addWidget(self.report_area, 1)
 
-        splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(self.editor)
-        splitter.addWidget(lower)
-        splitter.setSizes([120, 400, 160])
+        self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.editor)
+        self.splitter.addWidget(lower)
+        self.splitter.setSizes([120, 400, 160])
         self.dock = QtWidgets.QDockWidget("Executables", self.window)
         self.dock.setObjectName("executablesDock")
-        self.dock.setWidget(splitter)
+        self.dock.setWidget(self.splitter)
         # hidden until an executable is opened (View menu, or a dispatch's "Open executable")
         self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
         self._update_buttons()
@@ -425,6 +437,16 @@ class ExecutablesPanel(QtCore.QObject):
                 self.results.setItem(r, c, item)
         self.results.resizeColumnsToContents()
         self.timing.setText(timing.format() if timing is not None else "")
+        self._make_room_for_the_report()
+
+    def _make_room_for_the_report(self) -> None:
+        """Grow the lower pane, at the editor's expense and up to half the dock, until the report shows."""
+        table, editor, lower = self.splitter.sizes()
+        report = self.report_area.widget()
+        missing = report.heightForWidth(self.report_area.viewport().width()) - self.report_area.viewport().height()
+        grow = max(0, min(missing, (table + editor + lower) // 2 - lower, editor - self.editor.minimumSizeHint().height()))
+        if grow:
+            self.splitter.setSizes([table, editor - grow, lower + grow])
 
     def _update_buttons(self) -> None:
         ws, name = self.window.workspace, self.current_name()
