@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
     app.setApplicationName(APP)
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
+    from .ui.gui_gc import GuiThreadCollector
+
+    GuiThreadCollector(app)  # worker threads never free Qt objects (see gui_gc)
     if args.self_test:
         from .self_test import run_self_test
 

@@ -2,7 +2,7 @@
 
 Each child (iree-compile, the runtime runner) starts in its own process
 group, so one `killpg` stops it and anything it spawned, and asks the
-kernel (Linux `prctl(PR_SET_PDEATHSIG, SIGKILL)`) to kill it when its
+kernel (Linux `PR_SET_PDEATHSIG`, set by util-linux `setpriv`) to kill it when its
 parent dies, even when the parent is killed with SIGKILL and has no chance
 to clean up. SIGINT and SIGTERM reach us as exceptions (see
 `SignalWatchdog`); `run_child` kills the group before re-raising.
@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -69,9 +71,33 @@ def die_with_parent(parent: int) -> None:
     _die_with_parent(parent)()
 
 
+# util-linux's setpriv sets the death signal in the child instead of a Python preexec_fn, which
+# can deadlock when the fork happens while other threads hold locks (the app starts children
+# from worker threads). The shell after it closes the race where we die before the signal is set.
+_SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin") if sys.platform.startswith("linux") else None
+_CHECK_PARENT = 'test "$PPID" = "$0" || exit 1; exec "$@"'
+
+
 def start_child(cmd: list[str], **kwargs) -> subprocess.Popen:
     """Popen in a new process group that dies with this process."""
-    return subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent(os.getpid()), **kwargs)
+    if _SETPRIV is None or "executable" in kwargs:
+        return subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent(os.getpid()), **kwargs)
+    _check_runnable(cmd[0], kwargs.get("cwd"), kwargs.get("env"))
+    wrapped = [_SETPRIV, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _CHECK_PARENT, str(os.getpid()),
+               *map(os.fspath, cmd)]
+    return subprocess.Popen(wrapped, start_new_session=True, **kwargs)
+
+
+def _check_runnable(program, cwd, env) -> None:
+    """Raise as Popen would for a program that cannot start: the shell would only exit 127."""
+    program = os.fspath(program)
+    if os.sep in program:
+        path = os.path.join(cwd, program) if cwd is not None else program
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program, path=(env if env is not None else os.environ).get("PATH")) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def kill_group(proc: subprocess.Popen) -> None:

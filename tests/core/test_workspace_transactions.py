@@ -228,14 +228,20 @@ def test_a_signal_mid_compile_leaves_no_compiler_and_the_previous_build(fresh_ex
 
 
 
-def test_a_child_dies_with_its_parent_even_on_sigkill(tmp_path):
-    """The runtime runner and the compiler start through `start_child`: check it on a `sleep`."""
-    code = ("import sys, time\nfrom npu_studio.core.processes import start_child\n"
-            "child = start_child(['sleep', '120'])\nprint(child.pid, flush=True)\ntime.sleep(120)\n")
+@pytest.mark.parametrize("where", ["main thread", "worker thread"])
+def test_a_child_dies_with_its_parent_even_on_sigkill(tmp_path, where):
+    """The runtime runner and the compiler start through `start_child` (the app calls it from worker
+    threads): check it on a `sleep`."""
+    code = ("import sys, threading, time\nfrom npu_studio.core.processes import start_child\n"
+            "def go():\n    child = start_child(['sleep', '120'])\n    print(child.pid, flush=True)\n"
+            "    time.sleep(120)\n"
+            + ("go()\n" if where == "main thread" else "threading.Thread(target=go).start()\n"))
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(REPO)})
     child = int(parent.stdout.readline())
-    assert Path(f"/proc/{child}").exists()
+    assert _wait_for(lambda: "sleep" in Path(f"/proc/{child}/cmdline").read_text(), 10)
+    # the program itself is our child: nothing sits between us
+    assert int(Path(f"/proc/{child}/stat").read_text().split(") ", 1)[1].split()[1]) == parent.pid
     parent.kill()
     parent.wait()
     assert _wait_for(lambda: not Path(f"/proc/{child}").exists() or _zombie(child), 10), "the child outlived its parent"
@@ -246,3 +252,33 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
     except (OSError, IndexError):
         return True
+
+
+def test_a_publish_under_a_relative_root_takes_staged_paths_relative_to_the_current_folder(tmp_path,
+                                                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws").mkdir()
+    staging = publish_journal.new_staging(Path("ws"))
+    (staging / "build").mkdir()
+    (staging / "build" / "a.txt").write_text("via the current folder\n")
+    (staging / "b.txt").write_text("via the staging folder\n")
+    publish = Publish(Path("ws"), staging)
+    publish.move(staging / "build" / "a.txt", "a.txt")  # e.g. ws/.staging-…/build/a.txt
+    publish.move("b.txt", "b.txt")
+    with pytest.raises(ValueError, match="not in the staging folder"):
+        publish.move(tmp_path / "elsewhere.txt", "c.txt")
+    publish.commit("{}")
+    assert (tmp_path / "ws" / "a.txt").read_text() == "via the current folder\n"
+    assert (tmp_path / "ws" / "b.txt").read_text() == "via the staging folder\n"
+
+
+def test_a_missing_program_fails_at_start_as_popen_would(tmp_path):
+    from npu_studio.core.processes import start_child
+
+    for missing in ["no-such-tool-npu-studio", str(tmp_path / "absent")]:
+        with pytest.raises(FileNotFoundError):
+            start_child([missing])
+    (tmp_path / "tool").write_text("#!/bin/sh\nexit 3\n")
+    (tmp_path / "tool").chmod(0o755)
+    assert start_child(["./tool"], cwd=tmp_path).wait() == 3
+    assert start_child(["tool"], env={"PATH": str(tmp_path)}).wait() == 3

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .. import processes
 from ..compile import toolchain
 from ..compile.compiler import target_flags
 from ..compile.phases import PHASES, SNAPSHOT_PHASES
@@ -253,8 +254,8 @@ class PassTraceJob:
         with self._lock:
             if self._cancel.is_set():
                 raise Cancelled("pass trace")
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=1 << 20)
+            self._proc = processes.start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.PIPE, bufsize=1 << 20)
         proc = self._proc
         try:
             with open(staging / "trace.mlir", "wb") as out:

@@ -141,10 +141,21 @@ def record(folder: Path, text: str, origin: str | Path) -> RecordedTarget:
     if previous is not None and _same_file(origin, copy):
         origin = previous.origin  # a re-run with the recorded copy keeps where it came from
     name = parse_target(text, origin).name
-    write_text(copy, text)
-    meta = {"origin": str(origin), "name": name, "sha256": hashlib.sha256(text.encode()).hexdigest()}
-    write_text(folder / RECORD_JSON, json.dumps(meta, indent=2))
+    meta_text = json.dumps({"origin": str(origin), "name": name,
+                            "sha256": hashlib.sha256(text.encode()).hexdigest()}, indent=2)
+    # Rewrite only on a change, so a re-run leaves the user's record (and its mtime) alone.
+    if _read(copy) != text:
+        write_text(copy, text)
+    if _read(folder / RECORD_JSON) != meta_text:
+        write_text(folder / RECORD_JSON, meta_text)
     return RecordedTarget(copy, origin, name)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def recorded(folder: Path) -> RecordedTarget | None:

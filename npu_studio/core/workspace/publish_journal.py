@@ -44,7 +44,14 @@ class Publish:
 
     def move(self, staged: Path | str, dest: str) -> Path:
         staged = Path(staged)
-        rel = staged.relative_to(self.staging) if staged.is_absolute() else staged
+        # A path under the staging folder may come relative to the current folder (a relative
+        # workspace root); anything else is relative to the staging folder itself.
+        if staged.absolute().is_relative_to(self.staging):
+            rel = staged.absolute().relative_to(self.staging)
+        elif staged.is_absolute():
+            raise ValueError(f"{staged} is not in the staging folder {self.staging}")
+        else:
+            rel = staged
         self.moves.append((str(rel), dest))
         return self.root / dest
 

@@ -47,3 +47,17 @@ def test_bad_edits_and_names_are_refused_and_nothing_is_written():
     with pytest.raises(TargetError, match="not a target name"):
         store.save_edit(default.read_text(), default, name="../escape")
     assert store.user_targets() == []
+
+
+def test_recording_the_same_target_again_leaves_the_record_untouched(tmp_path):
+    default = RESOURCES / "default.toml"
+    text = default.read_text()
+    store.record(tmp_path, text, default)
+    files = [tmp_path / store.RECORD_TOML, tmp_path / store.RECORD_JSON]
+    for f in files:
+        os.utime(f, ns=(1_000_000_000, 1_000_000_000))  # a known old time, to see any rewrite
+    again = store.record(tmp_path, text, default)
+    assert [f.stat().st_mtime_ns for f in files] == [1_000_000_000] * 2
+    assert again.name == "npu-mid" and (tmp_path / store.RECORD_TOML).read_text() == text
+    store.record(tmp_path, text.replace('name = "npu-mid"', 'name = "npu-other"'), default)
+    assert [f.stat().st_mtime_ns > 1_000_000_000 for f in files] == [True, True]
