@@ -23,6 +23,7 @@ from .editor import ExecutableEditor
 from .verdicts import (RESULT_COLUMNS, RESULT_TIPS, TIMING_TIP, result_rows, result_tips, status_color,
                        verdict_text)
 
+UI_TIMING_SECONDS = 10.0  # per timing: the job cannot be cancelled while it times
 COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict", "compile s")
 
 
@@ -345,7 +346,7 @@ class ExecutablesPanel(QtCore.QObject):
             if timed:
                 from ...core.run.kernel_timing import time_substitution
 
-                timing = time_substitution(own, name, plain, whole_model=False, repetitions=3)
+                timing = time_substitution(own, name, plain, whole_model=False, max_seconds=UI_TIMING_SECONDS)
             return gate, timing
 
         self._start(work, f"Substituting @{name}")

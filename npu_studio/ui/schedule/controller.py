@@ -24,6 +24,7 @@ from ...core.errors import StudioError
 from ...core.npu.npu_ir import NpuProgram
 from ...core.npu.schedule_model import Run, simulate_run
 from ...core.session import DONE, FAILED, RUNNING, Session
+from ...core.run.numeric_gate import CANNOT_TELL, verdict_status
 from ...core.workspace import substitutions as sub_records
 from ..jobs import JobManager
 from .dock import ScheduleDock
@@ -160,7 +161,11 @@ class ScheduleController(QtCore.QObject):
         on = [s for s in sub_records.load(ws) if s.applied] if ws is not None else []
         if not on:
             return []
-        parts = [f"@{s.name} ({s.kind}" + (", its check FAILED" if s.failed_check else "") + ")" for s in on]
+        def check(s):  # a flat reference did not fail, but did not pass either
+            return "" if not s.failed_check else ", its check CANNOT TELL" \
+                if verdict_status(s.verdict) == CANNOT_TELL else ", its check FAILED"
+
+        parts = [f"@{s.name} ({s.kind}{check(s)})" for s in on]
         return [f"  the IREE reference contains substitutions: {', '.join(parts)}"]
 
     def _on_check_failed(self, exc: Exception, tb: str, generation: int) -> None:

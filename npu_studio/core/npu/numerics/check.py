@@ -23,7 +23,8 @@ from ...run.dispatches import iree_dispatches
 from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
-from ...run.tolerance import TOLERANCE, flat_reference, max_error, relative_to_scale, worst_elements
+from ...run.tolerance import (TOLERANCE, element_text, flat_reference, max_error, relative_to_scale,
+                              worst_elements)
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
@@ -148,7 +149,8 @@ def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
         t = 0.0 if exact else TOLERANCE.get(np.asarray(a).dtype.name, 1e-4)
         if e > err:
             [(idx, want, got, _)] = worst_elements(a, b, 1)
-            worst = f"output{i}{list(idx)}: {got:.9g}, reference {want:.9g}"
+            dtype = np.asarray(a).dtype.name
+            worst = f"output{i}{list(idx)}: {element_text(got, dtype)}, reference {element_text(want, dtype)}"
         err, scale, tol = max(err, e), max(scale, s), max(tol, t)
         why = flat_reference(b, t * max(1.0, s))
         if why:
