@@ -11,7 +11,7 @@ import pytest
 from npu_studio.core.npu.numerics.check import _compare, final_line
 from npu_studio.core.run.numeric_gate import (CANNOT_TELL, FAIL, IDENTICAL, PASS, GateReport, compare_arrays,
                                               verdict_short, verdict_summary)
-from npu_studio.core.run.tolerance import flat_reference
+from npu_studio.core.run.tolerance import element_text, flat_reference
 
 F32_ULP_AT_4 = 2.0 ** -21  # float32 has 23 fraction bits: one ULP of 4 = 2^(2-23)
 
@@ -133,3 +133,11 @@ def test_check_numerics_comparison_names_the_worst_element_and_a_flat_reference(
     assert final_line(True, [c, flat]).startswith("OK per dispatch; the outputs cannot tell (the onnxruntime")
     assert final_line(True, [None]) == "OK" and final_line(False, [flat]) == "MISMATCH"
     assert flat.to_dict()["flat_reference"] == "output0 is constant (all 0.0)"
+
+
+def test_element_values_show_the_digits_their_type_needs():
+    one_ulp_below_4 = float(np.nextafter(np.float32(4.0), np.float32(0)))  # 4 - 2^-22
+    assert element_text(one_ulp_below_4, "float32") == "3.9999998"  # .7g would print 4 and hide the error
+    assert element_text(4.0 - 2.0 ** -51, "float64") == "3.9999999999999996"
+    assert element_text(1e-6, "float32") == "1e-06" and element_text(0.0, "float16") == "0"
+    assert element_text(7.0, "int8") == "7" and element_text(1.5, "bfloat16") == "1.5"

@@ -89,11 +89,15 @@ def element_text(value: float, dtype: str) -> str:
     try:
         kind = np.dtype(dtype)
     except TypeError:  # a type numpy does not name (bfloat16 without ml_dtypes)
+        kind = None
+    if kind is not None and (np.issubdtype(kind, np.integer) or kind == np.bool_) and np.isfinite(value):
+        return str(int(value))
+    if kind is None or not np.issubdtype(kind, np.floating):  # bfloat16 and other ml_dtypes floats
         return f"{value:.9g}"
-    if np.issubdtype(kind, np.floating):
-        return np.format_float_positional(kind.type(value), unique=True, trim="-") \
-            if 1e-4 <= abs(value) < 1e7 or value == 0 else np.format_float_scientific(kind.type(value), unique=True, trim="-")
-    return str(int(value)) if np.isfinite(value) else str(value)
+    x = kind.type(value)
+    if value == 0 or 1e-4 <= abs(value) < 1e7 or not np.isfinite(value):
+        return np.format_float_positional(x, unique=True, trim="-")
+    return np.format_float_scientific(x, unique=True, trim="-")
 
 
 def flat_reference(reference, bound) -> str | None:
