@@ -6,14 +6,16 @@ NPU pipeline with the default target, then, one run each: the NPU
 variant's build (from the stream snapshot, every NPU executable replaced)
 against a plain build from the same snapshot; the variant's run in-process
 (IREE's runtime, the functional simulator behind the plugin, every call
-compared with IREE after the run) against the CPU build's run in a fresh
-process; and resnet50's per-dispatch table of measured CPU time (IREE's
+compared with IREE after the run) and standalone (iree-run-module, the
+plugin's C interpreter) against the CPU build's run in a fresh process;
+and resnet50's per-dispatch table of measured CPU time (IREE's
 runtime profiler) against simulated NPU time. CPU seconds include child
 processes: the machine is shared, CPU time is the stable figure.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -47,15 +49,19 @@ def measure(model: Path, tmp: Path) -> dict:
     _, plain_wall, plain_cpu = timed(plain.run)
     variant, var_wall, var_cpu = timed(lambda: build_variant(ws, force=True))
     _, cpu_wall, cpu_cpu = timed(lambda: run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
-    run = lambda compare: run_npu(ws, inputs, compare_dispatches=compare, cpu_build=False, onnxruntime=False)  # noqa: E731
+    def run(compare, mode="in-process"):
+        return run_npu(ws, inputs, compare_dispatches=compare, cpu_build=False, onnxruntime=False, mode=mode)
     fast, fast_wall, fast_cpu = timed(lambda: run(False))
     checked, chk_wall, chk_cpu = timed(lambda: run(True))
+    alone, alone_wall, alone_cpu = timed(lambda: run(False, "standalone"))
+    alone_checked = run(True, "standalone")
     events = profile_dispatches(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
     rows = measured_table(program, simulate(program), events)
     return {"model": model.stem, "sites": len(program.dispatches), "imports": len(variant.imports),
             "calls": fast.plugin_calls, "plain": (plain_wall, plain_cpu), "variant": (var_wall, var_cpu),
             "cpu_run": (cpu_wall, cpu_cpu), "npu_run": (fast_wall, fast_cpu), "checked": (chk_wall, chk_cpu),
-            "ok": checked.ok, "rows": rows}
+            "standalone": (alone_wall, alone_cpu), "ok": checked.ok, "standalone_ok": alone_checked.ok,
+            "standalone_calls": alone.plugin_calls, "rows": rows}
 
 
 def main() -> int:
@@ -68,7 +74,7 @@ def main() -> int:
         "## NPU dispatches through the HAL executable plugin (issue 29)",
         "",
         "`benchmarks/npu_hal.py`: default NPU target, seeded inputs, one run; CPU seconds include child "
-        "processes.",
+        f"processes (1-minute load average {os.getloadavg()[0]:.1f} at the end of the run).",
         "",
         "| model | dispatches (replaced executables) | plain build from stream | NPU variant build "
         "| **variant / plain** | CPU build run | NPU variant run, in-process | **in-process / CPU** "
@@ -84,12 +90,25 @@ def main() -> int:
                      f"{'ok' if r['ok'] else 'MISMATCH'} |")
     lines += [
         "",
+        "| model | CPU build run | NPU variant run, standalone (C interpreter) | **standalone / CPU** "
+        "| **standalone / in-process** | every call vs IREE |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        (cw, cc), (nw, nc), (sw, sc) = r["cpu_run"], r["npu_run"], r["standalone"]
+        lines.append(f"| {r['model']} | {cc:.2f} s CPU ({cw:.2f} s wall) | {sc:.2f} s CPU ({sw:.2f} s wall), "
+                     f"{r['standalone_calls']} calls | **{sc / cc:.1f}x** | **{sc / nc:.2f}x** "
+                     f"| {'ok' if r['standalone_ok'] else 'MISMATCH'} |")
+    lines += [
+        "",
         "The variant build parses IREE's executable dumps, rewrites every NPU executable (MLIR API) and "
         "compiles from the stream snapshot with one `--iree-hal-substitute-executable-source` per executable; "
         "the replaced executables hold no code but the call, so LLVM has less to do than for the plain build. "
         "The in-process run is IREE's runtime with the functional simulator (numpy, tile by tile) behind the "
-        "plugin: it measures the simulator, not an NPU. The standalone mode (a C interpreter in the plugin) is "
-        "not built yet, so `iree-benchmark-module` cannot time the variant.",
+        "plugin: it measures the simulator, not an NPU. The standalone run is `iree-run-module` with the plugin's "
+        "C interpreter of `npu/hal/npu_exec.json` (scalar C, one dispatch at a time, tiles in task order): it "
+        "measures that interpreter, not an NPU either; `npu-studio measure WS --standalone` times the same run "
+        "with `iree-benchmark-module`.",
         "",
         "resnet50 (light zoo), measured CPU time per dispatch (IREE `local-task`, one profiled call) against "
         "the simulated NPU time at the target clock, largest ratio first (`npu-studio profile`); the 10 "

@@ -1,9 +1,11 @@
-"""npu-studio measure WORKSPACE [--target FILE] [--sort COLUMN] [--csv OUT] [--trace OUT] [--json OUT] [--seed N]
+"""npu-studio measure WORKSPACE [--target FILE] [--sort COLUMN] [--csv OUT] [--trace OUT] [--json OUT] [--seed N] [--standalone]
 
 Measured against simulated: runs the workspace's CPU build once under
 IREE's runtime profiler and prints, per dispatch, the measured CPU time
 beside the simulated NPU time of the same dispatch at the target clock
 (and their ratio: how much the NPU would gain), largest ratio first.
+With --standalone, iree-benchmark-module also times whole runs of the CPU
+build and of the NPU variant with the plugin's C interpreter.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ def add_parser(sub) -> None:
     p.add_argument("--json", type=Path, metavar="OUT", help="write the table as JSON")
     p.add_argument("--trace", type=Path, metavar="OUT",
                    help="write the simulated NPU schedule and the measured CPU run as one Perfetto trace")
+    p.add_argument("--standalone", action="store_true",
+                   help="also time whole runs with iree-benchmark-module: the CPU build, and the NPU variant with "
+                        "the plugin's C interpreter (standalone mode)")
     p.set_defaults(func=run)
 
 
@@ -60,12 +65,14 @@ def run(args) -> int:
         raise StudioError(ws.root, str(e).replace("\n", "; ")) from None
     sim = simulate(program)
     sig = pick_function(ws.snapshot_path("input"))
-    events = profile_dispatches(ws.vmfb_path, sig.name, random_inputs(sig, args.seed, ws.user_model_path),
-                                parameters=ws.params_path)
+    inputs = random_inputs(sig, args.seed, ws.user_model_path)
+    events = profile_dispatches(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
     rows = measured_table(program, sim, events)
     print(f"@{sig.name}: IREE CPU build measured (local-task) against NPU {sim.target} simulated at "
           f"{sim.clock_mhz} MHz")
     print("\n".join(format_table(sort_rows(rows, args.sort))))
+    if args.standalone:
+        print(_whole_runs(ws, sig.name, inputs))
     if args.csv:
         write_csv(rows, args.csv)
     if args.trace:
@@ -76,3 +83,18 @@ def run(args) -> int:
         except OSError as exc:
             raise os_error(args.json, exc, "cannot write") from None
     return 0
+
+
+def _whole_runs(ws, function: str, inputs) -> str:
+    from ..core.npu.hal import standalone
+    from ..core.npu.hal.plugin_build import plugin_path
+    from ..core.npu.hal.variant import build_variant
+
+    plugin = plugin_path()
+    variant = build_variant(ws)
+    cpu = standalone.benchmark(ws.vmfb_path, function, inputs, parameters=ws.params_path)
+    npu = standalone.benchmark(variant.vmfb, function, inputs, parameters=ws.params_path, variant=variant,
+                               plugin=plugin)
+    return (f"whole run (iree-benchmark-module, real time): CPU build {cpu * 1e3:.3f} ms, NPU variant standalone "
+            f"{npu * 1e3:.3f} ms ({npu / cpu:.1f}x the CPU build; {len(variant.imports)} executables through the "
+            f"plugin's C interpreter)")

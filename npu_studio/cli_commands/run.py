@@ -1,4 +1,4 @@
-"""npu-studio run WORKSPACE [--input x.npy ...] [--function NAME] [--seed N] [--output-dir DIR] [--npu [--target FILE]]"""
+"""npu-studio run WORKSPACE [--input x.npy ...] [--function NAME] [--seed N] [--output-dir DIR] [--npu [--target FILE] [--standalone]]"""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ def add_parser(sub) -> None:
     p.add_argument("--target", dest="npu_target", metavar="FILE",
                    help="with --npu: NPU target TOML to run the NPU pipeline with first (default: the workspace's "
                         "NPU program, else the bundled default target)")
+    p.add_argument("--standalone", action="store_true",
+                   help="with --npu: run the NPU variant with iree-run-module, the NPU dispatches computed by the "
+                        "plugin's own C interpreter of the NPU program (no Python behind the plugin)")
     p.set_defaults(func=run)
 
 
@@ -56,6 +59,8 @@ def run(args) -> int:
     ws = Workspace.open(args.workspace)
     if args.npu_target and not args.npu:
         raise StudioError(Path(args.npu_target), "--target is the NPU target of --npu; add --npu")
+    if args.standalone and not args.npu:
+        raise StudioError(None, "--standalone is a mode of --npu; add --npu")
     if args.output_dir:
         check_output_dir(args.output_dir)  # before the run, not after it
     if args.npu:
@@ -79,7 +84,8 @@ def _run_npu(ws: Workspace, args) -> int:
     if args.input:
         sig = pick_function(ws.snapshot_path("input"), args.function)
         inputs = load_inputs(sig, list(args.input), ws.root)
-    report = run_npu(ws, inputs, seed=args.seed, function=args.function)
+    report = run_npu(ws, inputs, seed=args.seed, function=args.function,
+                     mode="standalone" if args.standalone else "in-process")
     print("\n".join(report.summary_lines()))
     _save_outputs(report.outputs, args.output_dir, quiet=True)
     return 0 if report.ok else 1

@@ -1,4 +1,4 @@
-"""npu-studio trace WORKSPACE [--input x.npy ...] [--tolerance T] [--seed N] [--function NAME] [--method M] [--json]"""
+"""npu-studio trace WORKSPACE [--input x.npy ...] [--tolerance T] [--seed N] [--function NAME] [--method M] [--break N] [--json]"""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ def add_parser(sub) -> None:
                    help="how IREE's side is run: dispatch by dispatch from the flow snapshot (default; sees flow "
                         "edits), or the build compiled again from dispatch-creation with "
                         "--iree-flow-trace-dispatch-tensors (what the whole module computes)")
+    p.add_argument("--break", dest="break_after", type=int, metavar="N",
+                   help="instead: build the variant break-N with IREE's own --iree-flow-break-dispatch after "
+                        "dispatch #N (from the imported model), run it, and show that dispatch's output (shape, "
+                        "statistics, histogram, first elements differing from onnxruntime)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -42,6 +46,14 @@ def run(args) -> int:
     inputs = None
     if args.input:
         inputs = load_inputs(pick_function(ws.snapshot_path("input"), args.function), args.input, ws.root)
+    if args.break_after is not None:
+        from ..core.debug.dispatch_break import break_after
+
+        if args.function or args.method != "dispatches":
+            raise StudioError(None, "--break takes no --function or --method (it breaks the first entry point)")
+        result = break_after(ws, args.break_after, inputs, tolerance=args.tolerance, seed=args.seed)
+        print(json.dumps(result.to_dict(), indent=1) if args.json else "\n".join(result.summary_lines()))
+        return 1 if result.dispatch.departs else 0
     report = trace(ws, inputs, tolerance=args.tolerance, seed=args.seed, function=args.function,
                    method=args.method)
     print(json.dumps(report.to_dict(), indent=1) if args.json else "\n".join(report.summary_lines()))

@@ -114,9 +114,9 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_child(cmd: list[str], *, timeout: float | None = None) -> subprocess.CompletedProcess:
+def run_child(cmd: list[str], *, timeout: float | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run to completion capturing text output; any exception on our side (Ctrl+C, timeout) kills the child."""
-    proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:

@@ -84,3 +84,35 @@ def test_trace_of_a_demoted_variant(qtbot, tmp_path):
         assert report.first_divergent is None
     finally:
         w.jobs.stop_all()
+
+
+def test_break_after_the_selected_dispatch_shows_its_output(qtbot, tmp_path):
+    from npu_studio.core.executables import substitution as subs
+    from npu_studio.core.executables.catalog import list_executables
+    from npu_studio.core.workspace import substitutions as sub_records
+
+    ws = compile_model(models.mlp_bias(tmp_path / "mlp.onnx"), tmp_path / "ws")
+    info = next(e for e in list_executables(ws) if e.dispatches == [EDITED])
+    source = info.source.read_text()
+    at = source.rfind("arith.addf %in")
+    subs.substitute(ws, info.name, sub_records.SOURCE, source[:at] + "arith.subf" + source[at + 10:]).run()
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    w = make_window(qtbot, settings)
+    try:
+        open_workspace(w, qtbot, ws)
+        dock = w.trace_dock
+        w.session.select_dispatch(EDITED)
+        dock.break_action.trigger()
+        qtbot.waitUntil(lambda: "break after dispatch" in dock.status.text() or "failed" in dock.status.text(),
+                        timeout=WAIT)
+        assert f"IREE's own break after dispatch #{EDITED} (--iree-flow-break-dispatch=@mlp_bias:{EDITED})" \
+            in dock.status.text()
+        assert "DEPARTS from ONNX tensor 'h1'" in dock.status.text()
+        text = dock.detail.toPlainText()
+        assert "against ONNX tensor 'h1'" in text and "fitted to its buffer layout" in text
+        assert dock.histogram_bars() == 1
+        # the break variant is built but not offered for a whole trace
+        assert [dock.build_box.itemText(i) for i in range(dock.build_box.count())] == ["main"]
+        assert "break-1" in ws.manifest.variants or "break-1" in type(ws).open(ws.root).manifest.variants
+    finally:
+        w.jobs.stop_all()

@@ -9,13 +9,14 @@ tensor tracing (`run/dispatches/tensor_trace`), compiles the build again
 from dispatch-creation with `--iree-flow-trace-dispatch-tensors` and
 records what the whole module computes.
 
-An executable substitution cannot be traced dispatch by dispatch by
-either: a substituted `hal.executable` carries the buffer offsets of the
-build it came from (`hal.interface.binding.subspan ... offset(%c512)`),
-and both the one-dispatch module and a traced build lay their buffers out
-differently (it reads and writes the wrong bytes). With substitutions the
-report adds the workspace's own build, run as it is, against onnxruntime:
-whether the outputs depart, not which dispatch. Each dispatch result is paired with
+Executable substitutions are in both: a substituted `hal.executable`
+carries the buffer offsets of the build it came from
+(`hal.interface.binding.subspan ... offset(%c512)`), so before the
+dispatch module or the traced build is compiled each substitution is fitted
+to that build's own layout (`executables/rebase`); one that cannot be
+fitted is left out, and the notes say so. With substitutions the report
+also compares the workspace's own build, run as it is, with onnxruntime.
+Each dispatch result is paired with
 the ONNX tensor its fused nodes compute (`onnx_pairing`) and compared.
 
 The first divergent dispatch is the first, in execution order, whose
@@ -36,6 +37,7 @@ from iree.compiler import ir
 
 from ..compile.params import ParameterArchive
 from ..errors import Cancelled, StudioError
+from ..executables.rebase import substitution_flags
 from ..ir.context import mlir_context
 from ..ir.dispatch_index import index_workspace_phases
 from ..run.dispatches import iree_dispatches, tensor_trace
@@ -46,7 +48,7 @@ from ..run.runner import pick_function, random_inputs, run_vmfb
 from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
+from ..run.onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
 from .trace_report import (
     HISTOGRAM_BINS,
     DispatchTrace,
@@ -58,7 +60,6 @@ from .trace_report import (
 ProgressFn = Callable[[int, int], None]  # (dispatches done, dispatches in all)
 DISPATCHES, TENSOR_TRACE = "dispatches", "tensor-trace"
 METHODS = (DISPATCHES, TENSOR_TRACE)
-SUBSTITUTE = "--iree-hal-substitute-executable-"  # left out of a traced build (see the module docstring)
 
 
 def check_traceable(ws: Workspace, build: str = variants.MAIN) -> variants.Build:
@@ -93,7 +94,7 @@ def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
     return sig, inputs
 
 
-def _flow_records(b: variants.Build):
+def flow_records(b: variants.Build):
     phases = {p: b.snapshot_path(p) for p in ("dispatch-creation", "flow")
               if b.snapshot_path(p) is not None and b.snapshot_path(p).is_file()}
     return index_workspace_phases(phases)["flow"].dispatches  # dispatch-creation names each site's nodes
@@ -123,7 +124,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     sig, inputs = trace_inputs(ws, inputs, seed, function)
     model = imported_model(ws.source_path)
     graph = OnnxGraphOrder(model)
-    records = _flow_records(b)
+    records = flow_records(b)
     computes = {r.index: dispatch_nodes(r, graph) for r in records}
     wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
     t0 = time.perf_counter()
@@ -142,12 +143,12 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
             raise Cancelled("trace")
         rec = records[index] if index < len(records) else None
         pairings = pair_results([np.shape(r) for r in results], computes.get(index, []), graph, shapes)
-        traces.append(_compare(index, rec, results, pairings, reference, tolerance, seconds))
+        traces.append(compare(index, rec, results, pairings, reference, tolerance, seconds))
         if on_progress is not None:
             on_progress(len(traces), len(records))
 
     run = _run_tensor_trace if use_tracing else _run_dispatch_module
-    outs, build_seconds, iree_seconds = run(ws, b, sig.name, iree_inputs, records, judge)
+    outs, build_seconds, iree_seconds, build_notes = run(ws, b, sig.name, iree_inputs, records, judge)
     _mark_inputs(traces, records)
     values = [np.asarray(o) for o in outs if o is not None]
     outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
@@ -157,10 +158,10 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         notes.append("IREE side: the build compiled again from dispatch-creation with dispatch tensor tracing; "
                      "an edit of the flow snapshot is not in it")
     whole: list[OutputTrace] = []
+    notes += build_notes
     if substituted:
-        notes += [f"executable {n} is substituted: its dispatches run the compiler's own executable here (a "
-                  "substituted executable carries its build's buffer offsets); the build as it is is compared "
-                  "with onnxruntime below" for n in substituted]
+        notes.append("the build as it is (" + ", ".join(substituted) + " substituted) is compared with "
+                     "onnxruntime below")
         built = run_vmfb(b.vmfb_path, sig.name, iree_inputs, parameters=ws.params_path)
         whole = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
                  for i, (o, r) in enumerate(zip(built, ort_outputs))]
@@ -168,12 +169,17 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
                        ort_seconds, build_seconds, iree_seconds, notes, values, whole)
 
 
+def _substitution_flags(ws: Workspace, b: variants.Build) -> list[str]:
+    return [f for f in variants.options_for(ws, b.name).extra_flags if substitution_flags([f])]
+
+
 def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
-                         judge) -> tuple[list, float, float]:
+                         judge) -> tuple[list, float, float, list[str]]:
     """The flow program interpreted, each dispatch run by the one-function-per-dispatch module."""
     flow = b.snapshot_path("flow")
     t0 = time.perf_counter()
-    vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target)
+    vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target,
+                                 substitutions=_substitution_flags(ws, b))
     build_seconds = time.perf_counter() - t0
 
     def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
@@ -193,19 +199,17 @@ def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs
             outs = host.call(function, inputs)
         except NotInterpretable as exc:
             raise StudioError(flow, f"the trace stopped: {exc}") from None
-    return outs, build_seconds, time.perf_counter() - t0
+    return outs, build_seconds, time.perf_counter() - t0, iree_dispatches.notes(vmfb)
 
 
 def _run_tensor_trace(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
-                      judge) -> tuple[list, float, float]:
-    """The whole build run once with IREE's dispatch tensor tracing (substitutions included)."""
+                      judge) -> tuple[list, float, float, list[str]]:
+    """The whole build run once with IREE's dispatch tensor tracing (substitutions fitted to it)."""
     source = b.snapshot_path(tensor_trace.FROM_PHASE)
     if source is None or not source.is_file():
         raise StudioError(ws.root, f"no {tensor_trace.FROM_PHASE} snapshot in build {b.name!r}; compile first")
     t0 = time.perf_counter()
-    options = variants.options_for(ws, b.name)
-    options = options.with_(extra_flags=tuple(f for f in options.extra_flags if not f.startswith(SUBSTITUTE)))
-    vmfb = tensor_trace.build_traced(source, options, b.folder / iree_dispatches.CACHE_DIR)
+    vmfb = tensor_trace.build_traced(source, variants.options_for(ws, b.name), b.folder / iree_dispatches.CACHE_DIR)
     build_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
     events, outs = tensor_trace.run_traced(vmfb, function, inputs, ws.params_path)
@@ -214,7 +218,7 @@ def _run_tensor_trace(ws: Workspace, b: variants.Build, function: str, inputs: l
     for rec in records:
         if rec.index in by_dispatch:
             judge(rec.index, by_dispatch[rec.index], seconds / max(1, len(records)))
-    return outs, build_seconds, seconds
+    return outs, build_seconds, seconds, tensor_trace.notes(vmfb)
 
 
 def build_inputs(b: variants.Build, function: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -232,7 +236,7 @@ def _substituted(ws: Workspace) -> list[str]:
     return sorted({s.name for s in load(ws) if s.applied})
 
 
-def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
+def compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
              tolerance: float | None, seconds: float) -> DispatchTrace:
     t = DispatchTrace(index, (rec.export or rec.executable or "") if rec else "",
                       list(np.shape(results[0])) if results else [], results[0].dtype.name if results else "",
@@ -241,6 +245,8 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     paired = [(r, p) for r, p in zip(results, pairings) if p.tensor is not None]
     if not paired:
         t.why_unpaired = pairings[0].why_not if pairings else "it has no result"
+        if results:
+            describe_values(t, results[0])
         return t
     t.onnx_tensor, t.onnx_node = paired[0][1].tensor, paired[0][1].node
     t.padded = paired[0][1].interior is not None
@@ -257,17 +263,22 @@ def _compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing]
     t.max_abs_error, t.max_rel_error, t.scale, t.tolerance = err, rel, scale, tol
     t.departs = err > bound
     t.outside, t.first_differing = first_differing(r, ref, bound)
-    finite = np.asarray(r, np.float64)
+    describe_values(t, r)
+    return t
+
+
+def describe_values(t: DispatchTrace, values: np.ndarray) -> None:
+    """`t`'s statistics and histogram of `values` (its finite elements; how many are not finite)."""
+    finite = np.asarray(values, np.float64)
     finite = finite[np.isfinite(finite)]
     if finite.size:
         t.stats = {"min": float(finite.min()), "max": float(finite.max()), "mean": float(finite.mean()),
-                   "std": float(finite.std()), "nonfinite": int(np.asarray(r).size - finite.size)}
+                   "std": float(finite.std()), "nonfinite": int(np.asarray(values).size - finite.size)}
         try:
             counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
         except ValueError:  # a range too narrow for its magnitude (values nearly constant): one bin
             counts, edges = np.array([finite.size]), np.array([finite.min(), finite.max()])
         t.histogram = {"edges": edges.tolist(), "counts": counts.tolist()}
-    return t
 
 
 def _mark_inputs(traces: list[DispatchTrace], records) -> None:

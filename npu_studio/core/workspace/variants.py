@@ -274,16 +274,18 @@ def build(ws, name: str, on_progress: ProgressCallback | None = None) -> Variant
     return build_job(ws, name, on_progress=on_progress).run()
 
 
-def build_job(ws, name: str, on_progress: ProgressCallback | None = None) -> "VariantJob":
+def build_job(ws, name: str, on_progress: ProgressCallback | None = None, prepare=None) -> "VariantJob":
+    """`prepare(source, options, work_dir) -> options`, if given, may change the options just before the
+    compile (core/debug fits substitutions to a broken build's buffers); `work_dir` lives until it ends."""
     get(ws, name)
-    return VariantJob(ws, name, on_progress=on_progress)
+    return VariantJob(ws, name, on_progress=on_progress, prepare=prepare)
 
 
 class VariantJob(CancellableBuild):
     """Builds one variant from the imported module and publishes it; `cancel()` may be called from any thread."""
 
-    def __init__(self, ws, name: str, *, on_progress: ProgressCallback | None = None):
-        self.ws, self.name, self.on_progress = ws, name, on_progress
+    def __init__(self, ws, name: str, *, on_progress: ProgressCallback | None = None, prepare=None):
+        self.ws, self.name, self.on_progress, self.prepare = ws, name, on_progress, prepare
         self.options = options_for(ws, name).with_(from_phase="start")
         self._start_idle()
 
@@ -295,7 +297,10 @@ class VariantJob(CancellableBuild):
             recover(ws.root)
             staging = new_staging(ws.root)
             try:
-                self._job = CompileJob(ws.imported_path, staging / "build", self.options,
+                options = self.options
+                if self.prepare is not None:
+                    options = self.prepare(ws.imported_path, options, staging / "prepare")
+                self._job = CompileJob(ws.imported_path, staging / "build", options,
                                        on_progress=self.on_progress, display_path=ws.user_model_path,
                                        keep_dir=staging)
                 if self._cancel.is_set():

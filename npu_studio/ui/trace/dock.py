@@ -5,16 +5,23 @@ relative to its ONNX tensor's largest value (as log10), with the
 tolerance as a line; departing dispatches are red, the first divergent one
 is ringed. Clicking a point selects its dispatch. Below, the selected
 dispatch's numbers: its ONNX tensor, errors, statistics, the first
-differing elements. The dock only shows; `TraceController` runs the trace.
+differing elements. "Break after selected" shows instead the output of
+IREE's own break after the selected dispatch (`core/debug/dispatch_break`):
+the same numbers and histogram. The dock only shows; `TraceController` runs
+the trace and the break.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.debug.trace_report import DispatchTrace, TraceReport
+
+if TYPE_CHECKING:  # the break result's module loads IREE's bindings
+    from ...core.debug.dispatch_break import BreakResult
 
 OK_STYLE = "background:#d1e7dd;color:#0f5132;padding:3px;"
 BAD_STYLE = "background:#f8d7da;color:#842029;padding:3px;"
@@ -57,6 +64,7 @@ def _log_error(d: DispatchTrace) -> float:
 
 class TraceDock(QtWidgets.QDockWidget):
     sig_trace_requested = QtCore.Signal()
+    sig_break_requested = QtCore.Signal()
     sig_cancel_requested = QtCore.Signal()
     sig_dispatch_selected = QtCore.Signal(int)  # dispatch index
 
@@ -73,6 +81,10 @@ class TraceDock(QtWidgets.QDockWidget):
         self.trace_action = self.toolbar.addAction("Trace against ONNX", self.sig_trace_requested.emit)
         self.trace_action.setToolTip("Run the build dispatch by dispatch and onnxruntime with its intermediate "
                                      "tensors; name the first dispatch that departs")
+        self.break_action = self.toolbar.addAction("Break after selected", self.sig_break_requested.emit)
+        self.break_action.setToolTip("Rebuild with IREE's --iree-flow-break-dispatch after the selected dispatch "
+                                     "(build variant break-N), run it, and show that dispatch's output against "
+                                     "onnxruntime")
         self.cancel_action = self.toolbar.addAction("Cancel", self.sig_cancel_requested.emit)
         self.cancel_action.setEnabled(False)
         self.status = QtWidgets.QLabel(body)
@@ -106,15 +118,28 @@ class TraceDock(QtWidgets.QDockWidget):
 
     def set_running(self, running: bool, text: str = "") -> None:
         self.trace_action.setEnabled(not running)
+        self.break_action.setEnabled(not running)
         self.cancel_action.setEnabled(running)
         if text:
             self.status.setStyleSheet("")
             self.status.setText(text)
 
-    def show_failure(self, message: str) -> None:
+    def show_failure(self, message: str, what: str = "Trace") -> None:
         self.set_running(False)
         self.status.setStyleSheet(BAD_STYLE)
-        self.status.setText(f"Trace failed: {message}")
+        self.status.setText(f"{what} failed: {message}")
+
+    def show_break(self, result: "BreakResult") -> None:
+        """The output of IREE's own break after one dispatch, against its ONNX tensor."""
+        d = result.dispatch
+        self.status.setStyleSheet(BAD_STYLE if d.departs else OK_STYLE)
+        verdict = "DEPARTS from" if d.departs else "agrees with"
+        against = f"ONNX tensor {d.onnx_tensor!r}" if d.paired else "no ONNX tensor (unpaired)"
+        self.status.setText(f"IREE's own break after dispatch #{result.index} ({result.flag}): its output "
+                            + (f"{verdict} {against}" if d.paired else f"is paired with {against}"))
+        lines = [result.summary_lines()[0], *detail_lines(d)]
+        self.detail.setPlainText("\n".join([*lines, *(f"note: {n}" for n in result.notes)]))
+        self._show_histogram(d, f"break after #{result.index}")
 
     def show_report(self, report: TraceReport | None) -> None:
         self.report = report
@@ -184,7 +209,7 @@ class TraceDock(QtWidgets.QDockWidget):
     def _mark(self, d: DispatchTrace) -> None:
         self._marker.setData([float(d.index)], [_log_error(d)])
 
-    def _show_histogram(self, d: DispatchTrace | None) -> None:
+    def _show_histogram(self, d: DispatchTrace | None, title: str = "") -> None:
         """The selected dispatch's values (IREE's result) as a histogram beside the error plot."""
         if self._histogram is None:
             if d is None or not d.histogram:
@@ -205,7 +230,7 @@ class TraceDock(QtWidgets.QDockWidget):
         edges, counts = d.histogram["edges"], d.histogram["counts"]
         width = (edges[-1] - edges[0]) / max(1, len(counts)) or 1.0
         self._histogram.addItem(pg.BarGraphItem(x0=edges[:-1], width=width, height=counts, brush="#1f77b4"))
-        self._histogram.setTitle(f"dispatch #{d.index}: {'x'.join(map(str, d.shape))} {d.dtype}")
+        self._histogram.setTitle(f"{title or f'dispatch #{d.index}'}: {'x'.join(map(str, d.shape))} {d.dtype}")
 
     def histogram_bars(self) -> int:
         return 0 if self._histogram is None else sum(1 for i in self._histogram.getPlotItem().items

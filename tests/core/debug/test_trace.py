@@ -134,9 +134,10 @@ def test_flow_edit_in_one_dispatch_is_named_first(mlp_ws):
     _check_names_the_edited_dispatch(trace(ws), ws)
 
 
-def test_substitution_departs_as_a_whole_and_is_noted(mlp_ws):
-    # A substituted hal.executable carries its build's buffer offsets: it cannot run
-    # dispatch by dispatch. The report says so and compares the build as it is.
+@pytest.mark.parametrize("method", ["dispatches", "tensor-trace"])
+def test_substitution_in_one_executable_is_named_first(mlp_ws, method):
+    # The substituted text carries the workspace build's buffer offsets; the trace
+    # fits it to the dispatch module's (or the traced build's) layout.
     ws = mlp_ws
     info = next(e for e in list_executables(ws) if e.dispatches == [EDITED])
     source = info.source.read_text()
@@ -145,12 +146,14 @@ def test_substitution_departs_as_a_whole_and_is_noted(mlp_ws):
     subs.substitute(ws, info.name, sub_records.SOURCE, source[:at] + "arith.subf" + source[at + 10:]).run()
     sig = pick_function(ws.snapshot_path("input"))
     x = random_inputs(sig, 6)
-    report = trace(ws, x)
-    assert any(info.name in n and "substituted" in n for n in report.notes)
-    assert report.first_divergent is None  # the flow snapshot's own executables agree
-    [whole] = report.whole_build
-    [ref] = run_onnxruntime(ws.source_path, x)
+    report = trace(ws, x, method=method)
+    _check_names_the_edited_dispatch(report, ws)
+    assert any(info.name in n and "fitted" in n for n in report.notes)
+    # what the trace ran ends where IREE's own substituted build ends
     [built] = run_vmfb(ws.vmfb_path, sig.name, x)
+    np.testing.assert_allclose(report.values[0], built, rtol=1e-5, atol=1e-5)
+    [ref] = run_onnxruntime(ws.source_path, x)
+    [whole] = report.whole_build
     assert whole.max_abs_error == pytest.approx(float(np.abs(built.astype(np.float64) - ref).max()))
     assert not whole.ok and not report.ok
 

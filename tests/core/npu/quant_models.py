@@ -92,3 +92,17 @@ def decoder_model(mode: str = "nearest", seed: int = 0) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 10
     return model
+
+
+def f32_conv_model(c: int, f: int, hw: int, k: int, stride: int = 1, pad: int = 0, seed: int = 0) -> onnx.ModelProto:
+    """One f32 Conv with bias (c -> f channels, k x k, on 1 x c x hw x hw): IREE sums it in f32."""
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array(rng.standard_normal((f, c, k, k)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(f).astype(np.float32), "b")
+    o = (hw + 2 * pad - k) // stride + 1
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[pad] * 4, strides=[stride] * 2)
+    graph = helper.make_graph([node], "f32conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, f, o, o])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 10
+    return model

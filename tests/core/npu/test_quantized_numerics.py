@@ -146,18 +146,20 @@ def test_quantized_zoo_check_is_bit_identical_to_iree(name, activation, default_
     ws = quant_zoo_workspace(name, activation)
     program = run_npu_pipeline(ws.snapshot_path("flow"), default_target)
     report = check(ws, program)
-    info = {d.index: d for d in program.dispatches}
     npu = [d for d in report.dispatches if d.computed_by == "npu"]
-    # Integer arithmetic and elementwise float work (FMA contraction modelled) are
-    # exact. A float convolution IREE kept in f32 sums in its own order: a last-bit
-    # difference there may move a requantized value by one step, nothing more.
-    float_sums = {i for i, d in info.items() if d.dtype in ("f32", "f16", "bf16") and "reduction" in d.iterator_types}
-    exact = [d for d in npu if d.index not in float_sums]
-    assert exact and all(d.max_error == 0.0 for d in exact), [(d.index, d.max_error) for d in exact if d.max_error]
-    assert all(d.max_error <= (1.0 if d.dtype == "int8" else 1e-4 * max(1.0, d.scale)) for d in npu
-               if d.index in float_sums)
+    # Every quantized result is IREE's bit for bit, float convolutions too: their sums
+    # follow IREE's CPU order (ordered_sum). A float result may still differ in its
+    # last bits where IREE approximates a function (LRN's powf): within f32 tolerance.
+    quantized = [d for d in npu if d.dtype in ("int8", "uint8", "int32")]
+    assert quantized and all(d.max_error == 0.0 for d in quantized), \
+        [(d.index, d.max_error, d.note) for d in quantized if d.max_error]
+    assert all(d.max_error <= 1e-5 * max(1.0, d.scale) for d in npu if d.dtype == "float32")
     assert report.vs_iree.max_error == 0.0
+    # Against onnxruntime where the values vary: the light zoo's constant weights make
+    # every logit equal, so the check compares the last quantized tensor that varies.
     steps = report.vs_onnxruntime
+    assert steps.distinct > 1, f"the compared tensor {steps.tensor or 'output'} is constant"
+    assert steps.elements >= 1000
     assert steps.max_steps <= 1 and steps.differing <= 0.01 * steps.elements, steps.line()
 
 

@@ -119,24 +119,18 @@ class PluginHandler:
 
     def compare(self) -> None:
         """Each call's results against IREE's CPU build of its dispatch on the same operands."""
-        from ..numerics.functional_sim import max_error
-        from ...run.dispatches.iree_dispatches import DispatchRunner
-
         if not self.dispatch_vmfb or not self.calls:
             return
-        with DispatchRunner(Path(self.dispatch_vmfb)) as runner:
-            for k, record in enumerate(self.calls):
-                folder = self.kept / str(k)
-                operands = [np.load(p) for p in sorted(folder.glob("in*.npy"), key=_ordinal)]
-                ours = [np.load(p) for p in sorted(folder.glob("out*.npy"), key=_ordinal)]
-                err, scale = 0.0, 0.0
-                for a, r in zip(ours, runner.run(record["dispatch"], operands)):
-                    e, s = max_error(a, r)
-                    err, scale = max(err, e), max(scale, s)
-                record["max_error"], record["scale"] = err, scale
-                for p in folder.iterdir():
-                    p.unlink()
-                folder.rmdir()
+
+        def arrays(k: int):
+            folder = self.kept / str(k)
+            operands = [np.load(p) for p in sorted(folder.glob("in*.npy"), key=_ordinal)]
+            ours = [np.load(p) for p in sorted(folder.glob("out*.npy"), key=_ordinal)]
+            for p in folder.iterdir():
+                p.unlink()
+            folder.rmdir()
+            return operands, ours
+        compare_calls(Path(self.dispatch_vmfb), self.calls, arrays)
 
     def _hook(self, dispatch: int):
         f = self.fault
@@ -149,6 +143,22 @@ class PluginHandler:
                     r += np.asarray(f.get("delta", 1.0)).astype(r.dtype)
         return hook
 
+
+
+def compare_calls(dispatch_vmfb: Path, records: list[dict], arrays) -> None:
+    """Sets each record's max_error and scale: its results against IREE's CPU build of its dispatch
+    on the same operands. `arrays(k)` gives call k's (operands, results)."""
+    from ..numerics.functional_sim import max_error
+    from ...run.dispatches.iree_dispatches import DispatchRunner
+
+    with DispatchRunner(Path(dispatch_vmfb)) as runner:
+        for k, record in enumerate(records):
+            operands, ours = arrays(k)
+            err, scale = 0.0, 0.0
+            for a, r in zip(ours, runner.run(record["dispatch"], operands)):
+                e, s = max_error(a, r)
+                err, scale = max(err, e), max(scale, s)
+            record["max_error"], record["scale"] = err, scale
 
 
 def _ordinal(path: Path) -> int:

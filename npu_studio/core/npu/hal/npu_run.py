@@ -28,8 +28,13 @@ from ...run.dispatches import iree_dispatches
 from ..numerics.check import Comparison, _compare, diverges, final_line, run_onnxruntime
 from ..numerics.functional_sim import DispatchOutcome, TileFault
 from ..workspace_io import json_path
+from . import standalone
 from .plugin_build import plugin_path
 from .variant import Variant, build_variant
+
+
+MODES = {"in-process": "in-process: the functional simulator behind the plugin",
+         "standalone": "standalone: iree-run-module, the plugin's C interpreter"}
 
 
 @dataclass
@@ -46,6 +51,7 @@ class NpuRunReport:
     npu_seconds: float
     cpu_seconds: float | None
     notes: list[str] = field(default_factory=list)
+    mode: str = "in-process"  # or "standalone": iree-run-module, the plugin's C interpreter
 
     @property
     def ok(self) -> bool:
@@ -58,7 +64,7 @@ class NpuRunReport:
         lines = [f"NPU variant of @{self.function}: {len(npu_sites)} dispatches through the NPU plugin "
                  f"({len(v.imports)} executables replaced), {len(v.cpu)} on IREE's CPU code"
                  f"{' (reused)' if v.reused else f', built in {v.build_seconds:.2f} s'}",
-                 f"  {self.plugin_calls} plugin calls, run in {self.npu_seconds:.2f} s"]
+                 f"  {self.plugin_calls} plugin calls, run in {self.npu_seconds:.2f} s ({MODES[self.mode]})"]
         lines += [c.line() for c in (self.vs_cpu, self.vs_onnxruntime) if c is not None]
         for r in v.cpu:
             lines.append(f"  dispatch #{r['dispatch']} on the CPU: {r['reason']}")
@@ -73,7 +79,8 @@ class NpuRunReport:
     def to_dict(self) -> dict:
         def comp(c):
             return None if c is None else c.to_dict()
-        return {"format": "npu-studio.npu-run", "version": 1, "ok": self.ok, "function": self.function,
+        return {"format": "npu-studio.npu-run", "version": 1, "ok": self.ok, "mode": self.mode,
+                "function": self.function,
                 "plugin_calls": self.plugin_calls, "npu_dispatches": sorted(d for r in self.variant.imports
                                                                             for d in r.dispatches),
                 "cpu_dispatches": self.variant.cpu, "vs_cpu": comp(self.vs_cpu),
@@ -84,12 +91,16 @@ class NpuRunReport:
 
 def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int = 0, function: str | None = None,
             fault: TileFault | None = None, compare_dispatches: bool = True, cpu_build: bool = True,
-            onnxruntime: bool = True, timeout: float | None = 1800) -> NpuRunReport:
+            onnxruntime: bool = True, timeout: float | None = 1800, mode: str = "in-process") -> NpuRunReport:
     """Build (or reuse) the NPU variant, run it with the plugin, compare (see the module doc)."""
+    if mode not in MODES:
+        raise StudioError(None, f"unknown NPU run mode {mode!r} (one of {', '.join(MODES)})")
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
     plugin = plugin_path()  # first: without a C compiler nothing else is done
     variant = build_variant(ws)
+    if mode == standalone.MODE:
+        standalone.check_described(variant)  # before anything runs: one line naming the dispatch
     sig = pick_function(ws.snapshot_path("input"), function)
     if inputs is None:
         inputs = random_inputs(sig, seed, ws.user_model_path)
@@ -98,8 +109,13 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     flow = ws.snapshot_path("flow")
     dispatch_vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR) if compare_dispatches else None
     t0 = time.perf_counter()
-    outputs, calls, plugin_calls = _run_child(ws, variant, plugin, sig.name, inputs, flow, dispatch_vmfb, fault,
-                                              timeout)
+    if mode == standalone.MODE:
+        outputs, calls, plugin_calls = standalone.run(variant, plugin, sig.name, inputs, len(sig.outputs),
+                                                      parameters=ws.params_path, dispatch_vmfb=dispatch_vmfb,
+                                                      fault=fault, timeout=timeout)
+    else:
+        outputs, calls, plugin_calls = _run_child(ws, variant, plugin, sig.name, inputs, flow, dispatch_vmfb,
+                                                  fault, timeout)
     npu_seconds = time.perf_counter() - t0
     vs_cpu, cpu_seconds = None, None
     if cpu_build:
@@ -117,7 +133,7 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
             notes.append(f"onnxruntime could not run the model: {' '.join(str(exc).split())[:200]}")
     first = next((c for c in calls if diverges(c)), None)
     return NpuRunReport(sig.name, inputs, outputs, variant, calls, plugin_calls, vs_cpu, vs_ort, first,
-                        npu_seconds, cpu_seconds, notes)
+                        npu_seconds, cpu_seconds, notes, mode)
 
 
 def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault, timeout):

@@ -20,9 +20,9 @@ from ... import processes
 from ...errors import StudioError
 
 SOURCE_DIR = Path(__file__).parent / "plugin_src"
-SOURCES = ("npu_plugin.c",)
-HEADERS = ("npu_plugin_abi.h",)
-CFLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall")
+SOURCES = ("npu_plugin.c", "npu_exec.c", "npu_exec_body.c", "npu_exec_load.c", "npu_json.c")
+HEADERS = ("npu_plugin_abi.h", "npu_exec.h", "npu_json.h")
+CFLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-pthread", "-Wall")
 LIBRARY = "npu_plugin.so"
 CC_ENV = "CC"
 

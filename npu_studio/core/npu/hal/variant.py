@@ -8,6 +8,8 @@ executable. Kept in the workspace under npu/hal/:
     module.vmfb         the NPU variant
     variant.json        what was replaced (import, dispatches, bindings), what was not and why,
                         and the key it was built for
+    npu_exec.json       what each replaced dispatch computes, for the plugin's standalone C
+                        interpreter (`exec_desc`, `exec_lower`)
     executables/*.mlir  the replacement executables
 
 The key is the NPU program (model.npu.json, which holds its target) and
@@ -39,12 +41,14 @@ from ...workspace.workspace import Workspace
 from ...ir.flow_graph import FlowGraph
 from ..npu_ir import NpuProgram
 from ..workspace_io import json_path
+from .exec_desc import FILE as EXEC_FILE, FORMAT as EXEC_FORMAT, VERSION as EXEC_VERSION, ExecProgram
+from .exec_lower import describe
 from .replacement import BindingSpec, NotReplaceable, build_replacement
 
 FOLDER = "npu/hal"
 VARIANT_JSON = "variant.json"
 FORMAT = "npu-studio.npu-variant"
-VERSION = 1
+VERSION = 2  # 2: npu_exec.json beside it
 _APPLIED = "substituted with MLIR source at"
 
 
@@ -78,6 +82,11 @@ class Variant:
     @property
     def vmfb(self) -> Path:
         return self.root / FOLDER / "module.vmfb"
+
+    @property
+    def exec_path(self) -> Path:
+        """The description the plugin's standalone mode runs (exec_desc)."""
+        return self.root / FOLDER / EXEC_FILE
 
     def import_of(self, dispatch: int) -> ImportRecord | None:
         return next((r for r in self.imports if dispatch in r.dispatches), None)
@@ -113,13 +122,13 @@ def variant_key(ws: Workspace) -> dict:
         raise StudioError(ws.root, "no stream snapshot; compile first")
     subs = sorted(f for f in ws.substitution_flags())
     return {"npu_program_sha256": _sha(program), "stream_sha256": _sha(stream),
-            "substitutions": subs}
+            "substitutions": subs, "npu_exec": f"{EXEC_FORMAT}/{EXEC_VERSION}"}
 
 
 def current_variant(ws: Workspace) -> Variant | None:
     """The kept variant if it was built for the workspace's current NPU program and build."""
     v = Variant.load(ws.root)
-    if v is None or not v.vmfb.is_file():
+    if v is None or not v.vmfb.is_file() or not v.exec_path.is_file():
         return None
     try:
         return v if v.key == variant_key(ws) else None
@@ -128,7 +137,8 @@ def current_variant(ws: Workspace) -> Variant | None:
 
 
 def plan_replacements(ws: Workspace, program: NpuProgram):
-    """(replacements, cpu records): one replacement per executable whose dispatches are all on the NPU."""
+    """(replacements, cpu records, execution description): one replacement per executable whose
+    dispatches are all on the NPU, each described for the standalone interpreter."""
     sources = source_dumps(ws)
     ctx = ir.Context()
     ctx.enable_multithreading(False)
@@ -142,7 +152,7 @@ def plan_replacements(ws: Workspace, program: NpuProgram):
         by_exe: dict[str, list] = {}
         for site in graph.sites:
             by_exe.setdefault(site.executable, []).append(site)
-        replacements, cpu = [], []
+        replacements, cpu, described = [], [], []
         for exe, sites in by_exe.items():
             indices = tuple(s.index for s in sites)
             illegal = [i for i in indices if not program.dispatches[i].legal]
@@ -153,10 +163,11 @@ def plan_replacements(ws: Workspace, program: NpuProgram):
                     raise NotReplaceable("IREE dumped no source for it")
                 rep = build_replacement(sources[exe], graph.func_of(sites[0]), indices[0])
                 replacements.append((rep, indices))
+                described.append(describe(graph.func_of(sites[0]), program, indices[0]))
             except NotReplaceable as exc:
                 cpu += [{"dispatch": i, "executable": exe, "reason": str(exc)} for i in indices]
     cpu.sort(key=lambda r: r["dispatch"])
-    return replacements, cpu
+    return replacements, cpu, ExecProgram(tuple(described))
 
 
 def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCallback | None = None,
@@ -170,7 +181,7 @@ def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCa
     key = variant_key(ws)
     program = NpuProgram.load(json_path(ws))
     t0 = time.perf_counter()
-    replacements, cpu = plan_replacements(ws, program)
+    replacements, cpu, described = plan_replacements(ws, program)
     lock = WorkspaceLock(ws.root)
     lock.acquire()
     staging = None
@@ -199,6 +210,7 @@ def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCa
                    for rep, idx in replacements]
         variant = Variant(ws.root, key, imports, cpu, time.perf_counter() - t0)
         (staging / VARIANT_JSON).write_text(json.dumps(variant.to_dict(), indent=1), encoding="utf-8")
+        described.save(staging / EXEC_FILE)
         _publish(ws, staging, build / "module.vmfb", exe_dir)
         return variant
     finally:
@@ -216,6 +228,7 @@ def _publish(ws: Workspace, staging: Path, vmfb: Path, exe_dir: Path) -> None:
     # Moves named relative to the staging folder: right whether or not the workspace path is absolute.
     publish.move(vmfb.relative_to(staging), f"{FOLDER}/module.vmfb")
     publish.move(VARIANT_JSON, f"{FOLDER}/{VARIANT_JSON}")
+    publish.move(EXEC_FILE, f"{FOLDER}/{EXEC_FILE}")
     new = set()
     for path in sorted(exe_dir.glob("*.mlir")):
         dest = f"{FOLDER}/executables/{path.name}"

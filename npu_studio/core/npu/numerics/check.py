@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import StudioError
 from ...run.dispatches import iree_dispatches
+from ...run.dispatches.cpu_reductions import reduction_configs
 from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
@@ -29,6 +30,7 @@ from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
 from .quant_steps import StepComparison, compare_in_steps, output_steps
+from .varying_tensor import compare_last_varying, constant, quantized_result
 
 REPORT_NAME = "last.json"  # in the workspace's npu/check/, the last check's report
 
@@ -98,7 +100,8 @@ class CheckReport:
             if isinstance(c, StepComparison):
                 return {"reference": c.reference, "max_error": c.max_error, "scale": c.scale,
                         "tolerance": c.tolerance, "ok": c.ok, "elements": c.elements,
-                        "differing": c.differing, "max_steps": c.max_steps}
+                        "differing": c.differing, "max_steps": c.max_steps, "tensor": c.tensor,
+                        "distinct": c.distinct}
             return None if c is None else c.to_dict()
         return {
             "format": "npu-studio.check", "version": 1, "ok": self.ok, "function": self.function,
@@ -168,7 +171,8 @@ def diverges(d: DispatchOutcome) -> bool:
 
 def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | None = None, seed: int = 0,
           *, onnxruntime: bool = True, iree_build: bool = True, fault: TileFault | None = None,
-          function: str | None = None, stage_rounding: str | None = None) -> CheckReport:
+          function: str | None = None, stage_rounding: str | None = None,
+          iree_order: bool | None = None) -> CheckReport:
     """Simulate `program` (the NPU program of `workspace`'s flow snapshot) and compare.
 
     `onnxruntime` / `iree_build` False leave out that comparison of the
@@ -177,6 +181,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     match IREE's build exactly and is compared with onnxruntime in
     quantization steps (`quant_steps`). `stage_rounding` makes the output
     stage's model round otherwise than the target says (a test's fault).
+    `iree_order`: float sums follow the order of IREE's CPU build
+    (`cpu_reductions`; bit for bit, slower); None: for quantized models.
 
     Raises StudioError (one line, naming the file) when the workspace has no
     build or flow snapshot, or the dispatch module does not compile.
@@ -200,9 +206,21 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
                                        f"{'x'.join(map(str, a.shape))} {a.dtype}")
     vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR)
+    is_onnx = ws.source_path.suffix.lower() == ".onnx"
+    steps = output_steps(ws.source_path) if is_onnx else []
+    quantized = bool(steps) and all(st is not None for st in steps)
+    reductions = None
     notes: list[str] = []
+    if iree_order or (iree_order is None and quantized):
+        try:
+            reductions = reduction_configs(flow, ws.root / iree_dispatches.CACHE_DIR)
+        except StudioError as exc:  # the check still runs, in numpy's order, and says so
+            notes.append(f"IREE's lowering configs could not be read ({exc.reason}): float sums in numpy's "
+                         "order, their last bits may differ from IREE's")
     with iree_dispatches.DispatchRunner(vmfb) as runner:
-        sim = FunctionalSim(flow, program, ws.params_path, runner, fault, stage_rounding=stage_rounding)
+        sim = FunctionalSim(flow, program, ws.params_path, runner, fault, stage_rounding=stage_rounding,
+                            reductions=reductions,
+                            keep_intermediates=quantized_result if quantized and onnxruntime else False)
         try:
             result = sim.run(sig.name, inputs)
         except NotInterpretable as exc:
@@ -212,9 +230,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         t0 = time.perf_counter()
         iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
         iree_seconds = time.perf_counter() - t0
-    is_onnx = ws.source_path.suffix.lower() == ".onnx"
-    steps = output_steps(ws.source_path) if is_onnx else []
-    quantized = bool(steps) and len(steps) == len(result.outputs) and all(st is not None for st in steps)
+    quantized = quantized and len(steps) == len(result.outputs)
     if iree_build:
         vs_iree = _compare("iree-cpu", result.outputs, iree_out, exact=quantized)
     vs_ort = None
@@ -223,6 +239,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
             ort_out = run_onnxruntime(ws.source_path, inputs)
             vs_ort = compare_in_steps("onnxruntime", result.outputs, ort_out, steps) if quantized \
                 else _compare("onnxruntime", result.outputs, ort_out)
+            if quantized and constant(ort_out):
+                vs_ort = _where_it_varies(ws, inputs, result.intermediates, vs_ort, notes)
         except ImportError:
             notes.append("onnxruntime is not installed: no comparison with it")
         except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
@@ -233,6 +251,19 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     first = next((d for d in result.dispatches if diverges(d)), None)
     return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
                        result.seconds, iree_seconds, notes)
+
+
+def _where_it_varies(ws: Workspace, inputs, intermediates, outputs: StepComparison, notes: list[str]):
+    """The comparison with onnxruntime moved to the last quantized tensor that varies (varying_tensor)."""
+    said = f"the model's outputs are constant on these inputs ({outputs.differing} of {outputs.elements} " \
+           f"elements differ from onnxruntime's)"
+    at = compare_last_varying(ws, inputs, intermediates)
+    if at is None:
+        notes.append(f"{said} and no quantized tensor varies: the comparison with onnxruntime compares constants")
+        return outputs
+    notes.append(f"{said}: compared at {at.tensor}, the last quantized tensor that varies "
+                 f"({at.distinct} distinct values)")
+    return at
 
 
 def load_inputs(paths: list[Path]) -> list[np.ndarray]:

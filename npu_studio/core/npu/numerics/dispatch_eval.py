@@ -21,7 +21,7 @@ from ...ir.linalg import describe_linalg_op
 from ...ir.linalg.requant import ROUND_OP_MODE
 from ...run.dispatches.scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
 from ..output_stage import OutputStage, split_epilogue
-from . import linalg_eval
+from . import linalg_eval, ordered_sum
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.
 TileHook = Callable[[int, list[np.ndarray]], None]
@@ -56,14 +56,14 @@ def _walk(op: ir.Operation):
                     yield from _walk(inner)
 
 
-def _static(op: ir.Operation, name: str, dynamic: list) -> list[int]:
+def static_values(op: ir.Operation, name: str, dynamic: list) -> list[int]:
     values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
     dyn = iter(dynamic)
     kdynamic = -(1 << 63)
     return [int(next(dyn)) if v == kdynamic else v for v in values]
 
 
-def _slice_params(op: ir.Operation, first_dynamic: int, env: dict):
+def slice_params(op: ir.Operation, first_dynamic: int, env: dict):
     """Offsets, sizes and strides of a load/store/extract/insert."""
     seg = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     operands = list(op.operands)
@@ -76,8 +76,8 @@ def _slice_params(op: ir.Operation, first_dynamic: int, env: dict):
     dyn_offs = [env[v] for v in operands[pos:pos + offs_n]]
     dyn_sizes = [env[v] for v in operands[pos + offs_n:pos + offs_n + sizes_n]]
     dyn_strides = [env[v] for v in operands[pos + offs_n + sizes_n:pos + offs_n + sizes_n + strides_n]]
-    return (_static(op, "static_offsets", dyn_offs), _static(op, "static_sizes", dyn_sizes),
-            _static(op, "static_strides", dyn_strides))
+    return (static_values(op, "static_offsets", dyn_offs), static_values(op, "static_sizes", dyn_sizes),
+            static_values(op, "static_strides", dyn_strides))
 
 
 def _slices(offs, sizes, strides):
@@ -93,8 +93,12 @@ class DispatchInterpreter:
     """Runs one dispatch function; `tiles` gives the root op's tiles in task order."""
 
     def __init__(self, func: ir.Operation, tiles: list[Tile] | None = None, on_tile: TileHook | None = None,
-                 stage: OutputStage | None = None, stage_rounding: str | None = None):
+                 stage: OutputStage | None = None, stage_rounding: str | None = None, reductions: list | None = None):
         self.func = func
+        # IREE's lowering configs of the reducing ops (cpu_reductions): float sums follow their order.
+        self.reductions = reductions
+        self._orders: dict = {}
+        self.notes: list[str] = []
         self.tiles = tiles
         self.on_tile = on_tile
         # The MAC array's output stage computes the requantization of the epilogue
@@ -119,6 +123,7 @@ class DispatchInterpreter:
         env: dict = dict(zip(block.arguments, bindings))
         ops = [op.operation for op in block.operations]
         self._epilogue = epilogue(ops, self.root) if self.tiles is not None else []
+        self._orders = self._float_orders(ops)
         if self.stage is not None and self._epilogue:
             self._model_output_stage()
         self._done: dict = {}  # epilogue op -> its outputs, computed tile by tile with the root
@@ -126,6 +131,24 @@ class DispatchInterpreter:
             if op.name in ("func.return", "return"):
                 return
             self._op(op, env)
+
+    def _float_orders(self, ops: list[ir.Operation]) -> dict:
+        """Float sum -> the order IREE's CPU build sums it in (its reducing ops pair with ours in order)."""
+        if self.reductions is None:
+            return {}
+        reducing = [(op, s) for op in ops if op.name.startswith("linalg.")
+                    for s in [linalg_eval.structured(op)] if s is not None and any(s.reduction)]
+        if len(reducing) != len(self.reductions):
+            if any(ordered_sum.is_float_sum(s) for _, s in reducing):
+                self.notes.append(f"IREE's CPU build has {len(self.reductions)} reducing ops here, the dispatch "
+                                  f"{len(reducing)}: float sums in numpy's order, not IREE's")
+            return {}
+        orders = {}
+        for (op, s), config in zip(reducing, self.reductions):
+            order = ordered_sum.float_order(s, config)
+            if order is not None:
+                orders[op] = order
+        return orders
 
     def _model_output_stage(self) -> None:
         split = split_epilogue([e_op for e_op, _ in self._epilogue], self.stage)
@@ -139,11 +162,11 @@ class DispatchInterpreter:
         name = op.name
         args = [env.get(v) for v in op.operands]
         if name == "iree_tensor_ext.dispatch.tensor.load":
-            offs, sizes, strides = _slice_params(op, 1, env)
+            offs, sizes, strides = slice_params(op, 1, env)
             out = np.asarray(args[0])[_slices(offs, sizes, strides)]
             env[op.results[0]] = np.array(out, copy=True).reshape(_shape(op.results[0]))
         elif name == "iree_tensor_ext.dispatch.tensor.store":
-            offs, sizes, strides = _slice_params(op, 2, env)
+            offs, sizes, strides = slice_params(op, 2, env)
             target = args[1]
             region = target[_slices(offs, sizes, strides)]
             region[...] = np.asarray(args[0]).reshape(region.shape)
@@ -158,11 +181,11 @@ class DispatchInterpreter:
         elif name == "tensor.cast":
             env[op.results[0]] = args[0]
         elif name == "tensor.extract_slice":
-            offs, sizes, strides = _slice_params(op, 1, env)
+            offs, sizes, strides = slice_params(op, 1, env)
             env[op.results[0]] = np.array(np.asarray(args[0])[_slices(offs, sizes, strides)]).reshape(
                 _shape(op.results[0]))
         elif name == "tensor.insert_slice":
-            offs, sizes, strides = _slice_params(op, 2, env)
+            offs, sizes, strides = slice_params(op, 2, env)
             dest = np.array(args[1], copy=True)
             region = dest[_slices(offs, sizes, strides)]
             region[...] = np.asarray(args[0]).reshape(region.shape)
@@ -185,7 +208,7 @@ class DispatchInterpreter:
             raise NotInterpretable(f"op {name}")
 
     def _pad(self, op, args, env):
-        low = _static(op, "static_low", [env[v] for v in list(op.operands)[1:]])
+        low = static_values(op, "static_low", [env[v] for v in list(op.operands)[1:]])
         result_shape = _shape(op.results[0])
         body = op.regions[0].blocks[0]
         term = list(body.operations)[-1].operation
@@ -208,8 +231,15 @@ class DispatchInterpreter:
             raise NotInterpretable(f"op {op.name} (no indexing maps)")
         s.captures = env
         ins, outs = args[:s.n_in], linalg_eval.fresh_outputs(args[s.n_in:])
+        order = self._orders.get(op)
+
+        def compute(offs=None, sizes=None):
+            if order is not None:
+                ordered_sum.run(s, order, ins, outs, offs, sizes)
+            else:
+                linalg_eval.run(s, ins, outs, offs, sizes)
         if self.tiles is None or self.root is None or op != self.root:
-            linalg_eval.run(s, ins, outs)
+            compute()
             return outs
         # The epilogue's tensors: the root's results as they fill, the others from env.
         arrays = dict(zip(op.results, outs))
@@ -223,8 +253,11 @@ class DispatchInterpreter:
             self._done[e_op] = e_outs
         out_loops = _out_loops(s)
         red = [d for d in range(s.n_loops) if s.reduction[d]]
+        if order is not None and not self._tiles_follow(order, red):
+            self.notes.append("the NPU's tiles split the float sum otherwise than IREE's CPU build orders it: "
+                              "its last bits may differ")
         for k, tile in enumerate(self.tiles):
-            linalg_eval.run(s, ins, outs, tile.offsets, tile.sizes)
+            compute(tile.offsets, tile.sizes)
             if self.on_tile is not None:
                 regions = [linalg_eval.out_region(o, s.maps[s.n_in + j], tile.offsets, tile.sizes)[0]
                            for j, o in enumerate(outs)]
@@ -236,6 +269,15 @@ class DispatchInterpreter:
                 for e_s, e_ins, e_outs in steps:
                     linalg_eval.run(e_s, e_ins, e_outs, offs, sizes)
         return outs
+
+
+    def _tiles_follow(self, order, red: list[int]) -> bool:
+        """Do the tiles of each output block visit the reduction in IREE's order?"""
+        blocks: dict = {}
+        for tile in self.tiles:
+            key = tuple((o, z) for d, (o, z) in enumerate(zip(tile.offsets, tile.sizes)) if d not in red)
+            blocks.setdefault(key, []).append((tuple(tile.offsets[d] for d in red), tuple(tile.sizes[d] for d in red)))
+        return all(ordered_sum.compatible(order, boxes) for boxes in blocks.values())
 
 
 _NARROWING = ("arith.fptosi", "arith.fptoui")

@@ -64,9 +64,9 @@ class SimResult:
 class FunctionalSim:
     def __init__(self, flow_path: Path, program: NpuProgram, params: Path | None = None,
                  runner: DispatchRunner | None = None, fault: TileFault | None = None,
-                 keep_intermediates: bool = False, interpret_fallbacks: bool = False,
+                 keep_intermediates=False, interpret_fallbacks: bool = False,
                  compare: bool = True, stage_rounding: str | None = None,
-                 on_tile=None):
+                 on_tile=None, reductions: dict | None = None):
         self.ctx = mlir_context()
         self.module = ir.Module.parse(Path(flow_path).read_text(encoding="utf-8"), self.ctx)
         self.program = program
@@ -75,6 +75,10 @@ class FunctionalSim:
         self.fault = fault
         self.stage_rounding = stage_rounding  # overrides the output stage's rounding (tests)
         self.on_tile = on_tile  # (dispatch, tile, output regions) after each tile, to look at
+        # executable -> IREE's lowering configs of its reducing ops (cpu_reductions.reduction_configs):
+        # float sums then follow IREE's CPU order bit for bit; None: numpy's order (faster).
+        self.reductions = reductions
+        # True, or a predicate on a dispatch's results: which results `SimResult.intermediates` keeps
         self.keep = keep_intermediates
         self.compare = compare  # run each NPU dispatch on IREE too (with a runner)
         # Also interpret (whole, untiled) what the NPU leaves to the CPU: a self-check of the interpreter.
@@ -125,17 +129,20 @@ class FunctionalSim:
             reference = self.runner.run(index, tensors)
             outcome.max_error, outcome.scale = _max_error(results, reference)
         self.result.dispatches.append(outcome)
-        if self.keep:
+        if self.keep is True or (callable(self.keep) and self.keep(results)):
             self.result.intermediates[index] = results
         return results
 
     def _interpret(self, index: int, site: ir.Operation, args: list, outcome: DispatchOutcome,
                    tiled: bool = True) -> list:
         graph_func = self._func_of(site)
+        reductions = None if self.reductions is None else self.reductions.get(_executable(site), [])
         if not tiled:
             outcome.computed_by = "npu" if self.program.dispatches[index].legal else "interpreter"
             bindings, results = _bindings(site, args)
-            DispatchInterpreter(graph_func).run(bindings)
+            interp = DispatchInterpreter(graph_func, reductions=reductions)
+            interp.run(bindings)
+            outcome.note = "; ".join(interp.notes)
             return results
         tasks = self._tasks.get(index, [])
         tiles = [Tile(t.tile_offsets, t.tile_sizes) for t in tasks]
@@ -150,22 +157,33 @@ class FunctionalSim:
                 look(i, k, regions)
         info = self.program.dispatches[index]
         stage = self.program.target.output_stage if info.unit == "mac" else None
-        interp = DispatchInterpreter(graph_func, tiles, hook, stage, self.stage_rounding)
+        interp = DispatchInterpreter(graph_func, tiles, hook, stage, self.stage_rounding, reductions)
         expected = self.program.dispatches[index].loop_ranges
         if tuple(interp.root_ranges()) != tuple(expected):
             raise NotInterpretable(f"root op loops {interp.root_ranges()} differ from the program's {expected}")
         bindings, results = _bindings(site, args)
         interp.run(bindings)
         outcome.tiles = len(tiles)
+        outcome.note = "; ".join(interp.notes)
         return results
 
     def _func_of(self, site: ir.Operation) -> ir.Operation:
         entry = str(ir.ArrayAttr(site.attributes["entry_points"])[0])
-        exe, export = [p.strip().lstrip("@").strip('"') for p in entry.split("::")]
-        func = self._funcs.get((exe, export))
+        func = self._funcs.get(_entry(site))
         if func is None:
             raise NotInterpretable(f"no function for {entry}")
         return func
+
+
+def _entry(site: ir.Operation) -> tuple[str, str]:
+    """(executable, export) the dispatch site calls."""
+    entry = str(ir.ArrayAttr(site.attributes["entry_points"])[0])
+    exe, export = [p.strip().lstrip("@").strip('"') for p in entry.split("::")]
+    return exe, export
+
+
+def _executable(site: ir.Operation) -> str:
+    return _entry(site)[0]
 
 
 def _bindings(site: ir.Operation, args: list) -> tuple[list, list]:

@@ -31,6 +31,8 @@ class StepComparison:
     max_error: float  # the same in the outputs' own units
     scale: float  # largest |reference| value
     tolerance: float = 0.0  # kept for reports that read a Comparison
+    tensor: str = ""  # an intermediate tensor compared instead of the outputs (varying_tensor)
+    distinct: int = 0  # distinct reference values: 1 means the comparison compares a constant
 
     @property
     def fraction(self) -> float:
@@ -41,7 +43,8 @@ class StepComparison:
         return self.max_steps <= MAX_STEPS and self.fraction <= MAX_FRACTION
 
     def line(self) -> str:
-        return (f"  vs {self.reference:<12} {self.differing} of {self.elements} elements differ "
+        at = f" at {self.tensor}" if self.tensor else ""
+        return (f"  vs {self.reference:<12}{at} {self.differing} of {self.elements} elements differ "
                 f"({100 * self.fraction:.3f}%), by at most {self.max_steps} quantization step"
                 f"{'' if self.max_steps == 1 else 's'} (allowed: {MAX_STEPS} step on "
                 f"{100 * MAX_FRACTION:g}%) {'ok' if self.ok else 'DIFFERS'}")
@@ -78,7 +81,7 @@ def output_steps(model_path: Path) -> list[float | None]:
 
 def compare_in_steps(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
                      steps: list[float]) -> StepComparison:
-    elements = differing = max_steps = 0
+    elements = differing = max_steps = distinct = 0
     max_err = scale = 0.0
     for a, b, step in zip(ours, ref, steps):
         a64 = np.asarray(a, np.float64)
@@ -90,4 +93,5 @@ def compare_in_steps(reference: str, ours: list[np.ndarray], ref: list[np.ndarra
         max_steps = max(max_steps, int(n_steps.max(initial=0)))
         max_err = max(max_err, float(diff.max(initial=0.0)))
         scale = max(scale, float(np.abs(b64).max(initial=0.0)))
-    return StepComparison(reference, elements, differing, max_steps, max_err, scale)
+        distinct = max(distinct, len(np.unique(b64)))
+    return StepComparison(reference, elements, differing, max_steps, max_err, scale, distinct=distinct)

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 from iree.compiler import ir
@@ -29,10 +30,12 @@ from ...compile.options import target_flags
 from ...compile.toolchain import compiler_version, iree_compile
 from ...ir.context import mlir_context
 from ...errors import StudioError
+from ...executables.rebase import rebase_flags, substitution_flags
 from .dispatch_server import load_array
 from .host import segments, tied_operands
 
 CACHE_DIR = "npu/check"
+SUBSTITUTED = "substituted"  # a dispatch module with the workspace's substitutions, beside the plain one
 
 
 class DispatchBuildFailed(StudioError):
@@ -117,31 +120,45 @@ def dispatch_module_text(flow_text: str) -> str:
     return text[:end] + "\n".join(wrappers) + "\n}\n"
 
 
-def cache_key(flow_text: str, target: str) -> str:
+def cache_key(flow_text: str, target: str, substitutions: Sequence[str] = ()) -> str:
     h = hashlib.sha256(flow_text.encode())
     h.update(target.encode())
     h.update(compiler_version().encode())
+    for _, name, path in substitution_flags(substitutions):
+        h.update(name.encode())
+        h.update(path.read_bytes())  # the substituted text is part of the build
     return h.hexdigest()[:16]
 
 
-def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900) -> Path:
+def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900,
+          substitutions: Sequence[str] = ()) -> Path:
     """The compiled dispatch module for this flow snapshot (compiled once, then cached).
 
-    Executable substitutions cannot be applied here: a substituted
-    `hal.executable` has the interface (bindings, constants) of the full
-    build, not of this module's one-dispatch functions. A failed build
-    leaves nothing in `cache_dir`.
+    `substitutions` (--iree-hal-substitute-executable-* flags) are fitted to
+    this module's buffer layout first (`executables/rebase`): a substituted
+    `hal.executable` has the offsets and bindings of the full build. What
+    became of each is in `notes(vmfb)`. A failed build leaves nothing in
+    `cache_dir`.
     """
     flow_text = Path(flow_path).read_text(encoding="utf-8")
-    key = cache_key(flow_text, target)
-    vmfb = Path(cache_dir) / f"dispatches-{key}.vmfb"
+    key = cache_key(flow_text, target, substitutions)
+    prefix = SUBSTITUTED if substitution_flags(substitutions) else "dispatches"
+    vmfb = Path(cache_dir) / f"{prefix}-{key}.vmfb"
     if vmfb.is_file():
         return vmfb
     with tempfile.TemporaryDirectory(prefix="npu-studio-dispatches-") as tmp_dir:
         src = Path(tmp_dir) / vmfb.with_suffix(".mlir").name
         src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
         out = Path(tmp_dir) / vmfb.name
-        cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow", "-o", str(out)]
+        base = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow"]
+        fitted = rebase_flags(base, substitutions, Path(tmp_dir) / "rebase", what="the dispatch module",
+                              timeout=timeout)
+        made = [(src, vmfb.with_suffix(".mlir"))]
+        if substitution_flags(substitutions):
+            notes = Path(tmp_dir) / "notes.json"
+            notes.write_text(json.dumps(fitted.notes), encoding="utf-8")
+            made.append((notes, vmfb.with_suffix(".json")))
+        cmd = [*base, *fitted.flags, "-o", str(out)]
         try:
             proc = processes.run_child(cmd, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -152,16 +169,22 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
             raise DispatchBuildFailed(flow_path, "the dispatch module does not compile: "
                                       + (lines[0] if lines else f"iree-compile exited with {proc.returncode}"))
         vmfb.parent.mkdir(parents=True, exist_ok=True)
-        for old in vmfb.parent.glob("dispatches-*.vmfb"):  # one build per cache folder
-            old.unlink(missing_ok=True)
-            old.with_suffix(".mlir").unlink(missing_ok=True)
+        for old in vmfb.parent.glob(f"{prefix}-*.vmfb"):  # one build of each kind per cache folder
+            for suffix in (".vmfb", ".mlir", ".json"):
+                old.with_suffix(suffix).unlink(missing_ok=True)
         # src first: a vmfb in the cache always has its source beside it (`_left_out` reads it).
         pid = os.getpid()  # two checks at once never share a file
-        for made, dest in ((src, vmfb.with_suffix(".mlir")), (out, vmfb)):
+        for made_path, dest in (*made, (out, vmfb)):
             staged = dest.with_name(f"{dest.name}.{pid}.tmp")
-            shutil.move(made, staged)  # the temporary folder may be on another file system
+            shutil.move(made_path, staged)  # the temporary folder may be on another file system
             staged.replace(dest)
     return vmfb
+
+
+def notes(vmfb: Path) -> list[str]:
+    """What became of each substitution in this dispatch module (empty for one built without)."""
+    path = Path(vmfb).with_suffix(".json")
+    return list(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
 
 
 def _left_out(vmfb: Path, index: int) -> str | None:

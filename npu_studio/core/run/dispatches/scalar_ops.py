@@ -57,10 +57,31 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 def fma_f32(a, b, c) -> np.ndarray:
     """a * b + c in f32 rounded once, as an FMA instruction computes it.
 
-    The f64 product is exact; TwoSum gives the f64 sum's error, which
-    decides the one case where rounding the f64 sum to f32 rounds twice
-    wrongly: a sum that lands exactly halfway between two f32 values.
+    The f64 product is exact, so the f64 sum is rounded once; rounding it
+    to f32 then gives the FMA's result unless the f64 sum landed exactly
+    on an f32 midpoint (the one case of a wrong double rounding). Only
+    those elements (and f32-subnormal sums) take the exact path.
     """
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    s = p + np.asarray(c, np.float64)
+    r = np.asarray(s.astype(np.float32))
+    with np.errstate(invalid="ignore"):
+        suspect = ((s.view(np.int64) & _BELOW_F32) == _F32_HALF) | ((np.abs(s) < _F32_NORMAL) & (s != 0))
+    if suspect.any():
+        a, b, c = (np.broadcast_to(np.asarray(v, np.float32), s.shape) for v in (a, b, c))
+        r = np.array(r, copy=True)
+        r[suspect] = _fma_f32_exact(a[suspect], b[suspect], c[suspect])
+    return r
+
+
+_BELOW_F32 = (1 << 29) - 1  # the f64 mantissa bits an f32 (normal) drops
+_F32_HALF = 1 << 28  # ... exactly half an f32 unit: a midpoint
+_F32_NORMAL = 2.0 ** -125  # below, f32 has fewer bits: the exact path
+
+
+def _fma_f32_exact(a, b, c) -> np.ndarray:
+    """fma_f32 for any element: TwoSum gives the f64 sum's error, which decides
+    the midpoint cases."""
     p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
     c64 = np.asarray(c, np.float64)
     s = p + c64

@@ -1,10 +1,8 @@
 """Each dispatch's tensors from a real build of the model, with IREE's dispatch tensor tracing.
 
-The one-function-per-dispatch module (`iree_dispatches`) cannot run an
-executable substitution: a substituted `hal.executable` keeps the full
-build's interface. For that case the build is compiled again with
-`--iree-flow-trace-dispatch-tensors` (and the workspace's substitution
-flags): IREE inserts a trace of every dispatch's inputs and outputs, and a
+The build is compiled again with `--iree-flow-trace-dispatch-tensors` (and
+the workspace's substitutions, fitted to this build's buffer layout by
+`executables/rebase`, since tracing changes it): IREE inserts a trace of every dispatch's inputs and outputs, and a
 child process (`tensor_trace_server`) runs it with a HAL debug sink that
 saves them. The trace pass runs in the flow pipeline, so the build starts
 from the dispatch-creation snapshot: edits up to that phase are in it, an
@@ -28,6 +26,7 @@ from ... import processes
 from ...compile.options import CompileOptions
 from ...compile.toolchain import compiler_version
 from ...errors import RunFailed, StudioError
+from ...executables.rebase import rebase_flags, without_substitutions
 from .dispatch_server import load_array
 
 TRACE_FLAG = "--iree-flow-trace-dispatch-tensors"
@@ -62,8 +61,11 @@ def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout
 
     with tempfile.TemporaryDirectory(prefix="npu-studio-traced-") as tmp:
         out = Path(tmp) / vmfb.name
-        cmd = [str(options.compiler or iree_compile()), str(source), *options.flags(), *options.extra_flags,
-               "-o", str(out)]
+        base = [str(options.compiler or iree_compile()), str(source), *options.flags(),
+                *without_substitutions(options.extra_flags)]
+        fitted = rebase_flags(base, options.extra_flags, Path(tmp) / "rebase", what="the traced build",
+                              timeout=timeout)
+        cmd = [*base, *fitted.flags, "-o", str(out)]
         try:
             proc = processes.run_child(cmd, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -75,10 +77,22 @@ def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout
         vmfb.parent.mkdir(parents=True, exist_ok=True)
         for old in vmfb.parent.glob("traced-*.vmfb"):  # one traced build per cache folder
             old.unlink(missing_ok=True)
-        staged = vmfb.with_name(f"{vmfb.name}.{os.getpid()}.tmp")
-        shutil.move(out, staged)
-        staged.replace(vmfb)
+            old.with_suffix(".json").unlink(missing_ok=True)
+        notes = vmfb.with_suffix(".json")
+        for made, dest in ((None, notes), (out, vmfb)):  # the notes first: a cached build always has them
+            staged = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
+            if made is None:
+                staged.write_text(json.dumps(fitted.notes), encoding="utf-8")
+            else:
+                shutil.move(made, staged)
+            staged.replace(dest)
     return vmfb
+
+
+def notes(vmfb: Path) -> list[str]:
+    """What became of each substitution in this traced build."""
+    path = Path(vmfb).with_suffix(".json")
+    return list(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
 
 
 def run_traced(vmfb: Path, function: str, inputs: list[np.ndarray], parameters: Path | None = None,

@@ -10,12 +10,28 @@
  *     functional simulator, through ctypes) computes the dispatch tile by
  *     tile on the real buffers.
  *
- * A call with no handler fails the dispatch with a line on stderr.
+ *   standalone (iree-run-module, iree-benchmark-module): with no handler,
+ *     the C interpreter (npu_exec.c) runs the dispatch from the execution
+ *     description named by $NPU_STUDIO_NPU_EXEC, read on the first call.
+ *     $NPU_STUDIO_NPU_LOG (a file) gets one line per call (call, dispatch,
+ *     tiles, seconds); $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's
+ *     bindings before and after it for the per-dispatch check; $NPU_STUDIO_NPU_FAULT
+ *     ("DISPATCH:TILE:DELTA") perturbs one tile's output (tests).
+ *
+ * A call that cannot be computed fails the dispatch with one line on stderr
+ * naming it.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
+#include "npu_exec.h"
 #include "npu_plugin_abi.h"
 
 #define IMPORT_PREFIX "npu_dispatch_"
@@ -31,15 +47,85 @@ NPU_ABI_EXPORT void npu_plugin_set_handler(npu_handler_fn_t handler) { atomic_st
 /* How many NPU dispatches ran through the plugin since it was loaded. */
 NPU_ABI_EXPORT long npu_plugin_calls(void) { return atomic_load(&g_calls); }
 
+/* The standalone NPU model: one description, one dispatch at a time (the NPU runs one). */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static npu_exec_program_t *g_program = NULL;
+static char g_load_error[512] = "";
+static long g_standalone_calls = 0;
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void dump_bindings(const char *dir, long call, const npu_dispatch_desc_t *d, unsigned char **bindings,
+                          const char *when) {
+  char path[4096];
+  for (int k = 0; k < d->nbindings; ++k) {
+    snprintf(path, sizeof(path), "%s/%ld.%s%d.bin", dir, call, when, k);
+    FILE *f = fopen(path, "wb");
+    if (!f) continue; /* the Python side reports a missing dump */
+    fwrite(bindings[k], npu_elem_size(d->values[k].elem), (size_t)d->values[k].count, f);
+    fclose(f);
+  }
+}
+
+static int standalone(int64_t dispatch, void *params) {
+  int rc = 1;
+  pthread_mutex_lock(&g_lock);
+  const char *path = getenv("NPU_STUDIO_NPU_EXEC");
+  if (g_program == NULL && g_load_error[0] == '\0') {
+    if (path == NULL || path[0] == '\0')
+      snprintf(g_load_error, sizeof(g_load_error), "no NPU model attached: set NPU_STUDIO_NPU_EXEC to a workspace's "
+               "npu/hal/npu_exec.json (npu-studio run --npu --standalone does)");
+    else
+      g_program = npu_exec_load(path, g_load_error);
+  }
+  const npu_dispatch_desc_t *d = npu_exec_find(g_program, dispatch);
+  if (g_program == NULL) {
+    fprintf(stderr, "npu plugin: dispatch #%lld: %s\n", (long long)dispatch, g_load_error);
+  } else if (d == NULL) {
+    fprintf(stderr, "npu plugin: dispatch #%lld: not in %s\n", (long long)dispatch, path ? path : "?");
+  } else {
+    unsigned char *bindings[256];
+    const uint64_t *words = (const uint64_t *)params;
+    int n = d->nbindings < 256 ? d->nbindings : 256;
+    for (int k = 0; k < n; ++k) bindings[k] = (unsigned char *)(uintptr_t)(words[2 * k] + words[2 * k + 1]);
+    npu_fault_t fault, *fp = NULL;
+    const char *spec = getenv("NPU_STUDIO_NPU_FAULT");
+    if (spec && sscanf(spec, "%lld:%lld:%lf", (long long *)&fault.dispatch, (long long *)&fault.tile, &fault.delta) == 3)
+      fp = &fault;
+    const char *dump = getenv("NPU_STUDIO_NPU_DUMP");
+    long call = g_standalone_calls++;
+    if (dump && dump[0]) dump_bindings(dump, call, d, bindings, "pre");
+    char error[512];
+    double t0 = now_seconds();
+    rc = n == d->nbindings ? npu_exec_run(d, bindings, fp, error) : (snprintf(error, 512, "over 256 bindings"), 1);
+    double seconds = now_seconds() - t0;
+    const char *log = getenv("NPU_STUDIO_NPU_LOG");
+    if (rc != 0) {
+      fprintf(stderr, "npu plugin: dispatch #%lld %s: %s\n", (long long)dispatch, d->symbol, error);
+    } else {
+      if (dump && dump[0]) dump_bindings(dump, call, d, bindings, "post");
+      FILE *f = log && log[0] ? fopen(log, "a") : NULL;
+      if (f) {
+        fprintf(f, "%ld\t%lld\t%d\t%.9f\n", call, (long long)dispatch, d->ntiles, seconds);
+        fclose(f);
+      }
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
 static int npu_dispatch(void *params, void *context, void *reserved) {
   (void)reserved;
   int64_t dispatch = (int64_t)(intptr_t)context;
   atomic_fetch_add(&g_calls, 1);
   npu_handler_fn_t handler = atomic_load(&g_handler);
   if (handler != NULL) return handler(dispatch, params);
-  fprintf(stderr, "npu plugin: dispatch #%lld: no NPU model attached (run it with npu-studio run --npu)\n",
-          (long long)dispatch);
-  return 1;
+  return standalone(dispatch, params);
 }
 
 /* The dispatch index in `npu_dispatch_<N>`, or -1 for any other name. */
@@ -61,7 +147,13 @@ static npu_abi_status_t plugin_load(const npu_abi_environment_t *environment, si
   return NPU_ABI_OK;
 }
 
-static void plugin_unload(void *self) { (void)self; }
+static void plugin_unload(void *self) {
+  (void)self;
+  pthread_mutex_lock(&g_lock);
+  npu_exec_free(g_program);
+  g_program = NULL, g_load_error[0] = '\0';
+  pthread_mutex_unlock(&g_lock);
+}
 
 static npu_abi_status_t plugin_resolve(void *self, const npu_abi_resolve_params_t *params,
                                        uint32_t *out_resolution) {

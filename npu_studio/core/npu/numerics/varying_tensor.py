@@ -1,0 +1,65 @@
+"""Comparing a quantized model with onnxruntime where its values vary.
+
+A quantized classifier's outputs are often constant on the inputs at
+hand: every requantized probability rounds to the same step (and the
+onnx package's light zoo models, with their constant weights, make every
+logit equal whatever the input). Comparing constants says nothing about
+the arithmetic. The check then compares the last quantized (8-bit
+integer) tensor that varies: the last one in the ONNX graph's order whose
+onnxruntime value has two distinct elements or more, against the
+simulation's result of the dispatch that computes it (`run.onnx_pairing`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.dispatch_index import index_workspace_phases
+from ...run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
+from ...run.onnx_reference import imported_model, run_with_intermediates
+from ...workspace.workspace import Workspace
+from .quant_steps import StepComparison, compare_in_steps
+
+
+def constant(arrays: list[np.ndarray]) -> bool:
+    """Does every array hold one value only?"""
+    return all(np.asarray(a).size == 0 or bool(np.all(np.asarray(a) == np.asarray(a).flat[0])) for a in arrays)
+
+
+def quantized_result(results: list[np.ndarray]) -> bool:
+    """A dispatch result worth keeping for the comparison: 8-bit integers."""
+    return bool(results) and all(np.asarray(r).dtype in (np.int8, np.uint8) for r in results)
+
+
+def compare_last_varying(ws: Workspace, inputs: list[np.ndarray],
+                         results: dict[int, list[np.ndarray]]) -> StepComparison | None:
+    """Our `results` (dispatch -> its 8-bit results) against onnxruntime at the last varying
+    quantized tensor; None when no quantized tensor paired with a dispatch varies."""
+    model = imported_model(ws.source_path)
+    graph = OnnxGraphOrder(model)
+    phases = {p: ws.snapshot_path(p) for p in ("dispatch-creation", "flow") if p in ws.manifest.phases}
+    records = {r.index: r for r in index_workspace_phases(phases)["flow"].dispatches}
+    computes = {i: dispatch_nodes(records.get(i), graph) for i in results}
+    wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
+    _, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
+    shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
+    best = None  # (graph position, tensor, ours, reference)
+    for i, arrays in results.items():
+        pairings = pair_results([np.shape(a) for a in arrays], computes[i], graph, shapes)
+        for ours, p in zip(arrays, pairings):
+            if p.tensor is None:
+                continue
+            mine, ref = p.view(np.asarray(ours), np.asarray(reference[p.tensor]))
+            if ref.dtype.kind not in "iu" or constant([ref]):
+                continue
+            if mine.dtype.kind in "iu" and mine.dtype.itemsize == ref.dtype.itemsize:
+                mine = mine.view(ref.dtype)  # IREE's integers are signless: u8 travels as i8
+            position = graph.order.get(p.node, -1)
+            if best is None or position > best[0]:
+                best = (position, p.tensor, mine, ref)
+    if best is None:
+        return None
+    _, tensor, mine, ref = best
+    comparison = compare_in_steps("onnxruntime", [mine], [ref], [1.0])
+    comparison.tensor = tensor
+    return comparison
