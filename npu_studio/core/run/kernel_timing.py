@@ -15,8 +15,8 @@ then says so and only the whole model is timed.
 
 Repetitions (each one a call timed by google-benchmark over at least
 `min_time` seconds) come in batches of BATCH, plain and substituted in
-turn so that a change of machine load hits both, until each timing has
-settled: at least MIN_REPETITIONS repetitions whose interquartile range is
+turn so that a change of machine load hits both (a timing that has settled
+keeps pace with the other), until each timing has settled: at least MIN_REPETITIONS repetitions whose interquartile range is
 at most TARGET_SPREAD of their median. A timing that does not settle within
 its repetition or time limit stops and says so. Two timings differ
 measurably only when both have MIN_REPETITIONS repetitions and the middle
@@ -229,13 +229,19 @@ class Limits:
 
 
 def time_pair(args_a: list[str], args_b: list[str], what: tuple[Path, Path], limits: Limits) -> tuple[Timing, Timing]:
-    """Time two benchmark commands in alternating batches until both are done (`next_batch`)."""
+    """Time two benchmark commands in alternating batches until both are done (`next_batch`).
+
+    A timing that has settled keeps pace with the other (within its own limits): a change of
+    machine load while the other repeats then hits both, not only the one still running."""
     timings = (Timing([]), Timing([]))
     while True:
         batches = [next_batch(t, min_repetitions=limits.min_repetitions, max_repetitions=limits.max_repetitions,
                               max_seconds=limits.max_seconds) for t in timings]
         if not any(batches):
             return timings
+        batches = [b or (min(BATCH, limits.max_repetitions - len(t.samples_ms))
+                         if t.stopped == "settled" and t.seconds < limits.max_seconds else 0)
+                   for b, t in zip(batches, timings)]
         for t, args, path, count in zip(timings, (args_a, args_b), what, batches):
             if count:
                 start = time.perf_counter()
