@@ -5,8 +5,8 @@ phase snapshots and executable dumps) alternates with substituting one conv
 executable's unedited source, which rebuilds from the stream snapshot
 (core/executables/substitution.py REBUILD_FROM). Also measured: what the three
 executable dumps add to a compile (the same iree-compile command with and
-without them), and the spread of the kernel and whole-model timings
-(core/run/kernel_timing.py) over repetitions. Results go into docs/PERFORMANCE.md.
+without them), and how the kernel and whole-model timings settle
+(core/run/kernel_timing.py). Results go into docs/PERFORMANCE.md.
 
     .venv/bin/python benchmarks/substitution_rebuild.py [--runs 3] [--repetitions 10]
 """
@@ -105,8 +105,9 @@ def main() -> None:
     cpu_dump_ratio = med(cpu["with"]) / med(cpu["without"])
 
     def row(label, t):
-        return (f"| {label} | {t.median_ms:.2f} | {min(t.samples_ms):.2f} | {max(t.samples_ms):.2f} "
-                f"| {100 * t.spread:.0f}% |")
+        q1, q3 = t.quartiles_ms
+        return (f"| {label} | {len(t.samples_ms)} | {t.median_ms:.2f} | {q1:.2f} | {q3:.2f} "
+                f"| {100 * t.spread:.0f}% | {t.stopped} |")
 
     body = f"""## Executable substitution: rebuild vs full compile, kernel timing (issue 13)
 
@@ -130,18 +131,19 @@ end of `executable-sources`; `executable-sources` for a configuration);
 `tests/core/test_substitution.py` checks both sides of that boundary. The
 unedited substitution gave {"bit-identical" if gate.bit_identical else "DIFFERENT"} outputs.
 
-Timing repeatability, {args.repetitions} repetitions each (spread = (max - min) / median):
+Timing repeatability, at least {args.repetitions} repetitions each, more until the spread
+(interquartile range / median) is at most 10% (at most 40 repetitions or 30 s):
 
-| measurement | median ms | min ms | max ms | spread |
-|---|---|---|---|---|
+| measurement | repetitions | median ms | q1 ms | q3 ms | spread | stopped |
+|---|---|---|---|---|---|---|
 {row("kernel, plain build", timing.plain)}
 {row("kernel, substituted build", timing.substituted)}
 {row("whole model, plain build", timing.model_plain)}
 {row("whole model, substituted build", timing.model_substituted)}
 
-Kernel ratio substituted / plain for the identical kernel: {timing.ratio:.2f}; whole model {timing.model_ratio:.2f}.
-On this shared 2-core machine a ratio inside the spread means "no measurable change";
-the load average was {load:.0f} at the end of this run, which is what the spreads show.
+Identical kernel, substituted / plain: {timing.kernel_difference} (ratio {timing.ratio:.2f});
+whole model: {timing.model_difference} (ratio {timing.model_ratio:.2f}). The load average was
+{load:.0f} at the end of this run, which is what the spreads show.
 """
     print(body)
     write_section("substitution-rebuild", body)

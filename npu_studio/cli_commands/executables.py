@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..core.executables.catalog import list_executables
+from ..core.run.numeric_gate import verdict_short
 from ..core.workspace.substitutions import load
 from ..core.workspace.workspace import Workspace
 
@@ -24,7 +25,7 @@ def substitution_label(s) -> str:
     state = "on" if s.applied else "draft" if s.file is None else "off"
     text = f"{s.kind} ({state})"
     if s.verdict:
-        text += " PASS" if s.verdict["passed"] else " FAIL"
+        text += f" {verdict_short(s.verdict)}"
     if s.error:
         text += f" error: {s.error}"
     return text

@@ -1,7 +1,7 @@
 """npu-studio substitute WORKSPACE --executable NAME (--source FILE | --configuration FILE) ...
 
 Also `--list`, `--remove NAME`, `--off NAME`, `--on NAME`. Exit code 1 when
-the numeric gate fails, 2 on bad input.
+the numeric gate does not pass (FAIL, or CANNOT TELL: a flat reference), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..core.errors import StudioError
 from ..core.executables import substitution as subs
+from ..core.run.kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, TARGET_SPREAD
 from ..core.run.numeric_gate import DEFAULT_TOLERANCE, gate_substitution
 from ..core.workspace import substitutions as sub_records
 from ..core.workspace.workspace import Workspace
@@ -24,7 +25,7 @@ def add_parser(sub) -> None:
                        description="Substitute an edited executable source or configuration, rebuild from the "
                                    "latest phase that still applies it, then compare the outputs with the build "
                                    "without substitutions and time the executable. Exit code 1 if the "
-                                   "comparison fails.")
+                                   "comparison fails or cannot tell (the plain output is flat).")
     p.add_argument("workspace", type=Path)
     action = p.add_mutually_exclusive_group(required=True)
     action.add_argument("--executable", metavar="NAME", help="hal.executable to substitute (see `executables`)")
@@ -41,7 +42,12 @@ def add_parser(sub) -> None:
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
                    help=f"an element fails when |diff| > T * max(1, |plain|) (default {DEFAULT_TOLERANCE:g})")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--repetitions", type=int, default=5, help="timing repetitions (0: no timing)")
+    p.add_argument("--repetitions", type=int, default=MIN_REPETITIONS, metavar="N",
+                   help=f"time at least N repetitions each, more until the spread (IQR / median) is under "
+                        f"{TARGET_SPREAD:.0%} (default {MIN_REPETITIONS}; 0: no timing)")
+    p.add_argument("--max-repetitions", type=int, default=MAX_REPETITIONS, metavar="M",
+                   help=f"stop a timing that has not settled after M repetitions (default {MAX_REPETITIONS}) "
+                        f"or {MAX_SECONDS:g} s")
     p.add_argument("--json", action="store_true", help="print the comparison and timing as JSON")
     p.set_defaults(func=run)
 
@@ -103,7 +109,7 @@ def _report(ws, args, kind: str) -> int:
         sig = pick_function(ws.snapshot_path("input"))
         inputs = load_inputs(args.input, sig) if args.input else random_inputs(sig, args.seed)
         timing = time_substitution(ws, args.executable, plain, inputs=inputs, function=sig.name,
-                                   repetitions=args.repetitions)
+                                   repetitions=args.repetitions, max_repetitions=args.max_repetitions)
     if args.json:
         print(json.dumps({"executable": args.executable, "kind": kind, "comparison": gate.to_json(),
                           "timing": timing.to_json() if timing else None}, indent=2))

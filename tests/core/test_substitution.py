@@ -98,6 +98,11 @@ def test_unedited_source_is_bit_identical_and_bias_sub_moves_outputs_by_twice_th
     out = report.outputs[0]
     assert out.outside == out.total == plain_out.size
     assert out.max_abs == pytest.approx(2 * np.abs(bias).max(), abs=2 * ulp)
+    # measured against the output's scale (its largest |plain|); the worst elements sit in the channel
+    # of the largest |bias|
+    assert out.scale == np.abs(plain_out).max()
+    assert out.rel_error == pytest.approx(2 * np.abs(bias).max() / np.abs(plain_out).max(), rel=1e-5)
+    assert len(out.worst) == 5 and {w.index[1] for w in out.worst} == {int(np.abs(bias).argmax())}
     assert sub_records.find(ws, name, sub_records.SOURCE).verdict["passed"] is False
 
 
@@ -152,10 +157,20 @@ def test_configuration_with_other_tile_sizes_gives_identical_numbers_and_timings
     plain = subs.plain_build(ws)
     report = gate_substitution(ws, info.name, sub_records.CONFIGURATION, plain_folder=plain)
     assert report.bit_identical
-    timing = time_substitution(ws, info.name, plain, repetitions=2, min_time=0.01, whole_model=False)
+    # iree-benchmark-module repeats each until its spread settles (10 to 20 repetitions here)
+    timing = time_substitution(ws, info.name, plain, repetitions=10, max_repetitions=20, min_time=0.01,
+                               whole_model=False)
     assert not timing.note
+    quartiles = []
     for t in (timing.plain, timing.substituted):
-        assert len(t.samples_ms) == 2 and all(s > 0 for s in t.samples_ms)
+        assert 10 <= len(t.samples_ms) <= 20 and all(s > 0 for s in t.samples_ms)
+        q1, median, q3 = np.percentile(t.samples_ms, [25, 50, 75])  # numpy's linear rule = inclusive quartiles
+        assert t.spread == pytest.approx((q3 - q1) / median)
+        assert (t.stopped == "settled") == ((q3 - q1) / median <= 0.10)
+        assert t.stopped == "settled" or len(t.samples_ms) == 20 or t.seconds >= 30
+        quartiles.append((q1, q3))
+    (p1, p3), (s1, s3) = quartiles
+    assert timing.kernel_difference.measurable == (p3 < s1 or s3 < p1)
     assert timing.ratio == pytest.approx(timing.substituted.median_ms / timing.plain.median_ms)
 
     # switched off: IREE's dump shows the old tiles again; removed: gone from the manifest, its file kept

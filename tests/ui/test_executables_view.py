@@ -13,7 +13,7 @@ from onnx import numpy_helper
 from PySide6 import QtCore, QtGui
 
 from npu_studio.core.workspace import substitutions as sub_records
-from npu_studio.ui.executables.view import FAIL_COLOR
+from npu_studio.ui.executables.verdicts import FAIL_COLOR
 
 from ..conftest import EXAMPLE
 

@@ -3,15 +3,20 @@
 Both builds run with `iree.runtime` in fresh processes (core/run/runner.py) on
 the same inputs: seeded random ones built from the entry point's signature,
 or `.npy` files the user picked. Per output the gate reports whether the
-results are bit-identical, the max absolute and relative error, the max
-distance in units in the last place, how many elements lie outside the
-tolerance and the worst elements; for ONNX models both builds are also
-compared with onnxruntime, when it is installed.
+results are bit-identical, the max absolute error and the same relative to
+the output's scale (its largest finite |plain|; never a per-element relative
+error, which is huge at near-zero elements and says nothing), the max
+distance in units in the last place over the elements of at least
+ULP_FLOOR of the scale, how many elements lie outside the tolerance and the
+worst elements with their plain and substituted values; for ONNX models
+both builds are also compared with onnxruntime, when it is installed.
 
-The relative error is taken over the elements whose plain value is not
-zero. An element is outside tolerance T when |substituted - plain| > T * max(1, |plain|):
-an absolute bound for small values, a relative one for large values.
-The gate passes when no element of any output is outside.
+An element is outside tolerance T when |substituted - plain| > T * max(1, |plain|):
+an absolute bound for small values, a relative one for large values (a NaN
+where the plain build has a number is outside). An output whose plain result
+is so flat that one constant would pass (all zeros, any constant, a single
+zero) cannot tell a right substitution from a wrong one: its verdict is
+CANNOT TELL, never PASS. The gate passes when every output passes.
 """
 
 from __future__ import annotations
@@ -19,13 +24,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
+from ..lazy_import import lazy_module
+
+np = lazy_module("numpy")
 
 from ..errors import StudioError
 from .runner import pick_function, random_inputs, run_vmfb
+from .tolerance import (WORST_COUNT, abs_errors, element_text, flat_reference, max_error, relative_to_scale, scale_of,
+                        worst_elements)
 
 DEFAULT_TOLERANCE = 1e-5
-WORST_COUNT = 5
+ULP_FLOOR = 0.01  # ULPs are counted on elements of at least this fraction of the output's scale
+PASS, FAIL, CANNOT_TELL, IDENTICAL = "PASS", "FAIL", "CANNOT TELL", "bit-identical"
+SCALE_NOTE = "errors are relative to each output's scale, its largest |plain|"
 
 
 @dataclass
@@ -43,18 +54,42 @@ class OutputComparison:
     dtype: str
     bit_identical: bool
     max_abs: float
-    max_rel: float
-    max_ulp: int
+    scale: float  # largest finite |plain|
+    rel_error: float  # max_abs / scale
+    max_ulp: int  # over the elements with |plain| >= ULP_FLOOR * scale
+    max_ulp_all: int  # over all elements (near-zero ones give huge counts)
     outside: int
     total: int
     worst: list[WorstElement] = field(default_factory=list)
+    plain_flat: str | None = None  # why the plain output cannot tell ("is constant (all 0.0)")
+    substituted_flat: str | None = None  # the substituted output is constant too (a hint, not a verdict)
     # max |build - onnxruntime| per build, or None when not an ONNX model / no onnxruntime
     plain_vs_onnxruntime: float | None = None
     substituted_vs_onnxruntime: float | None = None
 
     @property
+    def status(self) -> str:
+        if self.outside:
+            return FAIL
+        if self.plain_flat:
+            return CANNOT_TELL
+        return IDENTICAL if self.bit_identical else PASS
+
+    @property
     def passed(self) -> bool:
-        return self.outside == 0
+        return self.status in (PASS, IDENTICAL)
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.plain_flat:
+            notes.append(f"the plain build's output {self.plain_flat}: the check cannot tell")
+        if self.substituted_flat:
+            notes.append(f"the substituted output {self.substituted_flat}")
+        return notes
+
+    def error_text(self) -> str:
+        return (f"max abs error {self.max_abs:.3g} = {self.rel_error:.3g} of the output's scale "
+                f"(largest |plain| {self.scale:.6g})")
 
 
 @dataclass
@@ -66,8 +101,16 @@ class GateReport:
     onnxruntime: str  # "compared", or why not
 
     @property
+    def status(self) -> str:
+        statuses = {o.status for o in self.outputs}
+        for s in (FAIL, CANNOT_TELL, PASS):
+            if s in statuses:
+                return s
+        return IDENTICAL
+
+    @property
     def passed(self) -> bool:
-        return all(o.passed for o in self.outputs)
+        return self.status in (PASS, IDENTICAL)
 
     @property
     def bit_identical(self) -> bool:
@@ -75,35 +118,76 @@ class GateReport:
 
     def verdict(self) -> dict:
         """The short form kept with the substitution in the manifest and shown in its list."""
-        return {"passed": self.passed, "bit_identical": self.bit_identical, "tolerance": self.tolerance,
-                "max_abs": max((o.max_abs for o in self.outputs), default=0.0),
-                "max_ulp": max((o.max_ulp for o in self.outputs), default=0)}
+        worst = max(self.outputs, key=lambda o: o.rel_error, default=None)
+        flat = [f"the plain build's output{o.output} {o.plain_flat}" for o in self.outputs if o.plain_flat]
+        return {"status": self.status, "passed": self.passed, "bit_identical": self.bit_identical,
+                "tolerance": self.tolerance, "max_abs": max((o.max_abs for o in self.outputs), default=0.0),
+                "rel_error": worst.rel_error if worst else 0.0, "scale": worst.scale if worst else 0.0,
+                "max_ulp": max((o.max_ulp for o in self.outputs), default=0),
+                "cannot_tell": "; ".join(flat) or None}
 
     def to_json(self) -> dict:
         data = asdict(self)
-        data.update(passed=self.passed, bit_identical=self.bit_identical)
+        for o, out in zip(self.outputs, data["outputs"]):
+            out.update(status=o.status, passed=o.passed, notes=o.notes())
+        data.update(status=self.status, passed=self.passed, bit_identical=self.bit_identical,
+                    summary=verdict_summary(self.verdict()))
         return data
 
     def format(self) -> str:
-        lines = [f"@{self.function} on {self.inputs}, tolerance {self.tolerance:g}"]
+        lines = [f"@{self.function} on {self.inputs}, tolerance {self.tolerance:g} "
+                 f"(an element fails when |substituted - plain| > T * max(1, |plain|))"]
         for o in self.outputs:
             head = f"output{o.output} {o.dtype} {'x'.join(map(str, o.shape))}: "
             if o.bit_identical:
                 head += "bit-identical"
             else:
-                head += (f"max abs {o.max_abs:.6g}, max rel {o.max_rel:.6g}, max ULP {o.max_ulp}, "
-                         f"{o.outside} of {o.total} outside tolerance")
+                head += (f"{o.error_text()}, {o.outside} of {o.total} outside tolerance, "
+                         f"max ULP {o.max_ulp} on elements of at least {ULP_FLOOR:.0%} of the scale")
             lines.append(head)
-            for w in o.worst if not o.bit_identical else ():
-                lines.append(f"  at {list(w.index)}: plain {w.plain:.9g}, substituted {w.substituted:.9g}")
+            lines += [f"  {n}" for n in o.notes()]
+            for w in o.worst:
+                lines.append(f"  worst at {list(w.index)}: plain {element_text(w.plain, o.dtype)}, "
+                             f"substituted {element_text(w.substituted, o.dtype)}")
             if o.plain_vs_onnxruntime is not None:
                 lines.append(f"  vs onnxruntime: plain max abs {o.plain_vs_onnxruntime:.6g}, "
                              f"substituted max abs {o.substituted_vs_onnxruntime:.6g}")
         if self.onnxruntime != "compared":
             lines.append(f"onnxruntime: {self.onnxruntime}")
-        lines.append("verdict: " + ("PASS (bit-identical)" if self.bit_identical
-                                    else "PASS" if self.passed else "FAIL"))
+        lines.append("verdict: " + verdict_summary(self.verdict()))
         return "\n".join(lines)
+
+
+def verdict_status(v: dict) -> str:
+    """A stored verdict's status (verdicts stored before the status existed: from passed/bit_identical)."""
+    if "status" in v:
+        return v["status"]
+    return IDENTICAL if v.get("bit_identical") else PASS if v.get("passed") else FAIL
+
+
+def verdict_summary(v: dict) -> str:
+    """A stored verdict in one line: 'PASS: max abs error 7e-07 = 3e-07 of the output's scale ...'."""
+    status = verdict_status(v)
+    if status == CANNOT_TELL:
+        return f"{CANNOT_TELL}: {v.get('cannot_tell')}: a wrong substitution would pass too (try other inputs)"
+    if status == IDENTICAL:
+        return "PASS (bit-identical)"
+    if "rel_error" not in v:
+        return f"{status}: max abs error {v.get('max_abs', 0):.3g}"
+    return (f"{status}: max abs error {v['max_abs']:.3g} = {v['rel_error']:.3g} of the output's scale "
+            f"(largest |plain| {v['scale']:.6g}), max ULP {v['max_ulp']} at tolerance {v['tolerance']:g}")
+
+
+def verdict_short(v: dict) -> str:
+    """A stored verdict in a few words, for a table cell: 'PASS (err 3e-07 of scale)'."""
+    status = verdict_status(v)
+    if status == CANNOT_TELL:
+        return f"{CANNOT_TELL} (flat reference)"
+    if status == IDENTICAL:
+        return "PASS (bit-identical)"
+    if "rel_error" not in v:
+        return f"{status} (max abs {v.get('max_abs', 0):.3g})"
+    return f"{status} (err {v['rel_error']:.2g} of scale)"
 
 
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -125,22 +209,21 @@ def compare_arrays(plain: np.ndarray, sub: np.ndarray, tolerance: float, output:
         raise StudioError(None, f"output{output}: plain build gives {plain.dtype}{list(plain.shape)}, "
                                 f"substituted build {sub.dtype}{list(sub.shape)}")
     identical = plain.tobytes() == sub.tobytes()
-    p64, s64 = plain.astype(np.float64), sub.astype(np.float64)
-    diff = np.abs(s64 - p64)
-    nonzero = p64 != 0
-    rel = np.where(nonzero, diff / np.where(nonzero, np.abs(p64), 1.0), 0.0)
-    outside = diff > tolerance * np.maximum(1.0, np.abs(p64))
-    worst = []
-    if not identical and diff.size:
-        k = min(WORST_COUNT, diff.size)
-        flat = np.argpartition(diff.ravel(), -k)[-k:]
-        for i in flat[np.argsort(-diff.ravel()[flat])]:
-            idx = tuple(int(x) for x in np.unravel_index(int(i), diff.shape))
-            worst.append(WorstElement(idx, float(p64[idx]), float(s64[idx]), float(diff[idx])))
+    p64 = plain.astype(np.float64)
+    diff = abs_errors(sub, plain)
+    bound = tolerance * np.maximum(1.0, np.abs(p64))
+    outside = diff > bound
+    scale = scale_of(p64)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    both_finite = np.isfinite(p64) & np.isfinite(sub.astype(np.float64))
+    ulps = ulp_distance(plain, sub)
+    significant = both_finite & (np.abs(p64) >= ULP_FLOOR * scale)
+    worst = [] if identical else [WorstElement(*w) for w in worst_elements(sub, plain, WORST_COUNT)]
     return OutputComparison(
-        output, tuple(plain.shape), str(plain.dtype), identical,
-        float(diff.max()) if diff.size else 0.0, float(rel.max()) if rel.size else 0.0,
-        int(ulp_distance(plain, sub).max()) if diff.size else 0, int(outside.sum()), int(diff.size), worst,
+        output, tuple(plain.shape), str(plain.dtype), identical, max_abs, scale,
+        relative_to_scale(max_abs, scale), int(ulps[significant].max(initial=0)),
+        int(ulps[both_finite].max(initial=0)), int(outside.sum()), int(diff.size), worst,
+        flat_reference(plain, bound), None if identical else flat_reference(sub, 0.0),
     )
 
 
@@ -195,9 +278,8 @@ def _against_onnxruntime(ws, inputs, plain, sub, outputs) -> str:
     feeds = {i.name: a for i, a in zip(session.get_inputs(), inputs)}
     refs = session.run(None, feeds)
     for o, r, p, s in zip(outputs, refs, plain, sub):
-        r = np.asarray(r, dtype=np.float64)
-        o.plain_vs_onnxruntime = float(np.abs(p.astype(np.float64) - r).max()) if r.size else 0.0
-        o.substituted_vs_onnxruntime = float(np.abs(s.astype(np.float64) - r).max()) if r.size else 0.0
+        o.plain_vs_onnxruntime = max_error(p, r)[0]
+        o.substituted_vs_onnxruntime = max_error(s, r)[0]
     return "compared"
 
 

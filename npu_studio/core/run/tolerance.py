@@ -1,18 +1,27 @@
-"""How far one result may lie from its reference: per-type tolerances and the error measure.
+"""How far one result may lie from its reference: per-type tolerances and the error measures.
 
 An element type's tolerance is relative to the reference's largest finite
 magnitude (its scale), with 1 as the smallest scale: a result agrees when
 max |result - reference| <= tolerance * max(1, scale). Shared by the NPU
 check (NPU against IREE) and the numerics trace (IREE against onnxruntime).
+
+Errors are reported against the scale too (max |result - reference| /
+scale), never per element: a per-element relative error at a near-zero
+element says nothing about the result. `worst_elements` says where the
+largest errors sit, and `flat_reference` when a comparison cannot tell
+anything because the reference is (nearly) constant.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from ..lazy_import import lazy_module
+
+np = lazy_module("numpy")
 
 # Relative tolerance (of the reference's largest magnitude) per output element type.
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 DEFAULT_TOLERANCE = 1e-4
+WORST_COUNT = 5  # worst elements a report lists
 
 
 def tolerance_of(dtype) -> float:
@@ -20,15 +29,103 @@ def tolerance_of(dtype) -> float:
     return TOLERANCE.get(np.dtype(dtype).name if not isinstance(dtype, str) else dtype, DEFAULT_TOLERANCE)
 
 
-def max_error(a, b) -> tuple[float, float]:
-    """(max |a - b| over elements that differ, max finite |b|); agreeing infinities count as equal."""
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64).reshape(a.shape)
-    if not a.size:
-        return 0.0, 0.0
+def abs_errors(result, reference) -> np.ndarray:
+    """|result - reference| per element in float64; values that agree (equal infinities, NaN
+    against NaN) count 0, a NaN against anything else counts inf."""
+    a = np.asarray(result, np.float64)
+    b = np.asarray(reference, np.float64).reshape(a.shape)
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     with np.errstate(invalid="ignore"):  # inf - inf where both agree is masked out
         diff = np.where(same, 0.0, np.abs(a - b))
-    diff = np.where(np.isnan(diff), np.inf, diff)
+    return np.where(np.isnan(diff), np.inf, diff)
+
+
+def scale_of(reference) -> float:
+    """The largest finite |reference| (0 when there is none): the yardstick of errors."""
+    b = np.asarray(reference, np.float64)
     finite = np.abs(b[np.isfinite(b)])
-    return float(diff.max()), float(finite.max()) if finite.size else 0.0
+    return float(finite.max()) if finite.size else 0.0
+
+
+def relative_to_scale(error: float, scale: float) -> float:
+    """`error` as a fraction of the reference's scale (inf for an error against an all-zero reference)."""
+    if scale > 0:
+        return error / scale
+    return 0.0 if error == 0 else float("inf")
+
+
+def max_error(a, b) -> tuple[float, float]:
+    """(max |a - b| over elements that differ, max finite |b|); agreeing infinities count as equal."""
+    a = np.asarray(a, np.float64)
+    if not a.size:
+        return 0.0, 0.0
+    return float(abs_errors(a, b).max()), scale_of(b)
+
+
+def worst_elements(result, reference, count: int = WORST_COUNT) -> list[tuple[tuple[int, ...], float, float, float]]:
+    """The `count` elements with the largest error, largest first, as (index, reference, result,
+    error); elements that agree are left out."""
+    diff = abs_errors(result, reference)
+    k = min(count, int(np.count_nonzero(diff)))
+    if k == 0:
+        return []
+    flat = diff.ravel()
+    top = np.argpartition(flat, -k)[-k:]
+    a = np.asarray(result, np.float64).reshape(diff.shape)
+    b = np.asarray(reference, np.float64).reshape(diff.shape)
+    worst = []
+    for i in top[np.argsort(-flat[top], kind="stable")]:
+        idx = tuple(int(x) for x in np.unravel_index(int(i), diff.shape))
+        worst.append((idx, float(b[idx]), float(a[idx]), float(diff[idx])))
+    return worst
+
+
+def value_text(value: float) -> str:
+    """A value as a person reads it: 0.0, 0.001, 3.5e+38, inf."""
+    text = f"{value:.7g}"
+    return text + ".0" if text.lstrip("-").isdigit() else text
+
+
+def element_text(value: float, dtype: str) -> str:
+    """An element's value with as many digits as its own type needs to tell it from its neighbours."""
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:  # a type numpy does not name (bfloat16 without ml_dtypes)
+        kind = None
+    if kind is not None and (np.issubdtype(kind, np.integer) or kind == np.bool_) and np.isfinite(value):
+        return str(int(value))
+    if kind is None or not np.issubdtype(kind, np.floating):  # bfloat16 and other ml_dtypes floats
+        return f"{value:.9g}"
+    x = kind.type(value)
+    if value == 0 or 1e-4 <= abs(value) < 1e7 or not np.isfinite(value):
+        return np.format_float_positional(x, unique=True, trim="-")
+    return np.format_float_scientific(x, unique=True, trim="-")
+
+
+def flat_reference(reference, bound) -> str | None:
+    """Why a comparison with `reference` cannot tell a right result from a wrong one, or None.
+
+    It cannot when the reference is empty, has no finite value, or is so flat that one constant
+    output would agree with every element: |c - reference| <= `bound` (a number, or one per
+    element) for c midway between its smallest and largest value. An exactly constant reference
+    is named as such ("constant (all 0.0)"). A single element is flat only when it is zero (an
+    output left at zero would pass); any other single value is a real check.
+    """
+    b = np.asarray(reference, np.float64)
+    if b.size == 0:
+        return "is empty"
+    finite = np.isfinite(b)
+    if not finite.any():
+        return "has no finite value"
+    if not finite.all():
+        return None  # no constant agrees with finite and non-finite elements at once
+    lo, hi = float(b.min()), float(b.max())
+    if b.size == 1:
+        return "is a single 0.0" if lo == 0 else None
+    if lo == hi:
+        return f"is constant (all {value_text(lo)})"
+    mid = lo + (hi - lo) / 2
+    if np.all(np.abs(b - mid) <= bound):
+        return (f"is nearly constant (from {value_text(lo)} to {value_text(hi)}): "
+                f"a constant output would pass")
+    return None

@@ -54,7 +54,9 @@ class Substitution:
             return "not checked"
         if not self.failed_check:
             return "PASS, bit-identical" if self.verdict.get("bit_identical") else "PASS"
-        return "FAIL, kept on" if self.kept_failing == self.verdict else "FAIL"
+        # a flat reference neither passes nor fails (run/numeric_gate.py writes the status)
+        word = "CANNOT TELL" if self.verdict.get("status") == "CANNOT TELL" else "FAIL"
+        return f"{word}, kept on" if self.kept_failing == self.verdict else word
 
     def describe(self) -> str:
         """`@name (kind, file, verdict)`: one substitution in a report or a tooltip."""

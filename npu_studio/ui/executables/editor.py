@@ -32,6 +32,9 @@ class ExecutableEditor(QtWidgets.QWidget):
         self.kind_combo.setMinimumContentsLength(12)
         self.kind_combo.currentIndexChanged.connect(lambda _i: self.sig_kind_changed.emit(self.kind()))
         self.title = QtWidgets.QLabel()
+        # a long executable name is cut rather than widening the dock (the list above shows it whole)
+        self.title.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.title.setMinimumWidth(60)
         self.undo_button = self._tool("Undo", QtGui.QKeySequence.StandardKey.Undo, self.view.undo)
         self.redo_button = self._tool("Redo", QtGui.QKeySequence.StandardKey.Redo, self.view.redo)
         self.find_button = self._tool("Find", QtGui.QKeySequence.StandardKey.Find, self.find_bar.open)
@@ -80,6 +83,7 @@ class ExecutableEditor(QtWidgets.QWidget):
         if same and text == self.view.text():
             return
         self.title.setText(title)
+        self.title.setToolTip(title)
         doc = self.view.document()
         cursor = self.view.textCursor()
         # By line and column: a rebuilt dump moves characters, rarely lines.

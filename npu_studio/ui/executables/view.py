@@ -15,15 +15,16 @@ from ...core.errors import StudioError
 from ...core.problems import SUBSTITUTION
 from ...core.executables import substitution as subs
 from ...core.executables.catalog import ExecutableInfo, list_executables
-from ...core.run.numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution
+from ...core.run.numeric_gate import (CANNOT_TELL, DEFAULT_TOLERANCE, SCALE_NOTE, GateReport, gate_substitution,
+                                      verdict_status, verdict_summary)
 from ...core.workspace import substitutions as sub_records
 from ...core.workspace.workspace import Workspace
 from .editor import ExecutableEditor
+from .verdicts import (RESULT_COLUMNS, RESULT_TIPS, TIMING_TIP, result_rows, result_tips, status_color,
+                       verdict_text)
 
+UI_TIMING_SECONDS = 10.0  # per timing: the job cannot be cancelled while it times
 COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict", "compile s")
-RESULT_COLUMNS = ("output", "result", "max abs", "max rel", "max ULP", "outside tol.", "worst element",
-                  "plain vs ORT", "subst. vs ORT")
-PASS_COLOR, FAIL_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020")
 
 
 def substitution_text(items: list[sub_records.Substitution]) -> str:
@@ -32,31 +33,6 @@ def substitution_text(items: list[sub_records.Substitution]) -> str:
         state = "on" if s.applied else "off" if s.file else "draft"
         parts.append(f"{s.kind} ({state})" + (" — error" if s.error else ""))
     return ", ".join(parts)
-
-
-def verdict_text(items: list[sub_records.Substitution]) -> tuple[str, bool | None]:
-    for s in items:
-        if s.applied and s.verdict:
-            v = s.verdict
-            if v["bit_identical"]:
-                return "PASS (bit-identical)", True
-            return ("PASS" if v["passed"] else "FAIL") + f" (max abs {v['max_abs']:.3g})", v["passed"]
-    return "", None
-
-
-def result_rows(report: GateReport) -> list[tuple[str, ...]]:
-    def num(x):
-        return "" if x is None else f"{x:.6g}"
-
-    rows = []
-    for o in report.outputs:
-        w = o.worst[0] if o.worst else None
-        worst = f"{list(w.index)}: {w.plain:.7g} → {w.substituted:.7g}" if w else ""
-        rows.append((f"output{o.output} {'x'.join(map(str, o.shape))}",
-                     "bit-identical" if o.bit_identical else "PASS" if o.passed else "FAIL",
-                     num(o.max_abs), num(o.max_rel), str(o.max_ulp), f"{o.outside} of {o.total}", worst,
-                     num(o.plain_vs_onnxruntime), num(o.substituted_vs_onnxruntime)))
-    return rows
 
 
 class ExecutablesPanel(QtCore.QObject):
@@ -103,11 +79,13 @@ class ExecutablesPanel(QtCore.QObject):
         self.remove_button.clicked.connect(self.remove)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
-        self.slowest_button = QtWidgets.QPushButton("Open slowest to compile")
+        self.slowest_button = QtWidgets.QPushButton("Slowest to compile")
+        self.slowest_button.setToolTip("Open the executable that took longest to compile alone (Compile profile)")
         self.slowest_button.setEnabled(False)
         self.slowest_button.clicked.connect(self.open_slowest)
         self.compile_times: dict = {}
-        self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=1e6, singleStep=1e-6)
+        self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=10.0, singleStep=1e-6)
+        self.tolerance.setToolTip("An element fails when |substituted - plain| > tolerance * max(1, |plain|)")
         self.tolerance.setValue(DEFAULT_TOLERANCE)
         self.tolerance.setAccessibleName("Tolerance")
         self.tolerance.setMaximumWidth(130)
@@ -115,9 +93,8 @@ class ExecutablesPanel(QtCore.QObject):
         self.time_check.setChecked(True)
         # Two short rows, so that the dock fits beside the IR view on a 1280 px screen.
         buttons = QtWidgets.QVBoxLayout()
-        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance),
-                    (self.time_check, self.toggle_button, self.remove_button, self.cancel_button,
-                     self.slowest_button)):
+        for row in ((self.substitute_button, QtWidgets.QLabel("tolerance"), self.tolerance, self.cancel_button),
+                    (self.time_check, self.toggle_button, self.remove_button, self.slowest_button)):
             line = QtWidgets.QHBoxLayout()
             for w in row:
                 line.addWidget(w)
@@ -141,30 +118,47 @@ class ExecutablesPanel(QtCore.QObject):
         self.decision.hide()
         self.verdict = QtWidgets.QLabel()
         self.verdict.setAccessibleName("Verdict")
+        self.verdict.setWordWrap(True)  # a long verdict wraps; it never widens the dock
+        self.verdict.setToolTip(SCALE_NOTE)
         self.results = QtWidgets.QTableWidget(0, len(RESULT_COLUMNS))
         self.results.setHorizontalHeaderLabels(RESULT_COLUMNS)
+        for col, name in enumerate(RESULT_COLUMNS):
+            self.results.horizontalHeaderItem(col).setToolTip(RESULT_TIPS.get(name, ""))
         self.results.setAccessibleName("Comparison")
         self.results.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results.verticalHeader().setVisible(False)
         self.timing = QtWidgets.QLabel()
         self.timing.setWordWrap(True)
+        self.timing.setAccessibleName("Timing")
+        self.timing.setToolTip(TIMING_TIP)
+        # The verdict, the comparison and the timing scroll together when the pane is short:
+        # a wrapped line is never cut off, and the verdict's first lines always show.
+        report = QtWidgets.QWidget()
+        report_layout = QtWidgets.QVBoxLayout(report)
+        report_layout.setContentsMargins(0, 0, 0, 0)
+        report_layout.addWidget(self.verdict)
+        report_layout.addWidget(self.results, 1)
+        report_layout.addWidget(self.timing)
+        self.report_area = QtWidgets.QScrollArea()
+        self.report_area.setWidgetResizable(True)
+        self.report_area.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.report_area.setWidget(report)
+        self.report_area.setMinimumHeight(3 * self.verdict.fontMetrics().lineSpacing())
         lower = QtWidgets.QWidget()
         lower_layout = QtWidgets.QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.decision)
         lower_layout.addLayout(buttons)
-        lower_layout.addWidget(self.verdict)
-        lower_layout.addWidget(self.results, 1)
-        lower_layout.addWidget(self.timing)
+        lower_layout.addWidget(self.report_area, 1)
 
-        splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(self.editor)
-        splitter.addWidget(lower)
-        splitter.setSizes([120, 400, 160])
+        self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.editor)
+        self.splitter.addWidget(lower)
+        self.splitter.setSizes([120, 400, 160])
         self.dock = QtWidgets.QDockWidget("Executables", self.window)
         self.dock.setObjectName("executablesDock")
-        self.dock.setWidget(splitter)
+        self.dock.setWidget(self.splitter)
         # hidden until an executable is opened (View menu, or a dispatch's "Open executable")
         self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
         self._update_buttons()
@@ -190,13 +184,14 @@ class ExecutablesPanel(QtCore.QObject):
         self.table.setRowCount(len(self.infos))
         for row, info in enumerate(self.infos):
             mine = [s for s in records if s.name == info.name]
-            verdict, passed = verdict_text(mine)
+            verdict, status, tip = verdict_text(mine)
             values = (info.name, ", ".join(f"#{d}" for d in info.dispatches), ", ".join(info.onnx_nodes),
                       info.ops, substitution_text(mine), verdict, _time_text(self.compile_times.get(info.name)))
             for col, value in enumerate(values):
                 item = QtWidgets.QTableWidgetItem(value)
-                if col == COLUMNS.index("verdict") and passed is not None:
-                    item.setForeground(PASS_COLOR if passed else FAIL_COLOR)
+                if col == COLUMNS.index("verdict") and status is not None:
+                    item.setForeground(status_color(status))
+                    item.setToolTip(tip)
                 self.table.setItem(row, col, item)
             if info.name == current:
                 self.table.selectRow(row)
@@ -224,8 +219,11 @@ class ExecutablesPanel(QtCore.QObject):
             problems.clear(SUBSTITUTION)
             return
         v = sub.verdict
-        message = (f"@{sub.name}: the substituted {sub.kind} FAILED its check (max abs {v.get('max_abs', 0):.3g}) "
-                   f"and is on in the build. Keep it on, or switch it off?")
+        if verdict_status(v) == CANNOT_TELL:
+            what = f"could not be checked ({v.get('cannot_tell')})"
+        else:
+            what = f"FAILED its check ({verdict_summary(v).partition(': ')[2]})"
+        message = f"@{sub.name}: the substituted {sub.kind} {what} and is on in the build. Keep it on, or switch it off?"
         self.decision_label.setText(message)
         self.decision.show()
         problems.raise_(SUBSTITUTION, message + " (Executables dock)")
@@ -348,7 +346,7 @@ class ExecutablesPanel(QtCore.QObject):
             if timed:
                 from ...core.run.kernel_timing import time_substitution
 
-                timing = time_substitution(own, name, plain, whole_model=False, repetitions=3)
+                timing = time_substitution(own, name, plain, whole_model=False, max_seconds=UI_TIMING_SECONDS)
             return gate, timing
 
         self._start(work, f"Substituting @{name}")
@@ -427,20 +425,29 @@ class ExecutablesPanel(QtCore.QObject):
 
     def show_report(self, report: GateReport, timing=None) -> None:
         self.report = report
-        text = "bit-identical" if report.bit_identical else "PASS" if report.passed else "FAIL"
-        self.verdict.setText(f"Verdict: {text} at tolerance {report.tolerance:g} on {report.inputs}")
-        color = PASS_COLOR if report.passed else FAIL_COLOR
-        self.verdict.setStyleSheet(f"color:{color.name()};font-weight:bold")
+        self.verdict.setText(f"Verdict: {verdict_summary(report.verdict())} (on {report.inputs})")
+        self.verdict.setStyleSheet(f"color:{status_color(report.status).name()};font-weight:bold")
         rows = result_rows(report)
         self.results.setRowCount(len(rows))
-        for r, values in enumerate(rows):
+        for r, (values, tips) in enumerate(zip(rows, result_tips(report))):
             for c, value in enumerate(values):
                 item = QtWidgets.QTableWidgetItem(value)
-                if c == 1:
-                    item.setForeground(PASS_COLOR if value != "FAIL" else FAIL_COLOR)
+                if c == RESULT_COLUMNS.index("result"):
+                    item.setForeground(status_color(value))
+                item.setToolTip(tips.get(c, ""))
                 self.results.setItem(r, c, item)
         self.results.resizeColumnsToContents()
         self.timing.setText(timing.format() if timing is not None else "")
+        self._make_room_for_the_report()
+
+    def _make_room_for_the_report(self) -> None:
+        """Grow the lower pane, at the editor's expense and up to half the dock, until the report shows."""
+        table, editor, lower = self.splitter.sizes()
+        report = self.report_area.widget()
+        missing = report.heightForWidth(self.report_area.viewport().width()) - self.report_area.viewport().height()
+        grow = max(0, min(missing, (table + editor + lower) // 2 - lower, editor - self.editor.minimumSizeHint().height()))
+        if grow:
+            self.splitter.setSizes([table, editor - grow, lower + grow])
 
     def _update_buttons(self) -> None:
         ws, name = self.window.workspace, self.current_name()

@@ -25,7 +25,7 @@ from ...processes import module_command
 from ...run.runner import pick_function, random_inputs, run_vmfb
 from ...workspace.workspace import Workspace
 from ...run.dispatches import iree_dispatches
-from ..numerics.check import Comparison, _compare, diverges, run_onnxruntime
+from ..numerics.check import Comparison, _compare, diverges, final_line, run_onnxruntime
 from ..numerics.functional_sim import DispatchOutcome, TileFault
 from ..workspace_io import json_path
 from . import standalone
@@ -73,13 +73,12 @@ class NpuRunReport:
             lines.append(f"  first divergent dispatch: #{d.index} {d.symbol}: max error {d.max_error:.3g} "
                          f"against IREE's result on the same inputs (largest value {d.scale:.3g})")
         lines += [f"  note: {n}" for n in self.notes]
-        lines.append("OK" if self.ok else "MISMATCH")
+        lines.append(final_line(self.ok, (self.vs_cpu, self.vs_onnxruntime)))
         return lines
 
     def to_dict(self) -> dict:
         def comp(c):
-            return None if c is None else {"reference": c.reference, "max_error": c.max_error, "scale": c.scale,
-                                           "tolerance": c.tolerance, "ok": c.ok}
+            return None if c is None else c.to_dict()
         return {"format": "npu-studio.npu-run", "version": 1, "ok": self.ok, "mode": self.mode,
                 "function": self.function,
                 "plugin_calls": self.plugin_calls, "npu_dispatches": sorted(d for r in self.variant.imports

@@ -24,7 +24,8 @@ from ...run.dispatches.cpu_reductions import reduction_configs
 from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
-from ...run.tolerance import TOLERANCE, max_error
+from ...run.tolerance import (TOLERANCE, element_text, flat_reference, max_error, relative_to_scale,
+                              worst_elements)
 from ...workspace import substitutions
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
@@ -41,14 +42,39 @@ class Comparison:
     max_error: float
     scale: float  # largest |reference| value, the yardstick of the tolerance
     tolerance: float
+    worst: str = ""  # where the largest error sits: "output0[0, 3]: 0.25, reference 0.5"
+    flat: str | None = None  # why the reference cannot tell: "output0 is constant (all 0.0)"
 
     @property
     def ok(self) -> bool:
         return self.max_error <= self.tolerance * max(1.0, self.scale)
 
+    @property
+    def cannot_tell(self) -> bool:
+        """Within tolerance, but against a reference so flat that a constant output would pass."""
+        return self.ok and self.flat is not None
+
     def line(self) -> str:
-        return (f"  vs {self.reference:<12} max error {self.max_error:.3g} (largest value {self.scale:.3g}, "
-                f"tolerance {self.tolerance:g} relative) {'ok' if self.ok else 'DIFFERS'}")
+        verdict = f"CANNOT TELL: the reference's {self.flat}" if self.cannot_tell else "ok" if self.ok else "DIFFERS"
+        where = f"; worst {self.worst}" if self.worst else ""
+        return (f"  vs {self.reference:<12} max error {self.max_error:.3g} = "
+                f"{relative_to_scale(self.max_error, self.scale):.3g} of the largest value {self.scale:.3g} "
+                f"(tolerance {self.tolerance:g} relative{where}) {verdict}")
+
+    def to_dict(self) -> dict:
+        return {"reference": self.reference, "max_error": self.max_error, "scale": self.scale,
+                "tolerance": self.tolerance, "ok": self.ok, "worst": self.worst, "flat_reference": self.flat}
+
+
+def final_line(ok: bool, comparisons) -> str:
+    """The report's last line: OK, MISMATCH, or OK with the outputs that could not tell named."""
+    if not ok:
+        return "MISMATCH"
+    flat = [c.reference for c in comparisons if c is not None and getattr(c, "cannot_tell", False)]
+    if flat:
+        return (f"OK per dispatch; the outputs cannot tell (the {' and '.join(flat)} reference is flat: "
+                f"a constant output would pass)")
+    return "OK"
 
 
 @dataclass
@@ -78,8 +104,7 @@ class CheckReport:
                         "tolerance": c.tolerance, "ok": c.ok, "elements": c.elements,
                         "differing": c.differing, "max_steps": c.max_steps, "tensor": c.tensor,
                         "distinct": c.distinct}
-            return None if c is None else {"reference": c.reference, "max_error": c.max_error,
-                                           "scale": c.scale, "tolerance": c.tolerance, "ok": c.ok}
+            return None if c is None else c.to_dict()
         return {
             "format": "npu-studio.check", "version": 1, "ok": self.ok, "function": self.function,
             "inputs": [list(np.shape(a)) for a in self.inputs],
@@ -118,21 +143,28 @@ class CheckReport:
             lines.append(f"  first divergent dispatch: #{d.index} {d.symbol}: max error {d.max_error:.3g} "
                          f"against IREE's result on the same inputs (largest value {d.scale:.3g})")
         lines += [f"  note: {n}" for n in self.notes]
-        lines.append("OK" if self.ok else "MISMATCH")
+        lines.append(final_line(self.ok, (self.vs_iree, self.vs_onnxruntime)))
         return lines
 
 
 def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
              exact: bool = False) -> Comparison:
     """Max error against `ref`; `exact`: a quantized model, which must match bit for bit."""
-    err, scale, tol = 0.0, 0.0, 0.0
-    for a, b in zip(ours, ref):
+    err, scale, tol, worst, flat = 0.0, 0.0, 0.0, "", []
+    for i, (a, b) in enumerate(zip(ours, ref)):
         e, s = max_error(a, b)
-        err, scale = max(err, e), max(scale, s)
-        tol = 0.0 if exact else max(tol, TOLERANCE.get(np.asarray(a).dtype.name, 1e-4))
+        t = 0.0 if exact else TOLERANCE.get(np.asarray(a).dtype.name, 1e-4)
+        if e > err:
+            [(idx, want, got, _)] = worst_elements(a, b, 1)
+            dtype = np.asarray(a).dtype.name
+            worst = f"output{i}{list(idx)}: {element_text(got, dtype)}, reference {element_text(want, dtype)}"
+        err, scale, tol = max(err, e), max(scale, s), max(tol, t)
+        why = flat_reference(b, t * max(1.0, s))
+        if why:
+            flat.append(f"output{i} {why}")
     if len(ours) != len(ref):
         err = float("inf")
-    return Comparison(reference, err, scale, tol)
+    return Comparison(reference, err, scale, tol, worst, "; ".join(flat) or None)
 
 
 def diverges(d: DispatchOutcome) -> bool:
