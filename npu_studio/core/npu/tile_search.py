@@ -12,6 +12,10 @@ bound -- the compute cycles of all tiles on their one engine, the bytes
 loaded from DRAM over its bandwidth -- skips the candidates that cannot
 win, so few are simulated.
 
+Every step is memoised by the target fields it reads (see the keys below),
+so a sweep's points and the app's target edits redo only what changed; the
+memos return what a search from scratch returns.
+
 So more SRAM never makes a dispatch slower (the minimum over a superset),
 and more DRAM bandwidth neither, as long as the simulator is itself
 monotone in bandwidth for a fixed program; tests/core/npu/test_tile_search.py

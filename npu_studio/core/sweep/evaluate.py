@@ -1,12 +1,12 @@
 """One design point: the NPU pipeline and the timing simulation on compiled dispatches.
 
 Runs in the sweep's workers (and in-process with one worker). Memoised
-per process by what each stage depends on:
+per process by what each stage depends on (docs/sweep.md, "Memoisation"):
 
-- the plan (run_npu_pipeline: legality, tile search, memory plan,
-  schedule) by the target without its clock, CPU-fallback costs, energy
-  and area: the tile search simulates candidates, so bandwidth, DMA and
-  array keys are in the key, the clock and the costs are not;
+- the plan by the target without its clock, CPU-fallback costs, energy and
+  area; a model's planner (npu/replan.py) keeps its parse and legality and
+  the programs of tiles it has seen, the tile search (npu/tile_search.py)
+  its candidates, bounds and simulated cycles by the fields each reads;
 - the simulation by the target without its clock, energy and area: a
   point that differs only in those is recomputed from the last
   simulation (time, leakage, energy, area).
