@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import time
 from collections.abc import Iterator
 from concurrent import futures
@@ -141,7 +142,7 @@ class DaskExecutor:
         from distributed import as_completed
 
         scattered = self.client.scatter(models, broadcast=True)  # once per worker, by hash
-        running = as_completed()
+        running = as_completed(loop=self.client.loop)  # our client need not be the default one
 
         def submit() -> None:
             batch = None if self._cancelled else batcher.next()
@@ -170,9 +171,30 @@ class DaskExecutor:
             self.client.close()
 
 
-def make_executor(jobs: int | None = None, dask=None):
+DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+)"
+                      r":(?P<port>[0-9]{1,5})$")
+
+
+def check_dask_address(text: str) -> str:
+    """A scheduler address as Dask takes it (tcp:// added when no scheme is given);
+    SweepError, one line, when it is not one."""
+    m = _ADDRESS.match(text.strip())
+    problem = None
+    if m is None:
+        problem = "expected HOST:PORT or SCHEME://HOST:PORT"
+    elif (m["scheme"] or "tcp") not in DASK_SCHEMES:
+        problem = f"unknown scheme {m['scheme']}:// (one of {', '.join(DASK_SCHEMES)})"
+    elif not 0 < int(m["port"]) < 65536:
+        problem = f"port {m['port']} is not in 1..65535"
+    if problem:
+        raise SweepError(None, f"Dask address {text.strip()!r}: {problem}, e.g. tcp://head:8786")
+    return f"{m['scheme'] or 'tcp'}://{m['host']}:{int(m['port'])}"
+
+
+def make_executor(jobs: int | None = None, dask=None, timeout: float = 10.0):
     if dask is not None:
-        return DaskExecutor(dask)
+        return DaskExecutor(check_dask_address(dask) if isinstance(dask, str) else dask, timeout)
     if jobs == 1:
         return SerialExecutor()
     return PoolExecutor(jobs)
