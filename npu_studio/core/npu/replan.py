@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 from iree.compiler import ir
 
-from ..ir.context import mlir_context
+from ..ir.context import first_diagnostic, mlir_context
 from ..ir.dispatch_index import PhaseIndex, index_text
 from .cost_model import CostModel
 from .npu_ir import NpuProgram
@@ -82,7 +82,8 @@ class ModelPlanner:
             try:
                 module = ir.Module.parse(self.text, mlir_context())
             except ir.MLIRError as e:
-                raise NpuError(f"cannot parse: {str(e).splitlines()[0]}") from None
+                line, col, message = first_diagnostic(e)
+                raise NpuError(f"cannot parse: {message}", line=line, col=col) from None
             state = _State(target, False, self.index)
             _run_passes(module, state, passes=1)  # cleanup, npu-legalize
             self._legalized[key] = state
