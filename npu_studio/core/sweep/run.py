@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled
+from ..npu.tile_search import timing_key
 from ..npu.workspace_io import flow_path
 from ..textio import read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
@@ -73,11 +74,15 @@ def flow_text(path: Path) -> str:
 
 
 def _per_model(todo: list[tuple[str, str, Any, Any]]) -> list[tuple[str, list]]:
-    """Per model, its points with those of one plan together (a worker reuses the plan)."""
-    by_model: dict[str, dict[Any, list]] = {}
+    """Per model, its points with those of one plan together (a worker reuses the plan), and the
+    plans that differ only in SRAM size next to each other (they share the tile search's
+    simulations, npu/tile_search.py)."""
+    by_model: dict[str, dict[Any, dict[Any, list]]] = {}
     for mhash, key, target, plan in todo:
-        by_model.setdefault(mhash, {}).setdefault(plan_key(plan), []).append((key, target, plan))
-    return [(mhash, [x for g in groups.values() for x in g]) for mhash, groups in by_model.items()]
+        by_model.setdefault(mhash, {}).setdefault(timing_key(plan), {}).setdefault(
+            plan_key(plan), []).append((key, target, plan))
+    return [(mhash, [x for plans in groups.values() for g in plans.values() for x in g])
+            for mhash, groups in by_model.items()]
 
 
 def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
