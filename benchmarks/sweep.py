@@ -1,6 +1,6 @@
 """Design-space sweep speed (issue 30); writes its section of docs/PERFORMANCE.md.
 
-    QT_QPA_PLATFORM=offscreen python benchmarks/sweep.py
+    .venv/bin/python benchmarks/sweep.py   (about 3 minutes on a quiet 2-core machine; make bench runs it too)
 
 - light resnet50 over 200 points (SRAM 128 KiB-2 MiB x DRAM 4-512 bytes/cycle x array
   8x8-128x128), in this process: points per second on one core;
@@ -124,6 +124,7 @@ def _row(label: str, n: int, wall: float, cpu: float) -> str:
 
 
 def main() -> None:
+    started = time.perf_counter()
     model = flow_snapshot(zoo_model("resnet50"))
     lines, loads = [], [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -166,7 +167,8 @@ def main() -> None:
     body = "\n".join([
         "## Design-space sweep (issue 30)",
         "",
-        "`benchmarks/sweep.py` (about 2 minutes on a quiet 2-core machine), one run, light resnet50 "
+        f"`benchmarks/sweep.py` ({time.perf_counter() - started:.0f} s in all here), one run, "
+        "light resnet50 "
         f"on the default target's base; the NPU pipeline ran {plans} times for the 200 points (one "
         "plan per point: the tiles depend on SRAM, array and bandwidth; its parse, legality and "
         "tile-search steps are memoised, docs/sweep.md). Points per second per core from the "
