@@ -12,7 +12,8 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("compile_overhead.py", "index_time.py", "ir_view_scroll.py", "params_big_models.py",
               "functional_sim.py", "substitution_rebuild.py", "edit_resume.py",
               "npu_mlir_read.py", "schedule_chart.py", "npu_sim.py", "tile_search.py", "quantized.py",
-              "model_debugging.py", "npu_hal.py", "timing_settling.py")  # app_start.py needs `make bundle` first
+              "model_debugging.py", "npu_hal.py", "timing_settling.py",
+              "sweep.py")  # app_start.py needs `make bundle` first
 
 
 def main() -> int:

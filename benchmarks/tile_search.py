@@ -41,7 +41,7 @@ def _run(flow, target, search):
     passes.best_tiling = tile_search.best_tiling if search else _greedy
     best = None
     for _ in range(3):
-        tile_search._CHOSEN.clear()
+        tile_search.clear_memo()
         t = time.perf_counter()
         program = passes.run_npu_pipeline(flow, target)
         dt = time.perf_counter() - t

@@ -288,9 +288,11 @@ def _i64_array(vs) -> ir.Attribute:
     return ir.ArrayAttr.get([_i64(v) for v in vs])
 
 
-def build_pass_manager(state: _State) -> passmanager.PassManager:
+def build_pass_manager(state: _State, passes: int = len(NPU_PASSES)) -> passmanager.PassManager:
+    """The cleanup, then the first `passes` of NPU_PASSES."""
     pm = passmanager.PassManager.parse(f"builtin.module({CLEANUP})")
-    for name, fn in zip(NPU_PASSES, (state.legalize, state.tile, state.plan_memory, state.schedule)):
+    fns = (state.legalize, state.tile, state.plan_memory, state.schedule)[:passes]
+    for name, fn in zip(NPU_PASSES, fns):
         def run(op, pass_, fn=fn):
             if state.error is not None:
                 return
@@ -343,9 +345,9 @@ def run_npu_pipeline(flow_module, target: NpuTarget | str | Path | None = None,
         raise
 
 
-def _run_passes(module, state):
+def _run_passes(module, state, passes: int = len(NPU_PASSES)):
     with module.context:
-        pm = build_pass_manager(state)
+        pm = build_pass_manager(state, passes)
         try:
             pm.run(module.operation)
         except ir.MLIRError:

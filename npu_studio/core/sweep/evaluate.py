@@ -1,12 +1,12 @@
 """One design point: the NPU pipeline and the timing simulation on compiled dispatches.
 
 Runs in the sweep's workers (and in-process with one worker). Memoised
-per process by what each stage depends on:
+per process by what each stage depends on (docs/sweep.md, "Memoisation"):
 
-- the plan (run_npu_pipeline: legality, tile search, memory plan,
-  schedule) by the target without its clock, CPU-fallback costs, energy
-  and area: the tile search simulates candidates, so bandwidth, DMA and
-  array keys are in the key, the clock and the costs are not;
+- the plan by the target without its clock, CPU-fallback costs, energy and
+  area; a model's planner (npu/replan.py) keeps its parse and legality and
+  the programs of tiles it has seen, the tile search (npu/tile_search.py)
+  its candidates, bounds and simulated cycles by the fields each reads;
 - the simulation by the target without its clock, energy and area: a
   point that differs only in those is recomputed from the last
   simulation (time, leakage, energy, area).
@@ -23,13 +23,13 @@ from collections import OrderedDict
 from typing import Any
 
 from ..errors import StudioError
-from ..ir.dispatch_index import index_text
 from ..npu.cost_model import CostModel
 from ..npu.npu_ir import NpuProgram
-from ..npu.passes import run_npu_pipeline
+from ..npu.replan import ModelPlanner
 from ..npu.sim import SimResult, simulate
 from ..npu.sim.energy import area, energy
 from ..npu.target import NpuTarget
+from ..npu.tile_search import clear_memo as clear_tile_memo
 
 # Every metric of a row, in table order, with its type; docs/sweep.md explains each.
 METRICS: tuple[tuple[str, type], ...] = (
@@ -47,7 +47,7 @@ _MEMO_SIZE = 4  # programs and simulations of large models are big: a few of eac
 _lock = threading.Lock()  # a Dask worker may run batches on several threads
 _plans: OrderedDict[tuple, NpuProgram] = OrderedDict()
 _sims: OrderedDict[tuple, SimResult] = OrderedDict()
-_indexes: OrderedDict[str, Any] = OrderedDict()  # each model's dispatch index (read-only)
+_planners: OrderedDict[str, ModelPlanner] = OrderedDict()  # each model parsed and legalized
 stats = {"plans": 0, "simulations": 0, "points": 0}  # what this process computed (tests, benchmarks)
 
 
@@ -78,7 +78,8 @@ def _memo(cache: OrderedDict, key, make):
 def clear_memo() -> None:
     _plans.clear()
     _sims.clear()
-    _indexes.clear()
+    _planners.clear()
+    clear_tile_memo()
 
 
 def area_metrics(target: NpuTarget) -> dict[str, Any]:
@@ -98,9 +99,8 @@ def evaluate(model_hash: str, flow_text: str, target: NpuTarget,
     try:
         def plan():
             stats["plans"] += 1
-            index = _memo(_indexes, model_hash, lambda: index_text(flow_text, "flow"))
-            return run_npu_pipeline(flow_text, dataclasses.replace(plan_target, source=""),
-                                    index=index)
+            planner = _memo(_planners, model_hash, lambda: ModelPlanner(flow_text))
+            return planner.program(dataclasses.replace(plan_target, source=""))
         program = _memo(_plans, (model_hash, plan_key(plan_target)), plan)
         unfit = [d for d in program.dispatches if d.rule == "sram-fit"]
         if unfit:

@@ -1,7 +1,9 @@
 """Where a sweep's batches run: in this process, a local process pool, or a Dask cluster.
 
-One interface: `run(models, batches)` yields each batch's rows as it
-completes (any order); `cancel()` drops the batches not started; `close()`
+One interface: `run(models, batcher)` takes batches from the batcher as
+workers free up (IN_FLIGHT per worker), reports each batch's measured time
+back to it (batching.py sizes the next ones), and yields each batch's rows as
+it completes (any order); `cancel()` drops the batches not started; `close()`
 stops the workers. Each model's flow text goes to a worker once (pool:
 the worker's initializer; Dask: one broadcast scatter), batches name it by
 its hash.
@@ -15,15 +17,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
+import time
 from collections.abc import Iterator
 from concurrent import futures
 
 from ..processes import die_with_parent
+from .batching import Batcher
 from .evaluate import evaluate_batch
 from .spec import SweepError
 
-Batch = tuple[str, list]  # (model hash, [(cache key, target), ...])
 Rows = list[tuple[str, dict]]
+IN_FLIGHT = 2  # batches per worker handed over at once: the next one waits at the worker
 
 _models: dict[str, str] = {}  # a pool worker's flow texts, by hash
 
@@ -33,12 +38,18 @@ def _init_worker(parent: int, models: dict[str, str]) -> None:
     _models.update(models)
 
 
-def _run_in_worker(model_hash: str, batch: list) -> Rows:
-    return evaluate_batch(model_hash, _models[model_hash], batch)
+def _timed(model_hash: str, flow_text: str, batch: list) -> tuple[Rows, float]:
+    start = time.perf_counter()
+    rows = evaluate_batch(model_hash, flow_text, batch)
+    return rows, time.perf_counter() - start
 
 
-def _run_on_dask(flow_text: str, model_hash: str, batch: list) -> Rows:
-    return evaluate_batch(model_hash, flow_text, batch)
+def _run_in_worker(model_hash: str, batch: list) -> tuple[Rows, float]:
+    return _timed(model_hash, _models[model_hash], batch)
+
+
+def _run_on_dask(flow_text: str, model_hash: str, batch: list) -> tuple[Rows, float]:
+    return _timed(model_hash, flow_text, batch)
 
 
 class SerialExecutor:
@@ -49,11 +60,11 @@ class SerialExecutor:
     def __init__(self):
         self._cancelled = False
 
-    def run(self, models: dict[str, str], batches: list[Batch]) -> Iterator[Rows]:
-        for model_hash, batch in batches:
-            if self._cancelled:
-                return
-            yield evaluate_batch(model_hash, models[model_hash], batch)
+    def run(self, models: dict[str, str], batcher: Batcher) -> Iterator[Rows]:
+        while not self._cancelled and (batch := batcher.next()) is not None:
+            rows, seconds = _timed(batch[0], models[batch[0]], batch[1])
+            batcher.record(len(rows), seconds)
+            yield rows
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -68,20 +79,34 @@ class PoolExecutor:
     def __init__(self, jobs: int | None = None):
         self.workers = jobs or os.cpu_count() or 1
         self._pool: futures.ProcessPoolExecutor | None = None
-        self._pending: list[futures.Future] = []
+        self._pending: set[futures.Future] = set()
+        self._cancelled = False
 
-    def run(self, models: dict[str, str], batches: list[Batch]) -> Iterator[Rows]:
+    def run(self, models: dict[str, str], batcher: Batcher) -> Iterator[Rows]:
         self._pool = futures.ProcessPoolExecutor(
             max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker, initargs=(os.getpid(), models))
-        self._pending = [self._pool.submit(_run_in_worker, h, b) for h, b in batches]
-        for f in futures.as_completed(self._pending):
-            if f.cancelled():
-                continue
-            yield f.result()
+
+        def submit() -> None:
+            batch = None if self._cancelled else batcher.next()
+            if batch is not None:
+                self._pending.add(self._pool.submit(_run_in_worker, *batch))
+        for _ in range(IN_FLIGHT * self.workers):
+            submit()
+        while self._pending:
+            done, _ = futures.wait(self._pending, return_when=futures.FIRST_COMPLETED)
+            for f in done:
+                self._pending.discard(f)
+                if f.cancelled():
+                    continue
+                rows, seconds = f.result()
+                batcher.record(len(rows), seconds)
+                submit()
+                yield rows
 
     def cancel(self) -> None:
-        for f in self._pending:
+        self._cancelled = True
+        for f in list(self._pending):
             f.cancel()
 
     def close(self) -> None:
@@ -111,19 +136,32 @@ class DaskExecutor:
             self.client = address
         self.workers = max(len(self.client.scheduler_info().get("workers", {})), 1)
         self._pending = []
+        self._cancelled = False
 
-    def run(self, models: dict[str, str], batches: list[Batch]) -> Iterator[Rows]:
+    def run(self, models: dict[str, str], batcher: Batcher) -> Iterator[Rows]:
         from distributed import as_completed
 
         scattered = self.client.scatter(models, broadcast=True)  # once per worker, by hash
-        self._pending = [self.client.submit(_run_on_dask, scattered[h], h, b, pure=False)
-                         for h, b in batches]
-        for f in as_completed(self._pending):
+        running = as_completed(loop=self.client.loop)  # our client need not be the default one
+
+        def submit() -> None:
+            batch = None if self._cancelled else batcher.next()
+            if batch is not None:
+                f = self.client.submit(_run_on_dask, scattered[batch[0]], *batch, pure=False)
+                self._pending.append(f)
+                running.add(f)
+        for _ in range(IN_FLIGHT * self.workers):
+            submit()
+        for f in running:
             if f.cancelled():
                 continue
-            yield f.result()
+            rows, seconds = f.result()
+            batcher.record(len(rows), seconds)
+            submit()
+            yield rows
 
     def cancel(self) -> None:
+        self._cancelled = True
         if self._pending:
             self.client.cancel(self._pending)
 
@@ -133,9 +171,30 @@ class DaskExecutor:
             self.client.close()
 
 
-def make_executor(jobs: int | None = None, dask=None):
+DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+)"
+                      r":(?P<port>[0-9]{1,5})$")
+
+
+def check_dask_address(text: str) -> str:
+    """A scheduler address as Dask takes it (tcp:// added when no scheme is given);
+    SweepError, one line, when it is not one."""
+    m = _ADDRESS.match(text.strip())
+    problem = None
+    if m is None:
+        problem = "expected HOST:PORT or SCHEME://HOST:PORT"
+    elif (m["scheme"] or "tcp") not in DASK_SCHEMES:
+        problem = f"unknown scheme {m['scheme']}:// (one of {', '.join(DASK_SCHEMES)})"
+    elif not 0 < int(m["port"]) < 65536:
+        problem = f"port {m['port']} is not in 1..65535"
+    if problem:
+        raise SweepError(None, f"Dask address {text.strip()!r}: {problem}, e.g. tcp://head:8786")
+    return f"{m['scheme'] or 'tcp'}://{m['host']}:{int(m['port'])}"
+
+
+def make_executor(jobs: int | None = None, dask=None, timeout: float = 10.0):
     if dask is not None:
-        return DaskExecutor(dask)
+        return DaskExecutor(check_dask_address(dask) if isinstance(dask, str) else dask, timeout)
     if jobs == 1:
         return SerialExecutor()
     return PoolExecutor(jobs)

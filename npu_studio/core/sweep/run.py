@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -21,17 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled
+from ..npu.tile_search import timing_key
 from ..npu.workspace_io import flow_path
 from ..textio import read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
 from .analysis import Violation, monotonicity, sanity
+from .batching import Batcher
 from .evaluate import METRIC_NAMES, AREA_METRICS, area_metrics, plan_key
 from .spec import Point, SweepError, SweepSpec, key_line
 from .table import RowCache, check_constraints, columns, model_hash, point_key, write_table
 
 RECORD = "sweep.json"  # OUT/sweep.json: the spec and the models' paths, for the app
-BATCHES_PER_WORKER = 4  # enough to balance uneven batches, few enough to keep plans shared
-MIN_BATCH = 4  # points: a batch's dispatch and result transfer cost about one fast point
 Progress = Callable[[int, int, float | None], None]
 
 
@@ -74,19 +73,16 @@ def flow_text(path: Path) -> str:
     return read_text(flow_path(compile_model(path)))
 
 
-def _batches(todo: list[tuple[str, str, Any]], workers: int) -> list[tuple[str, list]]:
-    """Per model, points of one plan together, cut into about BATCHES_PER_WORKER x workers
-    contiguous batches of MIN_BATCH points or more."""
-    by_model: dict[str, dict[Any, list]] = {}
+def _per_model(todo: list[tuple[str, str, Any, Any]]) -> list[tuple[str, list]]:
+    """Per model, its points with those of one plan together (a worker reuses the plan), and the
+    plans that differ only in SRAM size next to each other (they share the tile search's
+    simulations, npu/tile_search.py)."""
+    by_model: dict[str, dict[Any, dict[Any, list]]] = {}
     for mhash, key, target, plan in todo:
-        by_model.setdefault(mhash, {}).setdefault(plan_key(plan), []).append((key, target, plan))
-    out = []
-    for mhash, groups in by_model.items():
-        ordered = [x for g in groups.values() for x in g]
-        n = max(1, min(workers * BATCHES_PER_WORKER, len(ordered) // MIN_BATCH))
-        size = math.ceil(len(ordered) / n)
-        out += [(mhash, ordered[i:i + size]) for i in range(0, len(ordered), size)]
-    return out
+        by_model.setdefault(mhash, {}).setdefault(timing_key(plan), {}).setdefault(
+            plan_key(plan), []).append((key, target, plan))
+    return [(mhash, [x for plans in groups.values() for g in plans.values() for x in g])
+            for mhash, groups in by_model.items()]
 
 
 def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
@@ -120,7 +116,7 @@ def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
     started = time.monotonic()
     cancelled = False
     try:
-        for rows in executor.run(texts, _batches(todo, executor.workers)):
+        for rows in executor.run(texts, Batcher(_per_model(todo), executor.workers)):
             for key, row in rows:
                 cache.put(key, row)
             done += len(rows)

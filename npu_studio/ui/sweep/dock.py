@@ -1,6 +1,7 @@
 """SweepDock and SweepController: run or open a sweep; a clicked point opens its schedule.
 
-"Run sweep…" runs a spec on every core as a background job (progress,
+"Run sweep…" runs a spec on every core, or on the Dask cluster whose
+scheduler the address field names, as a background job (progress,
 time left, Cancel; rerunning resumes), into the folder `npu-studio sweep`
 would use; "Open results…" takes a folder `npu-studio sweep SPEC --out DIR`
 wrote. Either is shown in a ParetoView. Clicking a point runs the NPU pipeline for that point's model
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 POINT_JOB = "sweep-point"
 RUN_JOB = "sweep-run"
+DASK_TIMEOUT = 10.0  # seconds to reach the scheduler
 FAILED_STYLE = "background:#f8d7da;color:#842029;padding:3px;"
 
 
@@ -47,8 +49,17 @@ class SweepDock(QtWidgets.QDockWidget):
         self.cancel_button = QtWidgets.QPushButton("Cancel", body)
         self.cancel_button.clicked.connect(self.sig_cancel_requested.emit)
         self.cancel_button.hide()
+        self.dask_edit = QtWidgets.QLineEdit(body)
+        self.dask_edit.setPlaceholderText("empty: this machine's cores")
+        self.dask_edit.setToolTip("Run sweeps on a Dask cluster: its scheduler's address, "
+                                  "e.g. tcp://head:8786 (docs/sweep.md)")
+        self.dask_edit.setMinimumWidth(160)
+        self.dask_edit.textChanged.connect(self._check_dask)
         self.title = QtWidgets.QLabel("No sweep open: run `npu-studio sweep SPEC --out DIR`, "
                                       "then open DIR.", body)
+        self.title.setMinimumWidth(0)
+        self.title.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
+                                 QtWidgets.QSizePolicy.Policy.Preferred)
         self.banner = QtWidgets.QLabel(body)
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet(FAILED_STYLE)
@@ -57,6 +68,8 @@ class SweepDock(QtWidgets.QDockWidget):
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.run_button)
         top.addWidget(self.open_button)
+        top.addWidget(QtWidgets.QLabel("Dask scheduler:", body))
+        top.addWidget(self.dask_edit)
         top.addWidget(self.title, 1)
         top.addWidget(self.progress)
         top.addWidget(self.cancel_button)
@@ -90,6 +103,24 @@ class SweepDock(QtWidgets.QDockWidget):
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Run sweep", "", "Sweep spec (*.toml)")
         if path:
             self.sig_run_requested.emit(path)
+
+    def dask_address(self) -> str | None:
+        """The address typed (None: run on this machine); SweepError when it is not one."""
+        from ...core.sweep.executors import check_dask_address  # here: it loads the NPU pipeline
+
+        text = self.dask_edit.text().strip()
+        return check_dask_address(text) if text else None
+
+    def _check_dask(self) -> None:
+        try:
+            self.dask_address()
+        except StudioError as e:
+            self.dask_edit.setStyleSheet("border:1px solid #b02a37;")
+            self.dask_edit.setToolTip(str(e))
+        else:
+            self.dask_edit.setStyleSheet("")
+            self.dask_edit.setToolTip("Run sweeps on a Dask cluster: its scheduler's address, "
+                                      "e.g. tcp://head:8786 (docs/sweep.md)")
 
     def show_running(self, running: bool) -> None:
         self.progress.setVisible(running)
@@ -138,10 +169,16 @@ class SweepController(QtCore.QObject):
         self.dock.raise_()
 
     def run_spec(self, spec_path: str, jobs: int | None = None) -> None:
-        """Run the spec on `jobs` local workers (default every core) into SPEC without .toml,
-        resuming what an earlier run there finished."""
+        """Run the spec into SPEC without .toml, resuming what an earlier run there finished:
+        on the Dask scheduler the dock names, else on `jobs` local workers (default every
+        core). A bad or unreachable address is a banner."""
         out = Path(spec_path).with_suffix("")
         cancel = threading.Event()
+        try:
+            dask = self.dock.dask_address()
+        except StudioError as e:
+            self.dock.show_error(str(e))
+            return
 
         def work(report, token):
             from ...core.sweep.executors import make_executor
@@ -150,12 +187,14 @@ class SweepController(QtCore.QObject):
 
             token.attach(cancel.set)
             spec = load_spec(spec_path)
-            run_sweep(spec, out, make_executor(jobs), resume=True, on_progress=report, cancel=cancel)
+            executor = make_executor(None if dask else jobs, dask, timeout=DASK_TIMEOUT)
+            run_sweep(spec, out, executor, resume=True, on_progress=report, cancel=cancel)
             return str(out)
 
         self.dock.banner.hide()
         self.dock.show_running(True)
-        self.sig_message.emit(f"Running sweep {spec_path} into {out}…")
+        self.sig_message.emit(f"Running sweep {spec_path} into {out}"
+                              + (f" on the Dask cluster at {dask}…" if dask else "…"))
         self.jobs.start(RUN_JOB, work, on_done=self._on_run_done, on_failed=self._on_run_failed,
                         on_progress=self.dock.show_progress,
                         on_finished=lambda generation: self.dock.show_running(False))

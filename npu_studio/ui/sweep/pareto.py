@@ -5,13 +5,15 @@ feasible point that meets the constraints is a grey dot, the front is a
 line of blue dots, the knee a red ring. Hovering near a dot shows its
 parameters and metrics; clicking one emits `sig_point_clicked(row)`.
 The sensitivity tab plots one metric against one parameter, the others
-held at the base target's values. PNG and CSV export. All numbers come
+held at the base target's values. Each axis has a log toggle, on by default
+for sizes, bandwidths and energies spanning over a decade. PNG and CSV export. All numbers come
 from core/sweep/analysis.py; this widget only draws.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from collections import Counter
 
 import numpy as np
@@ -28,6 +30,8 @@ DENSE = 20_000  # 100,000 of them in about a third of the time of round 5-pixel 
 FRONT_BRUSH = pg.mkBrush(30, 100, 220, 230)
 PICK_PIXELS = 8
 KNEE_PEN = pg.mkPen(220, 40, 40, width=2)
+# axes (metrics, parameters) that are log-scaled by default when they span over a decade
+LOG_WORDS = ("sram", "dram", "bytes", "bandwidth", "energy", "_pj")
 
 
 class DotsItem(pg.GraphicsObject):
@@ -64,6 +68,22 @@ class DotsItem(pg.GraphicsObject):
         painter.drawPoints(self._points)
 
 
+def log_default(name: str, values: np.ndarray) -> bool:
+    """Log scale by default for sizes, bandwidths and energies whose positive values span
+    more than a decade (a log2 sweep of SRAM is then evenly spaced)."""
+    if not any(word in name for word in LOG_WORDS):
+        return False
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    return bool(len(values)) and values.max() > 10 * values.min()
+
+
+def _set_quietly(check: QtWidgets.QCheckBox, on: bool) -> None:
+    check.blockSignals(True)
+    check.setChecked(bool(on))
+    check.blockSignals(False)
+
+
 def tip_text(row: dict, params: list[str]) -> str:
     lines = [f"{row['model']} point {row['point']}"]
     lines += [f"{p} = {row[p]}" for p in params]
@@ -91,8 +111,11 @@ class ParetoView(QtWidgets.QWidget):
         for box, default in ((self.x_box, "time_us"), (self.y_box, "energy_pj")):
             box.addItems(AXES)
             box.setCurrentText(default)
-        for label, box in (("Model", self.model_box), ("x", self.x_box), ("y", self.y_box)):
-            bar.addWidget(QtWidgets.QLabel(label))
+        self.log_x, self.log_y = QtWidgets.QCheckBox("log", self), QtWidgets.QCheckBox("log", self)
+        for label, box in (("Model", self.model_box), ("x", self.x_box), (None, self.log_x),
+                           ("y", self.y_box), (None, self.log_y)):
+            if label:
+                bar.addWidget(QtWidgets.QLabel(label))
             bar.addWidget(box)
         self.png_button = QtWidgets.QPushButton("Export PNG…", self)
         self.csv_button = QtWidgets.QPushButton("Export CSV…", self)
@@ -121,8 +144,12 @@ class ParetoView(QtWidgets.QWidget):
         sens = QtWidgets.QWidget(self)
         sl = QtWidgets.QVBoxLayout(sens)
         sb = QtWidgets.QHBoxLayout()
-        for label, box in (("Parameter", self.sens_param), ("Metric", self.sens_metric)):
-            sb.addWidget(QtWidgets.QLabel(label))
+        self.sens_log_x = QtWidgets.QCheckBox("log", self)
+        self.sens_log_y = QtWidgets.QCheckBox("log", self)
+        for label, box in (("Parameter", self.sens_param), (None, self.sens_log_x),
+                           ("Metric", self.sens_metric), (None, self.sens_log_y)):
+            if label:
+                sb.addWidget(QtWidgets.QLabel(label))
             sb.addWidget(box)
         sb.addStretch(1)
         sl.addLayout(sb)
@@ -135,10 +162,15 @@ class ParetoView(QtWidgets.QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        # a new axis takes its default scale (log_default); the boxes then follow the user
         for box in (self.model_box, self.x_box, self.y_box):
-            box.currentIndexChanged.connect(self.redraw)
+            box.currentIndexChanged.connect(self._axes_changed)
         for box in (self.sens_param, self.sens_metric):
-            box.currentIndexChanged.connect(self.redraw_sensitivity)
+            box.currentIndexChanged.connect(self._sens_axes_changed)
+        for check in (self.log_x, self.log_y):
+            check.toggled.connect(self.redraw)
+        for check in (self.sens_log_x, self.sens_log_y):
+            check.toggled.connect(self.redraw_sensitivity)
 
     # -- data -------------------------------------------------------------------
     def set_rows(self, rows: list[dict], params: list[str], base: dict | None = None) -> None:
@@ -155,7 +187,22 @@ class ParetoView(QtWidgets.QWidget):
             box.clear()
             box.addItems(list(items))
             box.blockSignals(False)
+        self._axes_changed()
+        self._sens_axes_changed()
+
+    def _axes_changed(self) -> None:
+        model = self.model_box.currentText()
+        for check, box in ((self.log_x, self.x_box), (self.log_y, self.y_box)):
+            _set_quietly(check, log_default(box.currentText(), self._column(model, box.currentText())))
         self.redraw()
+
+    def _sens_axes_changed(self) -> None:
+        p, m = self.sens_param.currentText(), self.sens_metric.currentText()
+        values = [r.get(p) for r in self.rows]
+        numeric = bool(values) and all(isinstance(v, (int, float)) for v in values)
+        self.sens_log_x.setEnabled(numeric)
+        _set_quietly(self.sens_log_x, numeric and log_default(p, np.asarray(values, float)))
+        _set_quietly(self.sens_log_y, log_default(m, self._column(self.model_box.currentText(), m)))
         self.redraw_sensitivity()
 
     def _column(self, model: str, metric: str) -> np.ndarray:
@@ -171,21 +218,33 @@ class ParetoView(QtWidgets.QWidget):
         x, y, model = self.x_box.currentText(), self.y_box.currentText(), self.model_box.currentText()
         feasible = self._feasible.get(model, [])
         xs, ys = self._column(model, x), self._column(model, y)
-        keep = np.flatnonzero(np.isfinite(xs) & np.isfinite(ys))
+        log_x, log_y = self.log_x.isChecked(), self.log_y.isChecked()
+        drawable = np.isfinite(xs) & np.isfinite(ys)
+        if log_x:  # a log axis cannot show zero or less
+            drawable &= xs > 0
+        if log_y:
+            drawable &= ys > 0
+        keep = np.flatnonzero(drawable)
         self.shown = [feasible[i] for i in keep.tolist()]
         xs, ys = xs[keep], ys[keep]
-        self._xs, self._ys = xs, ys
-        self.scatter.set_points(xs, ys)
         on_front = np.flatnonzero(pareto_mask(np.column_stack([xs, ys]))) if x != y and len(xs) \
             else np.zeros(0, dtype=int)
         on_front = on_front[np.lexsort((ys[on_front], xs[on_front]))]
+        # drawn in view coordinates: log10 of the values on a log axis (the axis labels 10^k)
+        self._xs = np.log10(xs) if log_x else xs
+        self._ys = np.log10(ys) if log_y else ys
+        self.scatter.set_points(self._xs, self._ys)
         self.front_rows = [self.shown[i] for i in on_front.tolist()]
-        self.front_curve.setData(xs[on_front], ys[on_front])
+        self.front_curve.setData(self._xs[on_front], self._ys[on_front])
         self.knee_row = knee(self.front_rows, x, y) if self.front_rows else None
-        self.knee_item.setData([self.knee_row[x]] if self.knee_row else [],
-                               [self.knee_row[y]] if self.knee_row else [])
+        kx, ky = self._view_xy(self.knee_row) if self.knee_row else (None, None)
+        self.knee_item.setData([kx] if self.knee_row else [], [ky] if self.knee_row else [])
+        plot = self.plot.getPlotItem()
+        plot.getAxis("bottom").setLogMode(log_x)
+        plot.getAxis("left").setLogMode(log_y)
         self.plot.setLabel("bottom", x)
         self.plot.setLabel("left", y)
+        plot.getViewBox().enableAutoRange()
         off = self._counts.get(model, 0) - len(self.shown)
         self.status.setText(f"{len(self.shown)} points, {len(self.front_rows)} on the front"
                             + (f", {off} infeasible or outside the constraints" if off else "")
@@ -199,6 +258,8 @@ class ParetoView(QtWidgets.QWidget):
         line = sensitivity(self.rows, self.params, self.base, m, self.model_box.currentText()).get(p, [])
         numeric = all(isinstance(v, (int, float)) for v, _ in line)
         xs = [v for v, _ in line] if numeric else list(range(len(line)))
+        self.sens_plot.setLogMode(x=numeric and self.sens_log_x.isChecked(),
+                                  y=self.sens_log_y.isChecked())
         self.sens_plot.plot(xs, [v for _, v in line], symbol="o", pen=pg.mkPen(30, 100, 220))
         self.sens_plot.setLabel("bottom", p)
         self.sens_plot.setLabel("left", m)
@@ -231,11 +292,15 @@ class ParetoView(QtWidgets.QWidget):
         if row is not None:
             self.sig_point_clicked.emit(row)
 
+    def _view_xy(self, row: dict) -> tuple[float, float]:
+        x, y = row[self.x_box.currentText()], row[self.y_box.currentText()]
+        return (math.log10(x) if self.log_x.isChecked() else x,
+                math.log10(y) if self.log_y.isChecked() else y)
+
     def point_position(self, row: dict) -> QtCore.QPoint:
         """Where `row`'s dot is, in the plot widget's coordinates (tests click there)."""
         vb = self.plot.getPlotItem().getViewBox()
-        scene = vb.mapViewToScene(QtCore.QPointF(row[self.x_box.currentText()],
-                                                 row[self.y_box.currentText()]))
+        scene = vb.mapViewToScene(QtCore.QPointF(*self._view_xy(row)))
         return self.plot.mapFromScene(scene)
 
     # -- export -------------------------------------------------------------------
