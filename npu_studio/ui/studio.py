@@ -343,8 +343,9 @@ class Studio(QtCore.QObject):
             self.sig_log.emit(tb, True)
         self.sig_npu_finished.emit(False)
 
-    def run_on_npu(self) -> None:
-        """Run the model by IREE's runtime with the NPU dispatches through the NPU plugin (`run --npu`)."""
+    def run_on_npu(self, mode: str = "in-process") -> None:
+        """Run the model by IREE's runtime with the NPU dispatches through the NPU plugin (`run --npu`);
+        `mode` "standalone" runs iree-run-module with the plugin's C interpreter (`--standalone`)."""
         if not self.session.can_run_npu():
             return
         root, target = self.session.workspace.root, self.session.target
@@ -356,9 +357,11 @@ class Studio(QtCore.QObject):
                 ws = Workspace.open(root)
                 if not workspace_io.json_path(ws).is_file():
                     workspace_io.run_for_workspace(ws, target)
-                return run_npu(ws)
+                return run_npu(ws, mode=mode)
 
-        self.sig_log.emit("Running on the NPU plugin (IREE runtime, functional simulator behind it)…", False)
+        behind = "the plugin's C interpreter, iree-run-module" if mode == "standalone" else \
+            "functional simulator behind it"
+        self.sig_log.emit(f"Running on the NPU plugin (IREE runtime, {behind})…", False)
         self.jobs.start("npu-run", work, on_done=self._on_npu_run_done, on_failed=self._on_npu_run_failed)
 
     def _on_npu_run_done(self, report, gen: int) -> None:

@@ -26,7 +26,8 @@ def window(qtbot, tmp_path):
     w.jobs.stop_all()
 
 
-def test_run_on_npu_logs_the_verdict(window, qtbot, fresh_example):
+@pytest.mark.parametrize("mode", ["in-process", "standalone"])
+def test_run_on_npu_logs_the_verdict(window, qtbot, fresh_example, mode):
     try:
         find_cc()
     except CompilerMissing as exc:
@@ -35,10 +36,12 @@ def test_run_on_npu_logs_the_verdict(window, qtbot, fresh_example):
     wait_npu(window, qtbot)
     log: list[str] = []
     window.studio.sig_log.connect(lambda text, error: log.append(text))
-    window.npu.run_on_npu_action.trigger()
+    action = window.npu.run_standalone_action if mode == "standalone" else window.npu.run_on_npu_action
+    action.trigger()
     qtbot.waitUntil(lambda: log and log[-1] in ("OK", "MISMATCH"), timeout=WAIT)
     text = "\n".join(log)
     assert log[-1] == "OK" and "1 dispatches through the NPU plugin" in text and "vs onnxruntime" in text
+    assert f"({mode}:" in text  # the mode that ran, as the report names it
     assert (fresh_example.root / "npu" / "hal" / "module.vmfb").is_file()
 
 

@@ -104,6 +104,9 @@ class NpuPanel(QtCore.QObject):
         self.run_action = self.menu.addAction("&Re-run NPU pipeline", self.run)
         self.run_on_npu_action = self.menu.addAction("Run on N&PU (IREE runtime + NPU plugin)",
                                                      self.studio.run_on_npu)
+        self.run_standalone_action = self.menu.addAction(
+            "Run on NPU, &standalone (iree-run-module + the plugin's C interpreter)",
+            lambda: self.studio.run_on_npu("standalone"))
         self.picker = QtWidgets.QComboBox()
         self.picker.setAccessibleName("NPU target")
         self.picker.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
