@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import iree_compile
-from .iree_dispatches import DispatchBuildFailed, cache_key, dispatch_module_text
+from .iree_dispatches import cache_key, compile_or_raise, dispatch_module_text
 
 
 @dataclass(frozen=True)
@@ -87,17 +85,9 @@ def reduction_configs(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu"
             src = Path(tmp_dir) / "dispatches.mlir"
             src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
             out = Path(tmp_dir) / cached.name
-            cmd = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow",
-                   "--compile-to=executable-configurations", "-o", str(out)]
-            try:
-                proc = processes.run_child(cmd, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise DispatchBuildFailed(flow_path, f"iree-compile of the dispatch configurations did not "
-                                                     f"finish in {timeout:.0f} s") from None
-            if proc.returncode != 0:
-                lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
-                raise DispatchBuildFailed(flow_path, "the dispatch configurations do not compile: "
-                                          + (lines[0] if lines else f"iree-compile exited with {proc.returncode}"))
+            compile_or_raise([str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow",
+                              "--compile-to=executable-configurations", "-o", str(out)],
+                             flow_path, "the dispatch configurations", timeout)
             cached.parent.mkdir(parents=True, exist_ok=True)
             for old in cached.parent.glob("configs-*.mlir"):  # one per cache folder
                 old.unlink(missing_ok=True)

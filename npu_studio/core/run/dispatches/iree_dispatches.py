@@ -130,6 +130,18 @@ def cache_key(flow_text: str, target: str, substitutions: Sequence[str] = ()) ->
     return h.hexdigest()[:16]
 
 
+
+def compile_or_raise(cmd: list[str], flow_path: Path, what: str, timeout: float) -> None:
+    """Run iree-compile on something derived from `flow_path`; DispatchBuildFailed names `what` and why."""
+    try:
+        proc = processes.run_child(cmd, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise DispatchBuildFailed(flow_path, f"iree-compile of {what} did not finish in {timeout:.0f} s") from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
+        raise DispatchBuildFailed(flow_path, f"iree-compile failed on {what}: "
+                                  + (lines[0] if lines else f"it exited with {proc.returncode}"))
+
 def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900,
           substitutions: Sequence[str] = ()) -> Path:
     """The compiled dispatch module for this flow snapshot (compiled once, then cached).
@@ -158,16 +170,7 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
             notes = Path(tmp_dir) / "notes.json"
             notes.write_text(json.dumps(fitted.notes), encoding="utf-8")
             made.append((notes, vmfb.with_suffix(".json")))
-        cmd = [*base, *fitted.flags, "-o", str(out)]
-        try:
-            proc = processes.run_child(cmd, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise DispatchBuildFailed(flow_path, f"iree-compile of the dispatch module did not finish in "
-                                                 f"{timeout:.0f} s") from None
-        if proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
-            raise DispatchBuildFailed(flow_path, "the dispatch module does not compile: "
-                                      + (lines[0] if lines else f"iree-compile exited with {proc.returncode}"))
+        compile_or_raise([*base, *fitted.flags, "-o", str(out)], flow_path, "the dispatch module", timeout)
         vmfb.parent.mkdir(parents=True, exist_ok=True)
         for old in vmfb.parent.glob(f"{prefix}-*.vmfb"):  # one build of each kind per cache folder
             for suffix in (".vmfb", ".mlir", ".json"):
