@@ -434,3 +434,40 @@ module {
     assert rec.movement.inputs[0].shape == (3, 224, 224) and rec.movement.outputs[0].shape == (3, 230, 230)
     assert rec.movement.bytes_moved == 3 * 224 * 224 * 4  # f32, hand-computed
     assert rec.to_json()["movement"]["kind"] == "insert"
+
+
+def test_a_dispatch_writing_into_a_splat_is_a_pad_and_into_anything_else_an_insert():
+    """IREE lowers ONNX Pad to a splat of the pad value and a slow_memcpy storing the input into it;
+    a concatenation's pieces are stored the same way into a tensor that is not a splat."""
+    from npu_studio.core.ir.dispatch_index import index_text
+
+    def module(destination: str) -> str:
+        return f'''
+module {{
+  flow.executable private @m$async_dispatch_0 {{
+    flow.executable.export public @m$async_dispatch_0_slow_memcpy workgroups() -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }}
+    builtin.module {{
+      func.func @m$async_dispatch_0_slow_memcpy(%arg0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<3x8x8xf32>>, %arg1: !iree_tensor_ext.dispatch.tensor<readwrite:tensor<3x10x10xf32>>) {{
+        %0 = iree_tensor_ext.dispatch.tensor.load %arg0, offsets = [0, 0, 0], sizes = [3, 8, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<3x8x8xf32>> -> tensor<3x8x8xf32>
+        iree_tensor_ext.dispatch.tensor.store %0, %arg1, offsets = [0, 1, 1], sizes = [3, 8, 8], strides = [1, 1, 1] : tensor<3x8x8xf32> -> !iree_tensor_ext.dispatch.tensor<readwrite:tensor<3x10x10xf32>>
+        return
+      }}
+    }}
+  }}
+  util.func public @main(%a: tensor<3x8x8xf32>, %c: tensor<3x10x10xf32>) -> tensor<3x10x10xf32> {{
+    %cst = arith.constant 5.000000e-01 : f32
+    {destination}
+    %r = flow.dispatch @m$async_dispatch_0::@m$async_dispatch_0_slow_memcpy(%a, %b) : (tensor<3x8x8xf32>, tensor<3x10x10xf32>) -> %b
+    util.return %r : tensor<3x10x10xf32>
+  }}
+}}
+'''
+
+    [pad] = index_text(module("%b = flow.tensor.splat %cst : tensor<3x10x10xf32>"), "flow").dispatches
+    [piece] = index_text(module("%b = flow.tensor.reshape %c : tensor<3x10x10xf32> -> tensor<3x10x10xf32>"),
+                         "flow").dispatches
+    assert (pad.kind, piece.kind) == ("pad", "insert")
+    assert pad.to_json()["movement"]["kind"] == "pad" and pad.movement.bytes_moved == 3 * 8 * 8 * 4

@@ -1,7 +1,7 @@
 """Data-movement dispatches show their kind everywhere: index, table, detail, NPU detail, schedule summary.
 
 The flow module is written here by hand, so each dispatch's kind is known from the text itself:
-#0 stores an 8x8 plane into the middle of a 12x12 one (an insert: the body of a pad), #1 loads a
+#0 stores an 8x8 plane into the middle of a 12x12 one (into a splat of 0.0: a pad), #1 loads a
 6-column window of a 12-column tensor (a slice), #2 is a linalg.generic whose input map swaps the
 two inner dims (a transpose, which IREE's index calls copy/transpose).
 """
@@ -75,7 +75,7 @@ FLOW = "module {" + _memcpy(0, "3x8x8", "3x12x12", "readwrite", ((0, 0, 0), (3, 
   }
 }
 '''
-KINDS = {0: "insert", 1: "slice", 2: "copy/transpose"}  # from the text above
+KINDS = {0: "pad", 1: "slice", 2: "copy/transpose"}  # from the text above (#0 writes into a splat)
 
 
 def test_every_data_movement_dispatch_shows_its_kind_in_table_detail_npu_and_schedule(qtbot):

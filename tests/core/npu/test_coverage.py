@@ -155,8 +155,8 @@ def fire_flow():
 def test_padding_dispatch_becomes_a_padded_dma_transfer(fire_flow, default_target):
     p = run_npu_pipeline(fire_flow, default_target)
     pads = [d for d in p.dispatches if d.unit == "dma"]
-    # a data movement: the kind is the index's name for it (stored into part of a larger tensor)
-    assert [d.kind for d in p.dispatches].count("insert") == 1 and len(pads) == 1
+    # a data movement: the kind is the index's name for it (stored into part of a splat: a pad)
+    assert [d.kind for d in p.dispatches].count("pad") == 1 and len(pads) == 1
     (d,) = pads
     assert d.legal and (d.transfer, d.pad_value) == ("pad", "0.0")
     (task,) = p.tasks_of(d.index)

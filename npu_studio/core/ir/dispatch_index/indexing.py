@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ...lazy_import import lazy_module
@@ -124,6 +125,8 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
         rec.workload = _workload(op)
         if ex is not None:
             _fill_from_executable(rec, ex, snap)
+            if rec.movement is not None and rec.movement.kind == "insert" and _fills_a_splat(op):
+                rec.movement = replace(rec.movement, kind="pad")
         # The site's own location names this dispatch's nodes. An executable
         # shared by several sites (IREE deduplicates executables, keeping the
         # first one outlined, i.e. the first site's) names only the first
@@ -173,6 +176,15 @@ def _site_executable(op, executables, region_sites, lookups, rec) -> _Executable
     rec.executable = path[0]
     rec.export = path[-1] if len(path) > 1 else None
     return executables.get(path[0])
+
+
+def _fills_a_splat(site) -> bool:
+    """The site writes into a tensor splat from one value: a pad (a concatenation writes into an empty one)."""
+    for value in site.operands:
+        owner = value.owner
+        if not isinstance(owner, ir.Block) and owner.name in ("flow.tensor.splat", "stream.async.splat"):
+            return True
+    return False
 
 
 def _site_symbol(op, lookups) -> list[str] | None:

@@ -5,7 +5,8 @@ whole tensors they come from and go to:
 
   copy    whole tensors copied
   slice   part of a tensor read (a slice, a split)
-  insert  stored into part of a larger tensor (the body of a pad or a concatenation)
+  insert  stored into part of a larger tensor (a concatenation's piece)
+  pad     the same, into a tensor filled with one value (named from the call site, in indexing.py)
 
 The NPU pipeline maps these as DMA transfers (core/npu/transfers.py); this only names them, with
 their shapes and element types, for the index, the table and the detail.
@@ -25,7 +26,7 @@ _TENSOR = re.compile(r"tensor<((?:[\d?]+x)*)([a-zA-Z]\w*)>")
 
 @dataclass(frozen=True)
 class DataMovement:
-    kind: str  # copy | slice | insert
+    kind: str  # copy | slice | insert | pad
     inputs: tuple[TensorInfo, ...]  # what is loaded
     outputs: tuple[TensorInfo, ...]  # the tensors stored into (whole)
 
