@@ -26,7 +26,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 
 PR_SET_PDEATHSIG = 1
 RUN_MODULE_FLAG = "--run-module"

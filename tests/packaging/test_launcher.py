@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from pathlib import Path
 
 import npu_studio.cli_commands
 from npu_studio.app_args import COMMANDS

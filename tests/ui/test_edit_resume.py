@@ -15,13 +15,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
-from PySide6 import QtCore, QtGui
+from PySide6 import QtGui
 
 from npu_studio.cli_commands.run import run_workspace
 from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 from npu_studio.core.workspace.workspace import Workspace
-from npu_studio.ui.main_window import MainWindow
 
 from ..conftest import EXAMPLE
 

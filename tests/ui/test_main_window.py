@@ -8,7 +8,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from pathlib import Path
 
-import pytest
 from PySide6 import QtCore, QtGui
 
 from npu_studio.core.compile.phases import SNAPSHOT_PHASES

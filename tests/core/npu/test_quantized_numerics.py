@@ -18,7 +18,7 @@ from npu_studio.core.run.dispatches.iree_dispatches import DispatchRunner, build
 from npu_studio.core.npu.passes import run_npu_pipeline
 from npu_studio.core.npu.sim.cost import gemm_cycles, mac_cycles
 from npu_studio.core.npu.target import RESOURCES, parse_target
-from quant_models import TIE_W, TIE_X, qdq_conv_flow, tie_model
+from quant_models import TIE_X, qdq_conv_flow, tie_model
 from tests.zoo_cache import cached_workspace, quant_zoo_workspace, zoo_workspace
 
 # -- the hand-worked tile ------------------------------------------------------------

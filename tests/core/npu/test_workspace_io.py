@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from npu_studio.core.npu import target_store
 from npu_studio.core.npu import workspace_io as io
 from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
 from npu_studio.core.npu.npu_ir import NpuProgram
