@@ -73,3 +73,18 @@ def runtime_tool(name: str) -> Path:
     if not path.is_file():
         raise ToolchainError(f"{name} not found in iree-base-runtime ({path.parent})")
     return path
+
+
+def compile_failure(cmd: list[str], timeout: float) -> str | None:
+    """Run an iree-compile command line (killed with us); None when it succeeded, else why not in one
+    line: that it ran out of time, or the first error line the compiler printed."""
+    from .. import processes
+
+    try:
+        proc = processes.run_child(cmd, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"did not finish in {timeout:g} s"
+    if proc.returncode == 0:
+        return None
+    lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
+    return lines[0] if lines else f"iree-compile exited with {proc.returncode}"

@@ -15,13 +15,12 @@ with a note saying why; it is never applied unfitted.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .. import processes
 from ..compile.compiler import EXECUTABLE_DUMPS
+from ..compile.toolchain import compile_failure
 from ..errors import StudioError
 from ..ir.executable_interface import NotRebasable, rebase
 from ..workspace.substitutions import FLAGS, SOURCE
@@ -87,14 +86,9 @@ def rebase_flags(command: Sequence[str], flags: Sequence[str], work: Path, *, wh
     cmd = [*command, f"--compile-to={last}", *(f"{EXECUTABLE_DUMPS[k]}={dumps / k}" for k in EXECUTABLE_DUMPS
                                                  if k != "benchmarks"),
            "-o", str(work / "upto.mlir")]
-    try:
-        proc = processes.run_child(cmd, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise StudioError(None, f"{what} did not compile within {timeout:.0f} s") from None
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
-        raise StudioError(None, f"{what} does not compile: "
-                                + (lines[0] if lines else f"iree-compile exited with {proc.returncode}"))
+    why = compile_failure(cmd, timeout)
+    if why is not None:
+        raise StudioError(None, f"{what} does not compile: {why}")
     targets = {k: _dumped(dumps / _DUMP.get(k, "configurations")) for k in kinds}
     result = Rebased([])
     fitted_dir = work / "fitted"

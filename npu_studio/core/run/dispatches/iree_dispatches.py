@@ -27,10 +27,10 @@ from iree.compiler import ir
 
 from ... import processes
 from ...compile.options import target_flags
-from ...compile.toolchain import compiler_version, iree_compile
-from ...ir.context import mlir_context
+from ...compile.toolchain import compile_failure, compiler_version, iree_compile
 from ...errors import StudioError
 from ...executables.rebase import rebase_flags, substitution_flags
+from ...ir.context import mlir_context
 from .dispatch_server import load_array
 from .host import segments, tied_operands
 
@@ -133,14 +133,10 @@ def cache_key(flow_text: str, target: str, substitutions: Sequence[str] = ()) ->
 
 def compile_or_raise(cmd: list[str], flow_path: Path, what: str, timeout: float) -> None:
     """Run iree-compile on something derived from `flow_path`; DispatchBuildFailed names `what` and why."""
-    try:
-        proc = processes.run_child(cmd, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise DispatchBuildFailed(flow_path, f"iree-compile of {what} did not finish in {timeout:.0f} s") from None
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
-        raise DispatchBuildFailed(flow_path, f"iree-compile failed on {what}: "
-                                  + (lines[0] if lines else f"it exited with {proc.returncode}"))
+    why = compile_failure(cmd, timeout)
+    if why is not None:
+        raise DispatchBuildFailed(flow_path, f"iree-compile failed on {what}: {why}")
+
 
 def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900,
           substitutions: Sequence[str] = ()) -> Path:

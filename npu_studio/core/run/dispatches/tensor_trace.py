@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import processes
 from ...compile.options import CompileOptions
-from ...compile.toolchain import compiler_version
+from ...compile.toolchain import compile_failure, compiler_version
 from ...errors import RunFailed, StudioError
 from ...executables.rebase import rebase_flags, without_substitutions
 from .dispatch_server import load_array
@@ -66,14 +66,9 @@ def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout
         fitted = rebase_flags(base, options.extra_flags, Path(tmp) / "rebase", what="the traced build",
                               timeout=timeout)
         cmd = [*base, *fitted.flags, "-o", str(out)]
-        try:
-            proc = processes.run_child(cmd, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise StudioError(source, f"the traced build did not finish in {timeout:.0f} s") from None
-        if proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines()
-            raise StudioError(source, "the traced build does not compile: "
-                              + (lines[0] if lines else f"iree-compile exited with {proc.returncode}"))
+        why = compile_failure(cmd, timeout)
+        if why is not None:
+            raise StudioError(source, f"the traced build does not compile: {why}")
         vmfb.parent.mkdir(parents=True, exist_ok=True)
         for old in vmfb.parent.glob("traced-*.vmfb"):  # one traced build per cache folder
             old.unlink(missing_ok=True)
