@@ -192,6 +192,30 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view_menu.addAction(dock.toggleViewAction())
         dock.setVisible(visible)
 
+    # -- the shell (shell.py): what the areas may ask of the window ---------------------------
+
+    def parent_widget(self) -> QtWidgets.QWidget:
+        return self
+
+    def add_menu(self, title: str) -> QtWidgets.QMenu:
+        return self.menuBar().insertMenu(self.view_menu.menuAction(), QtWidgets.QMenu(title, self)).menu()
+
+    def add_toolbar(self, toolbar: QtWidgets.QToolBar) -> None:
+        self.addToolBar(toolbar)
+
+    def add_dispatch_action(self, action: QtGui.QAction, on_double_click: bool = False) -> None:
+        table = self.dispatch_table
+        table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
+        table.addAction(action)
+        if on_double_click:
+            table.cellDoubleClicked.connect(lambda _row, _col: action.trigger())
+
+    def set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+
+    def append_log(self, text: str, error: bool = False) -> None:
+        self.log.append_text(text, error=error)
+
     def _wire(self) -> None:
         s, studio = self.session.events, self.studio
         s.workspace.connect(self._on_workspace)
