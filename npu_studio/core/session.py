@@ -36,6 +36,7 @@ from .ir.dispatch_index import DispatchRecord, PhaseIndex
 from .npu import target_store, workspace_io
 from .npu.npu_ir import NpuProgram
 from .npu.target import RESOURCES
+from .phase_view import PhaseView, npu_view, snapshot_view
 from .workspace import edit_state
 from .workspace.workspace import Workspace
 
@@ -236,7 +237,18 @@ class Session:
     def has_snapshot(self, phase: str) -> bool:
         return self.workspace is not None and phase in self.workspace.manifest.phases
 
+    def phase_view(self, phase: str) -> PhaseView:
+        """What the IR pane shows for `phase` (phase_view.py); StudioError if its file cannot be read."""
+        if phase == NPU_PHASE:
+            return npu_view(self.workspace, phase, self.npu, self.npu_state(), self.target_label())
+        return snapshot_view(self.workspace, phase, self.drafts.get(phase), self.phase_state(phase))
+
     # -- drafts and edits ------------------------------------------------------------
+
+    def stash_edit(self, phase: str, text: str) -> None:
+        """Editor text that differs from the snapshot becomes the phase's draft (kept, never lost)."""
+        if not edit_state.is_unchanged(self.workspace, phase, text) and self.drafts.get(phase) != text:
+            self.set_draft(phase, text)
 
     def set_draft(self, phase: str, text: str) -> None:
         self.drafts[phase] = text

@@ -1,9 +1,11 @@
-"""The main window: layout and wiring. Timeline on top, IR on the left, dispatches on the right, log below.
+"""The main window: the shell. Timeline on top, the IR pane on the left, dispatches on the right, log below.
 
 The state every view shows lives in the `Session` (core, no Qt); the `Studio` runs what the
-user asks for as background jobs. The window places the views, forwards the user's intents
-and redraws when the session announces a change. Further docks and views register with
-`add_dock` and listen to `self.session.events`.
+user asks for as background jobs. The areas (areas.py) are built from `(session, studio, shell)`
+and listen to the session; this window is their shell (shell.py): it places their docks, menus
+and toolbars, shows messages, and keeps the frame (File menu, target and compile, the welcome
+page, the banner, the status bar, layout and settings). A new dock goes in an area package,
+built against the shell, and is assembled in areas.py.
 """
 
 from __future__ import annotations
@@ -13,35 +15,22 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..core.compile.options import TARGETS
-from ..core.errors import StudioError, format_error
 from ..core.problems import COMPILE, GENERAL
 from ..core.ir.dispatch_index import PhaseIndex
-from ..core.session import NPU_PHASE, Session
-from ..core.textio import read_text
+from ..core.session import Session
 from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
+from .areas import build_areas, central_areas
 from .banner import error_banner
 from .build_summary import install_build_summary
-from .dispatches.binding import DispatchBinding
-from .dispatches.panel import DispatchPanel
-from .edit.controller import install_edit_support
-from .edit.phase_documents import PhaseDocuments
-from .executables.view import ExecutablesPanel
-from .ir.find_bar import FindBar
-from .ir.ir_view import IrView
-from .ir.param_view import install_parameter_view
 from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
                      scrolling_timeline, size_docks)
 from .opening import Opener
 from .log_panel import LogPanel
-from .npu.panel import TABLE_PHASES, NpuPanel
 from .recent import RecentFiles, dropped_path
-from .schedule.controller import ScheduleController
-from .schedule.dock import ScheduleDock
 from .studio import Studio
 from .timeline import PhaseTimeline
 from .timeline_binding import TimelineBinding
-from .tool_docks import install_tool_docks
 from .welcome import WelcomePage
 
 ORG, APP = "NPU Studio", "NPU Studio"
@@ -62,20 +51,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(DEFAULT_SIZE)
         self._build_widgets()
         self._build_actions()
-        self.npu = NpuPanel(self.session, self.studio, self.settings, self)
-        self.timeline_binding = TimelineBinding(self.timeline, self.session, self.npu.timeline_info)
-        self.dispatches = DispatchBinding(self.session, self.studio, self.dispatch_panel, self.ir_view, self.npu)
-        self.menuBar().insertMenu(self.view_menu.menuAction(), self.npu.menu)
-        self.addToolBar(self.npu.toolbar)
-        self.add_dock(self.npu.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
-        self.schedule = ScheduleDock(self)
-        self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
-        self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.executables = ExecutablesPanel(self)
-        install_tool_docks(self)
+        areas = build_areas(self.session, self.studio, self, self.settings, self._central, self.timeline)
+        self.__dict__.update(vars(areas))  # the areas by name, for the window's own wiring and for tests
+        self.edit_controller = areas.edit
         install_build_summary(self)
         self._wire()
-        install_edit_support(self)
         self.view_menu.addSeparator()
         self.view_menu.addAction("&Reset Layout", self.reset_layout)
         apply_default_layout(self)
@@ -86,28 +66,19 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_widgets(self) -> None:
         self.timeline = PhaseTimeline()
+        # Before the areas: a new workspace resets the timeline before the IR pane selects a phase on it.
+        self.timeline_binding = TimelineBinding(self.timeline, self.session)
         self.error_banner = error_banner()
 
-        self.ir_view = IrView()
-        self.find_bar = FindBar(self.ir_view)
-        self.phase_docs = PhaseDocuments(self.ir_view)
-        install_parameter_view(self.ir_view, lambda: self.workspace.params_path if self.workspace else None)
-        self.phase_label = QtWidgets.QLabel()
-        # A long path never widens the window: the label gives way (its tooltip has it whole).
-        self.phase_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
-        ir_box = QtWidgets.QWidget()
-        ir_layout = QtWidgets.QVBoxLayout(ir_box)
-        ir_layout.setContentsMargins(0, 0, 0, 0)
-        ir_layout.addWidget(self.phase_label)
-        ir_layout.addWidget(self.ir_view, 1)
-        ir_layout.addWidget(self.find_bar)
-
-        self.dispatch_panel = DispatchPanel()
+        self._central = central_areas(self.session, self.studio, self)
+        pane, self.dispatch_panel, _binding = self._central
+        self.ir_view, self.find_bar, self.phase_docs, self.phase_label = (pane.view, pane.find_bar, pane.phase_docs,
+                                                                           pane.phase_label)
         self.dispatch_table = self.dispatch_panel.table
         self.detail = self.dispatch_panel.detail
         self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(ir_box)
+        self.splitter.addWidget(pane.widget)
         self.splitter.addWidget(self.dispatch_panel)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
@@ -170,17 +141,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_action = bar.addAction("Cancel", self.cancel)
         self.cancel_action.setEnabled(False)
         bar.addSeparator()
-        self.edit_action = bar.addAction("Edit IR")
-        self.edit_action.setCheckable(True)
-        self.edit_action.toggled.connect(self._set_editing)
-        self.resume_action = bar.addAction("Resume from this phase", self.resume_from_current)
-        self.resume_action.setShortcut("Ctrl+R")
-        # Ctrl+F finds in the focused editor: this one for the main IR view and its table, the
-        # executable editor has its own (each bound to its widget, so neither shadows the other).
-        self.find_action = QtGui.QAction("Find", self, shortcut=QtGui.QKeySequence.StandardKey.Find,
-                                         triggered=self.find_bar.open)
-        self.find_action.setShortcutContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.centralWidget().addAction(self.find_action)
+        pane = self._central[0]
+        self.edit_action, self.resume_action, self.find_action = pane.edit_action, pane.resume_action, pane.find_action
+        bar.addAction(self.edit_action)
+        bar.addAction(self.resume_action)
+        self.centralWidget().addAction(self.find_action)  # Ctrl+F from the dispatch table finds in the IR too
         self._update_actions()
 
     def add_dock(self, dock: QtWidgets.QDockWidget, area=QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
@@ -197,8 +162,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def parent_widget(self) -> QtWidgets.QWidget:
         return self
 
-    def add_menu(self, title: str) -> QtWidgets.QMenu:
-        return self.menuBar().insertMenu(self.view_menu.menuAction(), QtWidgets.QMenu(title, self)).menu()
+    def add_menu(self, menu: QtWidgets.QMenu | str) -> QtWidgets.QMenu:
+        menu = menu if isinstance(menu, QtWidgets.QMenu) else QtWidgets.QMenu(menu, self)
+        self.menuBar().insertMenu(self.view_menu.menuAction(), menu)
+        return menu
 
     def add_toolbar(self, toolbar: QtWidgets.QToolBar) -> None:
         self.addToolBar(toolbar)
@@ -216,26 +183,22 @@ class MainWindow(QtWidgets.QMainWindow):
     def append_log(self, text: str, error: bool = False) -> None:
         self.log.append_text(text, error=error)
 
+    def show_error(self, message: str, condition: str = GENERAL) -> None:
+        self.studio.error(message, condition)
+
     def _wire(self) -> None:
         s, studio = self.session.events, self.studio
         s.workspace.connect(self._on_workspace)
         s.phases.connect(self._update_actions)
-        s.indexes.connect(self._on_indexes)
-        s.npu.connect(self._on_npu)
+        s.problems.connect(self._on_problems)
         self.timeline.sig_phase_selected.connect(self.show_phase)
-        self.ir_view.sig_region_clicked.connect(self.select_dispatch)
-        self.dispatch_panel.sig_dispatch_selected.connect(
-            lambda d: self.select_dispatch(d) if d is not None else None)
-        self.log.sig_location_clicked.connect(self.goto_location)
+        self.log.sig_location_clicked.connect(self.ir.goto_location)
         self.welcome.sig_open_example.connect(lambda: self.open_path(EXAMPLE_MODEL))
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
-        self.schedule_controller.sig_message.connect(self.log.append_text)
-        self.session.events.problems.connect(self._on_problems)
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())
-        studio.sig_compile_finished.connect(self._on_compiled)
         studio.sig_compile_finished.connect(self.sig_compile_finished)
         studio.sig_index_finished.connect(self.sig_index_finished)
 
@@ -308,21 +271,9 @@ class MainWindow(QtWidgets.QMainWindow):
         """Keep uncompiled edits in the workspace; reopening it brings them back."""
         if self.workspace is None:
             return
-        self._stash_current_edit()
+        self.ir.stash_current_edit()
         for message in self.session.save_drafts():
             self.show_error(message)
-
-    def _stash_current_edit(self) -> None:
-        phase = self.current_phase
-        if phase is None or phase == NPU_PHASE or not self.ir_view.is_editable() or self.workspace is None:
-            return
-        text = self.ir_view.text()
-        try:
-            unchanged = text == self.workspace.snapshot_path(phase).read_text()
-        except OSError:
-            unchanged = False
-        if not unchanged and self.drafts.get(phase) != text:
-            self.session.set_draft(phase, text)
 
     def recent_files(self) -> list[str]:
         return self.recent.paths()
@@ -351,16 +302,11 @@ class MainWindow(QtWidgets.QMainWindow):
     def recompile(self) -> None:
         if self.workspace is None or self.is_busy():
             return
-        self._stash_current_edit()  # uncompiled edits stay drafts across the compile
+        self.ir.stash_current_edit()  # uncompiled edits stay drafts across the compile
         self.studio.recompile(self.target_combo.currentText())
 
     def resume_from_current(self) -> None:
-        phase = self.current_phase
-        if self.workspace is None or phase in (None, NPU_PHASE) or self.is_busy():
-            return
-        if self.studio.resume(phase, self.ir_view.text()):
-            self.ir_view.set_editable(False)  # the text is recorded: no draft to stash
-            self.edit_action.setChecked(False)
+        self.ir.resume_from_current()
 
     def cancel(self) -> None:
         self.studio.cancel()
@@ -374,113 +320,26 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- redrawing from the session --------------------------------------------------------------
 
     def _on_workspace(self) -> None:
-        """Another model (or one importing): every view drops the old one at once."""
+        """Another model (or one importing): the frame names it; the areas follow the session themselves."""
         ws, name = self.workspace, self.session.model_name
         self.pages.setCurrentIndex(1 if name else 0)
         self.setWindowTitle(f"{name} — {APP}" if name else APP)
         if ws is not None and ws.manifest.target in TARGETS:
             self.target_combo.setCurrentText(ws.manifest.target)
-        self.edit_action.setChecked(False)
-        self.ir_view.set_editable(False)
-        self.phase_docs.clear()
-        self.ir_view.set_text("")
-        self.ir_view.set_regions([])
-        self.phase_label.setText(f"<b>{name}</b> — importing…" if ws is None and name else "")
-        self.dispatch_panel.clear()
-        if ws is not None and ws.snapshots():
-            self.show_phase("flow" if "flow" in ws.snapshots() else next(iter(ws.snapshots())))
         self._update_actions()
-
-    def _on_compiled(self, ok: bool) -> None:
-        """The new snapshots replace what the IR view shows (a draft stays a draft)."""
-        if ok and self.workspace is not None:
-            phase = self.current_phase
-            self.show_phase(phase if phase == NPU_PHASE or phase in self.workspace.snapshots() else "flow")
-
-    def _on_indexes(self) -> None:
-        if self.current_phase is not None:
-            self._show_dispatches(self.current_phase)
-
-    def _on_npu(self) -> None:
-        if self.current_phase == NPU_PHASE:
-            self._show_npu_phase()
-        elif self.current_phase in TABLE_PHASES:
-            self._show_dispatches(self.current_phase)
 
     def show_phase(self, phase: str) -> None:
-        ws = self.workspace
-        if phase == NPU_PHASE and ws is not None:
-            self._stash_current_edit()
-            self.session.select_phase(NPU_PHASE)
-            self._show_npu_phase()
-            return
-        if ws is None or phase not in ws.manifest.phases:
-            return
-        same = self.current_phase == phase  # shown again (a rebuild): the view keeps its place
-        if not same:
-            self._stash_current_edit()  # keep what the user typed
-        self.session.select_phase(phase)
-        self.timeline.select(phase)
-        path = ws.snapshot_path(phase)
-        draft = self.drafts.get(phase)
-        try:
-            text = draft if draft is not None else read_text(path)
-        except StudioError as exc:  # missing, unreadable or not UTF-8: one line naming it
-            self.show_error(format_error(exc, prog=""))
-            return
-        if self.edit_action.isChecked() or draft is not None:
-            self.phase_docs.show(phase, text)  # its own document: the undo history of this phase
-            self.ir_view.set_editable(True)
-            self.edit_action.setChecked(True)
-        else:
-            self.phase_docs.leave()
-            self.ir_view.set_text(text, elide=True, keep_place=same)
-        state = "edited, not compiled: autosaved draft" if draft is not None else self.session.phase_state(phase)
-        if state == "failed":  # the compile did not write it: what shows is the build before
-            state = "failed: the text below is from the previous build"
-        self.phase_label.setText(f"<b>{phase}</b> — {path.relative_to(ws.root)} ({state})")
-        self.phase_label.setToolTip(str(path))
-        self._show_dispatches(phase)
-        self._update_actions()
-
-    def _show_npu_phase(self) -> None:
-        """The NPU program (npu dialect MLIR), read-only; the table is flow's."""
-        self.edit_action.setChecked(False)
-        self.timeline.select(NPU_PHASE)
-        self.ir_view.set_editable(False)
-        self.phase_docs.leave()
-        self.ir_view.set_text(self.npu.text())
-        self.phase_label.setText(self.npu.label())
-        self._show_dispatches(NPU_PHASE)
-        self._update_actions()
-
-    def _show_dispatches(self, phase: str) -> None:
-        self.dispatches.show_phase(phase)
+        self.ir.show_phase(phase)
 
     def select_dispatch(self, dispatch: int | None) -> None:
-        """Select a dispatch: the table, the IR region and the detail follow (via the session)."""
+        """Select a dispatch: the table, the IR region and the detail follow the session."""
         self.session.select_dispatch(dispatch)
-        self.dispatches.show_selection()
-
-    # -- editing ----------------------------------------------------------------------------------
-
-    def _set_editing(self, on: bool) -> None:
-        # Edits happen on the full text, in the phase's own document (its undo history), at the
-        # scroll and cursor line the display had.
-        if on and self.workspace is not None and self.current_phase not in (None, NPU_PHASE):
-            self.phase_docs.show(self.current_phase, self.ir_view.text())
-        self.ir_view.set_editable(on)
-        self._update_actions()
 
     def _update_actions(self) -> None:
         busy = self.is_busy()
-        has_ws = self.workspace is not None
         self.cancel_action.setEnabled(busy)
-        self.compile_action.setEnabled(has_ws and not busy)
+        self.compile_action.setEnabled(self.workspace is not None and not busy)
         self.open_action.setEnabled(not busy)
-        snapshot = self.current_phase not in (None, NPU_PHASE)
-        self.resume_action.setEnabled(has_ws and not busy and snapshot)
-        self.edit_action.setEnabled(has_ws and snapshot)
 
     # -- errors and locations ---------------------------------------------------------------------
 
@@ -492,23 +351,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.session.problems.is_raised(COMPILE) and self.status_label.text() == "Failed":
             self.status_label.setText("")
 
-    def show_error(self, message: str, condition: str = GENERAL) -> None:
-        self.studio.error(message, condition)
-
     def clear_error(self) -> None:
         """The user starts something new (an open): every earlier problem's banner goes."""
         self.session.problems.clear()
 
     def goto_location(self, path: str, line: int, col: int) -> None:
-        ws = self.workspace
-        if ws is None:
-            return
-        phase = ws.phase_of(Path(path))
-        if phase is None or phase == "start":
-            self.show_error(f"{path}:{line}:{col}: not a snapshot of this workspace")
-            return
-        self.show_phase(phase)
-        self.ir_view.goto(line, col)
+        self.ir.goto_location(path, line, col)
 
     # -- drag and drop ----------------------------------------------------------------------------
 

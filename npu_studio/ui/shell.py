@@ -33,8 +33,8 @@ class Shell(Protocol):
                  visible: bool = True) -> None:
         """Place a dock and list it in the View menu; its contents scroll when it is small."""
 
-    def add_menu(self, title: str) -> QtWidgets.QMenu:
-        """A new menu in the menu bar, before View."""
+    def add_menu(self, menu: QtWidgets.QMenu | str) -> QtWidgets.QMenu:
+        """A menu of the area's own (or a new one with this title) in the menu bar, before View."""
 
     def add_toolbar(self, toolbar: QtWidgets.QToolBar) -> None:
         """A toolbar of the area's own, after the main one."""

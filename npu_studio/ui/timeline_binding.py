@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..core.compile.phases import SNAPSHOT_PHASES
 from ..core.ir.dispatch_index import PhaseIndex
 from ..core.session import NPU_PHASE, Session
@@ -18,13 +16,14 @@ def phase_summary(index: PhaseIndex) -> str:
 
 
 class TimelineBinding:
-    """Redraws `timeline` whenever the session's phases, indexes or NPU result change."""
+    """Redraws `timeline` whenever the session's phases, indexes or NPU result change; follows its selected phase."""
 
-    def __init__(self, timeline: PhaseTimeline, session: Session, npu_info: Callable[[], dict]):
-        self.timeline, self.session, self.npu_info = timeline, session, npu_info
+    def __init__(self, timeline: PhaseTimeline, session: Session):
+        self.timeline, self.session = timeline, session
         if NPU_PHASE not in timeline.phases():
             timeline.insert_phase(NPU_PHASE, after="flow")
         session.events.workspace.connect(self._on_workspace)
+        session.events.selection.connect(self._on_selection)
         for event in (session.events.phases, session.events.indexes, session.events.npu):
             event.connect(self.refresh)
 
@@ -32,6 +31,14 @@ class TimelineBinding:
         self.timeline.reset()
         self.timeline.select(None)
         self.refresh()
+
+    def _on_selection(self) -> None:
+        """The selected phase's card is highlighted (without asking for that phase again)."""
+        phase = self.session.selection.phase
+        if phase is not None and phase in self.timeline.phases():
+            blocked = self.timeline.blockSignals(True)
+            self.timeline.select(phase)
+            self.timeline.blockSignals(blocked)
 
     def refresh(self) -> None:
         s = self.session
@@ -44,4 +51,6 @@ class TimelineBinding:
                 seconds=rec.seconds if rec else None, size_bytes=rec.size_bytes if rec else None,
                 dispatches=index.num_dispatch_sites if index else None,
                 details=phase_summary(index) if index else None)
-        self.timeline.set_phase_info(NPU_PHASE, state=s.npu_state(), **self.npu_info())
+        r = s.npu
+        npu = {"seconds": r.seconds, "size_bytes": len(r.mlir.encode()), "dispatches": r.on_npu} if r else {}
+        self.timeline.set_phase_info(NPU_PHASE, state=s.npu_state(), **npu)

@@ -35,7 +35,7 @@ def test_the_timeline_follows_the_session(qtbot, example_workspace):
     session = Session()
     timeline = PhaseTimeline()
     qtbot.addWidget(timeline)
-    TimelineBinding(timeline, session, lambda: {})
+    TimelineBinding(timeline, session)
     assert timeline.phases()[timeline.phases().index("flow") + 1] == "npu"
     session.open_workspace(Workspace.open(example_workspace.root))
     assert timeline.phase_info("flow").state == "done" and timeline.phase_info("npu").state == "pending"

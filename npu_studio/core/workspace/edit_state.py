@@ -175,16 +175,20 @@ def revert(ws: Workspace, phase: str) -> bool:
 # -- drafts: unsaved editor text --------------------------------------------------
 
 
+def is_unchanged(ws: Workspace, phase: str, text: str) -> bool:
+    """Whether `text` is the phase's snapshot as it is on disk (then it is no edit)."""
+    try:
+        return text == ws.snapshot_path(phase).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def autosave_draft(ws: Workspace, phase: str, text: str) -> bool:
     """Keep unsaved editor text (atomic, fsynced: a crash leaves the old or the new draft, never half).
 
     Text equal to the phase's snapshot is no edit: its draft is dropped. Returns whether a draft is kept.
     """
-    try:
-        unchanged = text == ws.snapshot_path(phase).read_text()
-    except OSError:
-        unchanged = False
-    if unchanged:
+    if is_unchanged(ws, phase, text):
         ws.discard_draft(phase)
         return False
     _write_atomic(ws.root / "edits" / "drafts" / snapshot_name(phase), text)

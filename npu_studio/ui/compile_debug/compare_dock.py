@@ -15,7 +15,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.errors import StudioError
 from ...core.units import format_bytes
 from ...core.workspace import variants
+from ...core.session import Session
 from ...core.workspace.workspace import Workspace
+from ..shell import Shell
+from ..studio import Studio
 from .profile_dock import _item, builds_of, on_disk
 
 if TYPE_CHECKING:  # the comparison's module loads when a comparison starts, not at the app's start
@@ -51,13 +54,13 @@ def verdict_text(r: BuildComparison) -> str:
 class CompareDock(QtCore.QObject):
     sig_compared = QtCore.Signal(object)  # BuildComparison
 
-    def __init__(self, window: QtWidgets.QMainWindow):
-        super().__init__(window)
-        self.window = window
+    def __init__(self, session: Session, studio: Studio, shell: Shell):
+        super().__init__(shell.parent_widget())
+        self.session, self.studio, self.shell = session, studio, shell
         self.result: BuildComparison | None = None
         self._running = False
         self._build_widgets()
-        window.sig_index_finished.connect(self.refresh)
+        studio.sig_index_finished.connect(self.refresh)
 
     def _build_widgets(self) -> None:
         self.a_combo, self.b_combo = QtWidgets.QComboBox(), QtWidgets.QComboBox()
@@ -114,14 +117,14 @@ class CompareDock(QtCore.QObject):
         layout.addWidget(self.verdict)
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
-        self.dock = QtWidgets.QDockWidget("Compare builds", self.window)
+        self.dock = QtWidgets.QDockWidget("Compare builds", self.shell.parent_widget())
         self.dock.setObjectName("compareBuildsDock")
         self.dock.setWidget(body)
-        self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
+        self.shell.add_dock(self.dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
         self._update_buttons()
 
     def refresh(self) -> None:
-        names = builds_of(on_disk(self.window.workspace))
+        names = builds_of(on_disk(self.session.workspace))
         for combo, default in ((self.a_combo, 0), (self.b_combo, 1)):
             current = combo.currentText()
             combo.blockSignals(True)
@@ -132,22 +135,22 @@ class CompareDock(QtCore.QObject):
         self._update_buttons()
 
     def start_compare(self) -> None:
-        ws, a, b = self.window.workspace, self.a_combo.currentText(), self.b_combo.currentText()
+        ws, a, b = self.session.workspace, self.a_combo.currentText(), self.b_combo.currentText()
         if ws is None or not a or not b or self._running:
             return
         root = ws.root
         self._running = True
-        self.window.status_label.setText(f"Comparing {a} and {b}")
+        self.shell.set_status(f"Comparing {a} and {b}")
         from ...core.debug.build_compare import compare
 
-        self.window.jobs.start("compare", lambda report, token: compare(Workspace.open(root), a, b),
+        self.studio.jobs.start("compare", lambda report, token: compare(Workspace.open(root), a, b),
                                on_done=lambda result, _g: self.show_result(result), on_failed=self._failed,
                                on_finished=self._finished)
         self._update_buttons()
 
     def create_variant(self) -> None:
         """Check the flags with the compiler, record the variant and build it (a job; a failure changes nothing)."""
-        ws, name, flags = self.window.workspace, self.variant_name.text().strip(), self.variant_flags.text()
+        ws, name, flags = self.session.workspace, self.variant_name.text().strip(), self.variant_flags.text()
         if ws is None or self._running:
             return
         root = ws.root
@@ -160,22 +163,22 @@ class CompareDock(QtCore.QObject):
             return job.run()
 
         self._running = True
-        self.window.status_label.setText(f"Building variant {name}")
-        self.window.jobs.start("compare", work, on_done=lambda v, _g: self._variant_built(v),
+        self.shell.set_status(f"Building variant {name}")
+        self.studio.jobs.start("compare", work, on_done=lambda v, _g: self._variant_built(v),
                                on_failed=self._failed, on_finished=self._finished,
-                               on_progress=lambda done, running: self.window.status_label.setText(
+                               on_progress=lambda done, running: self.shell.set_status(
                                    f"Building variant {name}: {running or 'done'}"))
         self._update_buttons()
 
     def _variant_built(self, variant) -> None:
-        self.window.status_label.setText(f"Variant {variant.name} built")
+        self.shell.set_status(f"Variant {variant.name} built")
         self.variant_name.clear()
         self.refresh()
         self.b_combo.setCurrentText(variant.name)
 
     def cancel(self) -> None:
         if self._running:
-            self.window.jobs.cancel("compare")  # the result is dropped; the modules' runs finish on their own
+            self.studio.jobs.cancel("compare")  # the result is dropped; the modules' runs finish on their own
 
     def show_result(self, r: BuildComparison) -> None:
         self.result = r
@@ -203,20 +206,20 @@ class CompareDock(QtCore.QObject):
         self.passes.setSortingEnabled(True)
         self.passes.resizeColumnsToContents()
         self.diff.setPlainText(r.diff)
-        self.window.status_label.setText("Compared")
+        self.shell.set_status("Compared")
         self.sig_compared.emit(r)
 
     def _failed(self, exc: Exception, tb: str, _generation) -> None:
-        self.window.show_error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
+        self.shell.show_error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
         if not isinstance(exc, StudioError):
-            self.window.log.append_text(tb, error=True)
+            self.shell.append_log(tb, error=True)
 
     def _finished(self, _generation) -> None:
         self._running = False
         self.refresh()
 
     def _update_buttons(self) -> None:
-        ready = self.window.workspace is not None and bool(self.a_combo.currentText())
+        ready = self.session.workspace is not None and bool(self.a_combo.currentText())
         self.compare_button.setEnabled(ready and not self._running)
-        self.variant_button.setEnabled(self.window.workspace is not None and not self._running)
+        self.variant_button.setEnabled(self.session.workspace is not None and not self._running)
         self.cancel_button.setEnabled(self._running)

@@ -2,8 +2,9 @@
 
 A thin view over core/debug/compile_profile.py (recording and reading a
 build's profile) and core/debug/executable_times.py (each executable compiled
-alone). Recording runs as a job of the window's job manager, with progress
-and cancel. The timeline's phase cards show each phase's top pass on hover.
+alone). Recording runs as a job of the studio's job manager, with progress
+and cancel. The timeline's phase cards show each phase's top pass on hover
+(`sig_phase_notes`, which the shell hands to the timeline).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from ...core.debug.compile_profile import BuildProfile, ProfileJob, load_profile
 from ...core.debug.executable_times import ExecutableTimesJob
 from ...core.errors import StudioError
 from ...core.workspace import variants
+from ...core.session import Session
 from ...core.workspace.workspace import Workspace
+from ..shell import Shell
+from ..studio import Studio
 
 COLUMNS = ("pass", "wall s", "user s", "share", "runs")
 
@@ -50,14 +54,16 @@ def builds_of(ws: Workspace | None) -> list[str]:
 
 class ProfileDock(QtCore.QObject):
     sig_recorded = QtCore.Signal(str)  # what was recorded: "profile" or "executables"
+    sig_phase_notes = QtCore.Signal(object)  # {phase: "Top pass: ..." or ""} of the main build
+    sig_finished = QtCore.Signal()  # a recording ended (executables' compile times may have changed)
 
-    def __init__(self, window: QtWidgets.QMainWindow):
-        super().__init__(window)
-        self.window = window
+    def __init__(self, session: Session, studio: Studio, shell: Shell):
+        super().__init__(shell.parent_widget())
+        self.session, self.studio, self.shell = session, studio, shell
         self.profile: BuildProfile | None = None
         self._running = False
         self._build_widgets()
-        window.sig_index_finished.connect(self.refresh)
+        studio.sig_index_finished.connect(self.refresh)
 
     def _build_widgets(self) -> None:
         self.build_combo = QtWidgets.QComboBox()
@@ -92,16 +98,16 @@ class ProfileDock(QtCore.QObject):
         layout.addLayout(bar)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 1)
-        self.dock = QtWidgets.QDockWidget("Compile profile", self.window)
+        self.dock = QtWidgets.QDockWidget("Compile profile", self.shell.parent_widget())
         self.dock.setObjectName("compileProfileDock")
         self.dock.setWidget(body)
-        self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
+        self.shell.add_dock(self.dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
         self._update_buttons()
 
     # -- showing -------------------------------------------------------------------
 
     def refresh(self) -> None:
-        ws = on_disk(self.window.workspace)
+        ws = on_disk(self.session.workspace)
         current = self.build_combo.currentText() or variants.MAIN
         names = builds_of(ws)
         self.build_combo.blockSignals(True)
@@ -115,7 +121,7 @@ class ProfileDock(QtCore.QObject):
             try:
                 self.profile = load_profile(ws, self.build_combo.currentText())
             except StudioError as exc:
-                self.window.show_error(str(exc))
+                self.shell.show_error(str(exc))
         phase = self.phase_combo.currentText()
         phases = list(self.profile.phases) if self.profile else []
         self.phase_combo.blockSignals(True)
@@ -150,18 +156,18 @@ class ProfileDock(QtCore.QObject):
         self.table.resizeColumnsToContents()
 
     def _update_timeline(self) -> None:
-        timeline = self.window.timeline
         main = self.profile if self.build_combo.currentText() == variants.MAIN else None
+        notes = {}
         for phase in SNAPSHOT_PHASES:
             pp = main.phases.get(phase) if main else None
             top = pp.passes[0] if pp and pp.passes else None
-            timeline.set_phase_note(phase, f"Top pass: {top.name} {top.wall:.3f} s ({pp.share(top):.0%})"
-                                    if top else "")
+            notes[phase] = f"Top pass: {top.name} {top.wall:.3f} s ({pp.share(top):.0%})" if top else ""
+        self.sig_phase_notes.emit(notes)
 
     # -- recording -----------------------------------------------------------------
 
     def record(self) -> None:
-        ws, build = self.window.workspace, self.build_combo.currentText()
+        ws, build = self.session.workspace, self.build_combo.currentText()
         if ws is None or not build or self._running:
             return
         root = ws.root
@@ -175,7 +181,7 @@ class ProfileDock(QtCore.QObject):
         self._start("profile", work, f"Profiling {build}", len(phases))
 
     def time_executables(self) -> None:
-        ws, build = self.window.workspace, self.build_combo.currentText()
+        ws, build = self.session.workspace, self.build_combo.currentText()
         if ws is None or not build or self._running:
             return
         root = ws.root
@@ -189,42 +195,40 @@ class ProfileDock(QtCore.QObject):
 
     def _start(self, what: str, work, message: str, steps: int | None) -> None:
         self._running = True
-        self.window.status_label.setText(message)
+        self.shell.set_status(message)
 
         def progress(*args):
-            self.window.status_label.setText(f"{message}: {args[1] or 'done'}" if what == "profile"
+            self.shell.set_status(f"{message}: {args[1] or 'done'}" if what == "profile"
                                              else f"{message}: {args[0]} of {args[1]}")
 
-        self.window.jobs.start("profile", work, on_done=lambda result, _g: self._done(what, result),
+        self.studio.jobs.start("profile", work, on_done=lambda result, _g: self._done(what, result),
                                on_failed=self._failed, on_progress=progress, on_finished=self._finished)
         self._update_buttons()
 
     def cancel(self) -> None:
         if self._running:
-            self.window.jobs.cancel("profile")
+            self.studio.jobs.cancel("profile")
 
     def is_busy(self) -> bool:
         return self._running
 
     def _done(self, what: str, result) -> None:
-        self.window.status_label.setText("Profile recorded" if what == "profile" else "Executables timed")
+        self.shell.set_status("Profile recorded" if what == "profile" else "Executables timed")
         self.sig_recorded.emit(what)
 
     def _failed(self, exc: Exception, tb: str, _generation) -> None:
-        self.window.show_error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
+        self.shell.show_error(str(exc) if isinstance(exc, StudioError) else f"internal error: {exc}")
         log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
         if log:
-            self.window.log.append_text(log, error=True)
+            self.shell.append_log(log, error=True)
 
     def _finished(self, _generation) -> None:
         self._running = False
         self.refresh()
-        executables = getattr(self.window, "executables", None)
-        if executables is not None:
-            executables.refresh()
+        self.sig_finished.emit()
 
     def _update_buttons(self) -> None:
-        ready = self.window.workspace is not None and bool(self.build_combo.currentText())
+        ready = self.session.workspace is not None and bool(self.build_combo.currentText())
         self.record_button.setEnabled(ready and not self._running)
         self.executables_button.setEnabled(ready and not self._running)
         self.cancel_button.setEnabled(self._running)

@@ -1,42 +1,56 @@
-"""Keeps the dispatch panel and the IR view's dispatch regions showing the session's phase and selection."""
+"""Keeps the dispatch panel showing the session's phase and selection; the table's clicks select in the session.
+
+Redraws once per change: a new phase, new indexes or a new NPU result refill the table; a new
+selection in the same phase only moves the selected row and the detail.
+"""
 
 from __future__ import annotations
 
-from PySide6 import QtGui
-
-from ...core.session import NPU_PHASE, Session
-from ..ir.ir_view import IrView, Region
-from ..npu.panel import HEADERS, TABLE_PHASES, NpuPanel
+from ...core.npu_columns import HEADERS, TABLE_PHASES, detail_text, table_values
+from ...core.session import Session
 from ..studio import Studio
 from .panel import DispatchPanel
 
-REGION_COLORS = ("#fff3c4", "#d9f2ff", "#e6ffd9", "#ffe0f0", "#ece0ff", "#ffe8d6")
-
 
 class DispatchBinding:
-    def __init__(self, session: Session, studio: Studio, panel: DispatchPanel, ir_view: IrView, npu: NpuPanel):
-        self.session, self.studio, self.panel, self.ir_view, self.npu = session, studio, panel, ir_view, npu
-        session.events.selection.connect(self.show_selection)
+    def __init__(self, session: Session, studio: Studio, panel: DispatchPanel):
+        self.session, self.studio, self.panel = session, studio, panel
+        self._drawn: str | None = None  # the phase the table shows
         self._trace: tuple[str | None, dict[int, tuple[str, object]]] = (None, {})  # the numerics trace's column
+        e = session.events
+        e.workspace.connect(self._on_workspace)
+        e.selection.connect(self._on_selection)
+        e.indexes.connect(self.redraw)
+        e.npu.connect(lambda: self.redraw() if session.selection.phase in TABLE_PHASES else None)
+        panel.sig_dispatch_selected.connect(lambda d: session.select_dispatch(d) if d is not None else None)
 
     def set_trace_column(self, header: str | None, labels: dict[int, str], keys: dict[int, float] | None = None) -> None:
         """A column with each dispatch's error against the ONNX model (None: no column); sorted by `keys`."""
         keys = keys or {}
         self._trace = (header, {i: (text, keys.get(i)) for i, text in labels.items()})
-        phase = self.session.selection.phase
-        if phase is not None:
-            self.show_phase(phase)
+        self.redraw()
 
-    def show_phase(self, phase: str) -> None:
-        """The phase's dispatches in the table (the npu phase: flow's, with the NPU columns)
-        and their regions in the IR view (the npu phase: each dispatch's tasks)."""
-        npu = phase == NPU_PHASE
-        index = self.session.index_of(phase)
+    def _on_workspace(self) -> None:
+        self.panel.clear()
+        self._drawn = None
+
+    def _on_selection(self) -> None:
+        if self.session.selection.phase != self._drawn:
+            self.redraw()
+        else:
+            self.show_selection()
+
+    def redraw(self) -> None:
+        """The phase's dispatches in the table (the npu phase: flow's, with the NPU columns)."""
+        phase = self.session.selection.phase
+        if phase is None:
+            return
         table = self.panel.table
-        table.set_index(index, self.studio.op_types)
+        table.set_index(self.session.index_of(phase), self.studio.op_types)
         # The same columns in every phase; the NPU ones are filled where an NPU result applies.
-        _, values = self.npu.columns()
-        headers, values = HEADERS, (values if phase in TABLE_PHASES else {})
+        npu = self.session.npu
+        values = table_values(npu.program) if npu is not None and phase in TABLE_PHASES else {}
+        headers = HEADERS
         header, errors = self._trace
         if header is not None:  # the trace's error column follows the NPU's
             blank = ("",) * len(headers)
@@ -44,34 +58,15 @@ class DispatchBinding:
             headers = (*headers, header)
         table.set_extra_columns(headers, values)
         self.panel.refresh_filters()
-        regions = self.npu.regions(REGION_COLORS) if npu else []
-        if index is not None and not npu:
-            for rec in index.dispatches:
-                r = rec.text_range
-                if r is not None:
-                    color = QtGui.QColor(REGION_COLORS[rec.index % len(REGION_COLORS)])
-                    regions.append(Region(rec.index, r.start_line, r.end_line, color))
-        self.ir_view.set_regions(regions)
+        self._drawn = phase
         self.show_selection()
 
     def show_selection(self) -> None:
-        """The selected dispatch: its row, its marked region, its detail; the selected task's op."""
-        phase, dispatch, task = (self.session.selection.phase, self.session.selection.dispatch,
-                                 self.session.selection.task)
+        """The selected dispatch: its row and its detail."""
+        phase, dispatch = self.session.selection.phase, self.session.selection.dispatch
         table = self.panel.table
         rec = table.record(dispatch) if table.select_dispatch(dispatch) else None
-        has_region = any(r.key == dispatch for r in self.ir_view.regions())
-        self.ir_view.mark_region(dispatch if rec is not None and has_region else None)
-        npu = self.npu.detail(dispatch) if rec is not None and phase in TABLE_PHASES else ""
+        npu = self.session.npu
+        detail = detail_text(npu.program, dispatch) if rec is not None and npu is not None and phase in TABLE_PHASES else ""
         note = self.session.index_errors.get(phase, "") if dispatch is None else ""
-        self.panel.show_record(rec, self.studio.op_types, npu, note)
-        if task is not None and phase == NPU_PHASE:
-            self.goto_npu_task(task)
-
-    def goto_npu_task(self, task: int) -> None:
-        """Scroll the NPU IR to the task's op (`%t<id> = "npu...."`)."""
-        needle = f"%t{task} = "
-        for number, line in enumerate(self.ir_view.text().splitlines(), start=1):
-            if line.lstrip().startswith(needle):
-                self.ir_view.goto(number, line.index(needle) + 1)
-                return
+        self.panel.show_record(rec, self.studio.op_types, detail, note)

@@ -1,8 +1,9 @@
-"""Edit-and-resume in the window: autosaved drafts, errors marked in place, revert, diffs and the pass view.
+"""Edit-and-resume in the IR pane: autosaved drafts, errors marked in place, revert, diffs and the pass view.
 
-`install_edit_support(window)` is the window's one hook. The controller listens to the studio
-(compile failed with diagnostics, compile finished) and to the IR view, and sends intents back
-through the session and the studio; the policies are in core/workspace/edit_state.py and core/session.py.
+Built from `(session, studio, shell)` and the IR pane it edits (ir_pane.py, the same area). The
+controller listens to the studio (compile failed with diagnostics, compile finished) and to the IR
+view, and sends intents back through the session and the studio; the policies are in
+core/workspace/edit_state.py and core/session.py.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from ...core.errors import Cancelled, StudioError
 from ...core.problems import COMPILE
 from ...core.ir.diagnostics import first_error_in
 from ...core.workspace import edit_state
+from ..shell import Shell
+from ..studio import Studio
 from .diff_dialog import AGAINST_ORIGINAL, AGAINST_PREVIOUS_PHASE, DiffDialog
+from .ir_pane import IrPane
 from .pass_view import PassView
 from .support import DraftAutosaver, ErrorMarks, ReplaceBar, edit_menu_actions
 
@@ -22,23 +26,23 @@ from .support import DraftAutosaver, ErrorMarks, ReplaceBar, edit_menu_actions
 class EditController(QtCore.QObject):
     sig_passes_ready = QtCore.Signal(str)  # phase whose pass view is filled
 
-    def __init__(self, window):
-        super().__init__(window)
-        self.window, self.session, self.studio = window, window.session, window.studio
-        view = window.ir_view
+    def __init__(self, session, studio: Studio, shell: Shell, pane: IrPane):
+        super().__init__(shell.parent_widget())
+        self.session, self.studio, self.shell, self.pane = session, studio, shell, pane
+        view = pane.view
         self.marks = ErrorMarks(view)
         self.autosaver = DraftAutosaver(view, self._autosave)
-        self.replace_bar = ReplaceBar(view, window.find_bar.field.text, window.find_bar.find_next)
-        window.find_bar.parentWidget().layout().addWidget(self.replace_bar)
+        self.replace_bar = ReplaceBar(view, pane.find_bar.field.text, pane.find_bar.find_next)
+        pane.widget.layout().addWidget(self.replace_bar)
         self.replace_bar.hide()
         view.sig_editable_changed.connect(lambda on: None if on else self.replace_bar.hide())
         # Built now (hidden), so that View lists it and a saved layout can place it.
         self.pass_view = PassView()
-        self.pass_view.sig_status.connect(window.status_label.setText)
-        self.pass_dock = QtWidgets.QDockWidget("Passes", window)
+        self.pass_view.sig_status.connect(shell.set_status)
+        self.pass_dock = QtWidgets.QDockWidget("Passes", shell.parent_widget())
         self.pass_dock.setObjectName("passDock")
         self.pass_dock.setWidget(self.pass_view)
-        window.add_dock(self.pass_dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
+        shell.add_dock(self.pass_dock, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, visible=False)
         self.diff_dialog: DiffDialog | None = None
         self._build_menu()
         self.studio.sig_diagnostics.connect(self._on_diagnostics)
@@ -49,9 +53,8 @@ class EditController(QtCore.QObject):
             lambda: None if self.session.problems.is_raised(COMPILE) else self.marks.clear())
 
     def _build_menu(self) -> None:
-        w = self.window
-        menu = w.menuBar().addMenu("&Edit")
-        for action in edit_menu_actions(w, w.ir_view):
+        menu = self.shell.add_menu("&Edit")
+        for action in edit_menu_actions(self.shell.parent_widget(), self.pane.view):
             menu.addAction(action)
         menu.addSeparator()
         self.replace_action = menu.addAction("Find and &Replace", self.open_replace)
@@ -64,8 +67,7 @@ class EditController(QtCore.QObject):
                                                    lambda: self.open_diff(dispatch=self.session.selection.dispatch))
         self.passes_action = menu.addAction("&Passes of This Phase", self.open_passes)
         # The dispatch table offers the per-dispatch diff on its rows, too.
-        w.dispatch_table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
-        w.dispatch_table.addAction(self.dispatch_diff_action)
+        self.shell.add_dispatch_action(self.dispatch_diff_action)
 
     # -- drafts ---------------------------------------------------------------------
 
@@ -101,11 +103,10 @@ class EditController(QtCore.QObject):
         if ws is None or phase not in SNAPSHOT_PHASES:
             return
         error = first_error_in(diagnostics, ws.snapshot_path(phase).name)
-        w = self.window
         if self.session.selection.phase != phase:
-            w.show_phase(phase)
-        if not w.edit_action.isChecked():
-            w.edit_action.setChecked(True)  # the text as typed, editable again
+            self.pane.show_phase(phase)
+        if not self.pane.edit_action.isChecked():
+            self.pane.edit_action.setChecked(True)  # the text as typed, editable again
         if error is not None:
             self.marks.show_error(error.line, error.col, error.message)
 
@@ -116,8 +117,8 @@ class EditController(QtCore.QObject):
     # -- actions --------------------------------------------------------------------
 
     def open_replace(self) -> None:
-        self.window.find_bar.open()
-        self.replace_bar.setVisible(self.window.ir_view.is_editable())
+        self.pane.find_bar.open()
+        self.replace_bar.setVisible(self.pane.view.is_editable())
 
     def revert_current(self) -> None:
         ws, phase = self.session.workspace, self.session.selection.phase
@@ -131,8 +132,8 @@ class EditController(QtCore.QObject):
             return
         self.session.drafts.pop(phase, None)
         self.session.snapshot_replaced(phase)
-        self.window.edit_action.setChecked(False)
-        self.window.show_phase(phase)
+        self.pane.edit_action.setChecked(False)
+        self.pane.show_phase(phase)
         self.marks.clear()
         self.studio.sig_log.emit(f"Reverted {phase} to the compiler's output"
                                  + ("; later phases are stale until a resume" if changed else ""), False)
@@ -143,7 +144,7 @@ class EditController(QtCore.QObject):
         if ws is None:
             return None
         phase = self.session.selection.phase if self.session.selection.phase in SNAPSHOT_PHASES else "flow"
-        self.diff_dialog = DiffDialog(ws, phase, dispatch, self.window)
+        self.diff_dialog = DiffDialog(ws, phase, dispatch, self.shell.parent_widget())
         edited = edit_state.is_edited(ws, phase) or phase in self.session.drafts
         self.diff_dialog.choose(phase, AGAINST_ORIGINAL if edited else AGAINST_PREVIOUS_PHASE, dispatch)
         self.diff_dialog.show()
@@ -184,7 +185,3 @@ class EditController(QtCore.QObject):
 
         self.studio.jobs.start("passes", work, on_done=done, on_failed=failed, on_progress=progress)
 
-
-def install_edit_support(window) -> EditController:
-    window.edit_controller = EditController(window)
-    return window.edit_controller

@@ -1,7 +1,7 @@
 """What the IR editor needs beyond a text view: error marks, autosave of drafts, undo/redo, replace.
 
-Each piece attaches to an IrView and knows nothing about the window; the window wires them
-(see install_edit_support).
+Each piece attaches to an IrView and knows nothing about the shell around it; the edit controller
+(controller.py) wires them.
 """
 
 from __future__ import annotations
@@ -171,10 +171,10 @@ class ReplaceBar(QtWidgets.QWidget):
         return len(found)
 
 
-def edit_menu_actions(window: QtWidgets.QMainWindow, view: QtWidgets.QPlainTextEdit) -> list[QtGui.QAction]:
+def edit_menu_actions(parent: QtWidgets.QWidget, view: QtWidgets.QPlainTextEdit) -> list[QtGui.QAction]:
     """Undo and Redo for the editor, enabled as the document says."""
-    undo = QtGui.QAction("&Undo", window, shortcut=QtGui.QKeySequence.StandardKey.Undo, triggered=view.undo)
-    redo = QtGui.QAction("&Redo", window, shortcut=QtGui.QKeySequence.StandardKey.Redo, triggered=view.redo)
+    undo = QtGui.QAction("&Undo", parent, shortcut=QtGui.QKeySequence.StandardKey.Undo, triggered=view.undo)
+    redo = QtGui.QAction("&Redo", parent, shortcut=QtGui.QKeySequence.StandardKey.Redo, triggered=view.redo)
     undo.setEnabled(False)
     redo.setEnabled(False)
     view.undoAvailable.connect(undo.setEnabled)

@@ -9,64 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...core.npu import target_store, workspace_io
-from ...core.npu.coverage import coverage
-from ...core.npu.npu_ir import DispatchInfo, NpuProgram
+from ...core.npu_columns import HEADERS, detail_text, table_values
 from ...core.session import NPU_PHASE, NPU_SOURCE, Session
-from ...core.units import format_bytes
 from ...resources import TARGETS_DIR
-from ..ir.ir_view import Region
 from ..studio import Studio
 from .target_editor import TargetEditor
 
 AFTER_PHASE = NPU_SOURCE
 SETTINGS_KEY = "npu/target"
 DEFAULT_TARGET = TARGETS_DIR / "default.toml"
-HEADERS = ("NPU", "reason", "tile", "SRAM")
-TABLE_PHASES = (NPU_SOURCE, NPU_PHASE)
-
-
-def kib(n: int) -> str:
-    return format_bytes(n)
-
-
-def tile_label(d: DispatchInfo) -> str:
-    """`F8 OH66 OW352 C3 KH3 KW3`: tile size per loop ("" for a fallback)."""
-    return " ".join(f"{n}{s}" for n, s in zip(d.loop_dims, d.tile_sizes))
-
-
-def table_values(p: NpuProgram) -> dict[int, tuple[str, str, str, str]]:
-    return {d.index: (f"NPU {d.unit}" if d.legal else "CPU", d.reason, tile_label(d),
-                      kib(p.dispatch_sram_peak(d.index)) if d.legal else "")
-            for d in p.dispatches}
-
-
-def detail_text(p: NpuProgram, index: int) -> str:
-    d = next((x for x in p.dispatches if x.index == index), None)
-    if d is None:
-        return ""
-    tasks = p.tasks_of(index)
-    lines = [f"NPU ({p.target.name}): " + (f"{d.kind} -> NPU {d.unit}" if d.legal
-                                           else f"CPU fallback: {d.reason} [rule {d.rule}]")]
-    if d.acc_dtype:
-        lines.append(f"  types: {d.dtype} inputs, {d.acc_dtype} accumulator")
-    if d.transposed:
-        lines.append(f"  transposed: {', '.join(d.transposed)} (by the {d.transpose_by})")
-    if d.transfer:
-        pad = f", pad value {d.pad_value}" if d.pad_value else ""
-        lines.append(f"  DMA: {d.transfer} transfer DRAM to DRAM{pad}")
-    if d.legal and d.unit != "dma":
-        dims = " ".join(f"{n}={r}" for n, r in zip(d.loop_dims, d.loop_ranges))
-        lines.append(f"  loops: {dims}")
-        lines.append(f"  tile: {tile_label(d)} ({d.num_tiles} tiles)")
-        lines.append("  loop order: " + " ".join(d.loop_dims[i] for i in d.loop_order))
-        lines.append(f"  SRAM: {kib(d.sram_bytes)} double-buffered working set, "
-                     f"peak {kib(p.dispatch_sram_peak(index))} of {kib(p.target.sram_bytes)}")
-    if tasks:
-        lines.append(f"  tasks: {len(tasks)} ({tasks[0].op}, #{tasks[0].id}..#{tasks[-1].id})")
-    return "\n".join(lines)
 
 
 class NpuPanel(QtCore.QObject):
@@ -189,12 +143,6 @@ class NpuPanel(QtCore.QObject):
     def is_running(self) -> bool:
         return self.studio.jobs.is_running("npu")
 
-    def timeline_info(self) -> dict:
-        r = self.session.npu
-        if r is None:
-            return {}
-        return {"seconds": r.seconds, "size_bytes": len(r.mlir.encode()), "dispatches": r.on_npu}
-
     def columns(self) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
         if self.session.npu is None:
             return (), {}
@@ -205,20 +153,7 @@ class NpuPanel(QtCore.QObject):
         return detail_text(r.program, dispatch) if r is not None else ""
 
     def text(self) -> str:
-        if self.session.npu is not None:
-            return self.session.npu.mlir
-        return f"// NPU pipeline: {self.state}\n"
-
-    def regions(self, colors: tuple[str, ...]) -> list[Region]:
-        r = self.session.npu
-        if r is None:
-            return []
-        return [Region(d, a, b, QtGui.QColor(colors[d % len(colors)])) for d, (a, b) in r.ranges.items()]
+        return self.session.phase_view(NPU_PHASE).text
 
     def label(self) -> str:
-        r, ws = self.session.npu, self.session.workspace
-        if r is None or ws is None:
-            return f"<b>{NPU_PHASE}</b> — {self.state} ({self.session.target_label()})"
-        return (f"<b>{NPU_PHASE}</b> — {workspace_io.mlir_path(ws)} ({self.state}; "
-                f"{self.session.target_label()}, target {r.program.target.name}) — "
-                f"{coverage(r.program).summary()}")
+        return self.session.phase_view(NPU_PHASE).label

@@ -3,7 +3,7 @@
 - "Trace against ONNX" runs `core.debug.numerics_trace.trace` on the job's
   own copy of the workspace, with progress and cancel.
 - The result fills the dock and the dispatch table's error column
-  (`DispatchBinding.set_trace_column`), and selects the first divergent
+  (`sig_dispatch_column`, which the shell hands to the dispatch table), and selects the first divergent
   dispatch, so its row, IR region and detail are on show.
 - "Break after selected" builds (or reuses) the variant broken after the
   selected dispatch with IREE's own flag and shows its output (same job
@@ -17,7 +17,6 @@ from PySide6 import QtCore
 
 from ...core.errors import Cancelled, StudioError
 from ...core.session import Session
-from ..dispatches.binding import DispatchBinding
 from ..jobs import JobManager
 from .dock import TraceDock, error_label
 
@@ -28,11 +27,12 @@ COLUMN = "vs ONNX"
 
 class TraceController(QtCore.QObject):
     sig_message = QtCore.Signal(str)  # a line for the log
+    sig_dispatch_column = QtCore.Signal(object, object, object)  # header or None, labels by dispatch, sort keys
 
-    def __init__(self, session: Session, jobs: JobManager, dock: TraceDock, dispatches: DispatchBinding,
+    def __init__(self, session: Session, jobs: JobManager, dock: TraceDock,
                  parent: QtCore.QObject | None = None):
         super().__init__(parent)
-        self.session, self.jobs, self.dock, self.dispatches = session, jobs, dock, dispatches
+        self.session, self.jobs, self.dock = session, jobs, dock
         self.report = None
         session.events.workspace.connect(self._drop)
         session.events.indexes.connect(self._drop)  # a new build was indexed: the trace was of the old one
@@ -50,7 +50,7 @@ class TraceController(QtCore.QObject):
         self.jobs.cancel(TRACE_JOB)
         self.report = None
         self.dock.show_report(None)
-        self.dispatches.set_trace_column(None, {})
+        self.sig_dispatch_column.emit(None, {}, {})
 
     def _list_builds(self) -> None:
         ws = self.session.workspace
@@ -117,8 +117,8 @@ class TraceController(QtCore.QObject):
         self.report = report
         self.dock.set_running(False)
         self.dock.show_report(report)
-        self.dispatches.set_trace_column(COLUMN, {d.index: error_label(d) for d in report.dispatches},
-                                         {d.index: d.max_rel_error for d in report.dispatches if d.paired})
+        self.sig_dispatch_column.emit(COLUMN, {d.index: error_label(d) for d in report.dispatches},
+                                      {d.index: d.max_rel_error for d in report.dispatches if d.paired})
         first = report.first_divergent
         if first is not None:
             self.session.select_dispatch(first.index)

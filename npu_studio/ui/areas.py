@@ -1,0 +1,96 @@
+"""Every UI area, built from `(session, studio, shell)`, and the few signals that pass between them.
+
+The one place where areas meet: each is built against the narrow shell (shell.py), and where one
+area's result is shown by another (the numerics trace's error column in the dispatch table, the
+compile profile's top passes on the timeline, a clicked Pareto point in the schedule), the link is
+a signal connected here, not a reference one area keeps to another. Where each dock opens by
+default is layout.py's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6 import QtCore
+
+from ..core.session import Session
+from .compile_debug.compare_dock import CompareDock
+from .compile_debug.profile_dock import ProfileDock
+from .dispatches.binding import DispatchBinding
+from .dispatches.panel import DispatchPanel
+from .edit.controller import EditController
+from .edit.ir_pane import IrPane
+from .executables.view import ExecutablesPanel
+from .module.controller import ModuleController
+from .module.dock import ModuleDock
+from .npu.panel import NpuPanel
+from .schedule.controller import ScheduleController
+from .schedule.dock import ScheduleDock
+from .shell import Shell
+from .studio import Studio
+from .sweep.dock import SweepController, SweepDock
+from .timeline import PhaseTimeline
+from .trace.controller import TraceController
+from .trace.dock import TraceDock
+
+Area = QtCore.Qt.DockWidgetArea
+
+
+@dataclass
+class Areas:
+    ir: IrPane
+    dispatch_panel: DispatchPanel
+    dispatches: DispatchBinding
+    npu: NpuPanel
+    schedule: ScheduleDock
+    schedule_controller: ScheduleController
+    executables: ExecutablesPanel
+    compile_profile: ProfileDock
+    compare_builds: CompareDock
+    sweep: SweepDock
+    sweep_controller: SweepController
+    trace_dock: TraceDock
+    trace: TraceController
+    module_dock: ModuleDock
+    module: ModuleController
+    edit: EditController
+
+
+def central_areas(session: Session, studio: Studio, shell: Shell) -> tuple[IrPane, DispatchPanel, DispatchBinding]:
+    """The two areas the central splitter holds: the IR pane and the dispatch panel."""
+    panel = DispatchPanel()
+    binding = DispatchBinding(session, studio, panel)  # first: a new workspace clears the table before a phase shows
+    return IrPane(session, studio, shell), panel, binding
+
+
+def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore.QSettings,
+                central: tuple[IrPane, DispatchPanel, DispatchBinding], timeline: PhaseTimeline) -> Areas:
+    ir, dispatch_panel, dispatches = central
+    parent = shell.parent_widget()
+    npu = NpuPanel(session, studio, settings, parent)
+    shell.add_menu(npu.menu)
+    shell.add_toolbar(npu.toolbar)
+    shell.add_dock(npu.dock, Area.RightDockWidgetArea, visible=False)
+    schedule = ScheduleDock(parent)
+    schedule_controller = ScheduleController(session, studio.jobs, schedule, parent)
+    shell.add_dock(schedule, Area.BottomDockWidgetArea)
+    executables = ExecutablesPanel(shell)  # TEMP until the executables branch merges
+    compile_profile, compare_builds = ProfileDock(session, studio, shell), CompareDock(session, studio, shell)
+    compile_profile.sig_phase_notes.connect(
+        lambda notes: [timeline.set_phase_note(phase, note) for phase, note in notes.items()])
+    compile_profile.sig_finished.connect(executables.refresh)  # its compile-time column
+    sweep = SweepDock(parent)
+    sweep_controller = SweepController(studio.jobs, sweep, schedule_controller, parent)
+    shell.add_dock(sweep, Area.BottomDockWidgetArea, visible=False)
+    trace_dock = TraceDock(parent)
+    trace = TraceController(session, studio.jobs, trace_dock, parent)
+    trace.sig_dispatch_column.connect(dispatches.set_trace_column)
+    module_dock = ModuleDock(parent)
+    module = ModuleController(session, studio.jobs, module_dock, parent)
+    for dock in (trace_dock, module_dock):
+        shell.add_dock(dock, Area.BottomDockWidgetArea)
+    for controller in (schedule_controller, trace, module, sweep_controller):
+        controller.sig_message.connect(shell.append_log)
+    edit = EditController(session, studio, shell, ir)
+    return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
+                 compare_builds, sweep, sweep_controller, trace_dock, trace, module_dock, module, edit)
