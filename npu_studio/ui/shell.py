@@ -7,7 +7,7 @@ events; intents go to the `Studio` (jobs, errors, log) or the session; the shell
 what an area builds (docks, menus, toolbars, actions on a dispatch) and shows its messages.
 
 `MainWindow` implements this protocol. An area never names the window or another area's
-widgets (tests/ui/test_area_isolation.py checks it); an area that needs another's state asks
+widgets (tests/test_area_isolation.py checks it); an area that needs another's state asks
 the session.
 """
 
