@@ -49,3 +49,67 @@ def test_the_timeline_follows_the_session(qtbot, example_workspace):
     assert timeline.phase_info("vm").state == "failed" and timeline.phase_info("flow").state == "done"
     session.clear()
     assert {timeline.phase_info(p).state for p in timeline.phases()} == {"pending"}
+
+
+class RecordingShell:
+    """The narrow shell (ui/shell.py) without a main window: what the areas ask of it, recorded."""
+
+    def __init__(self, studio: Studio):
+        from PySide6 import QtWidgets
+
+        self.jobs = studio.jobs
+        self._parent = QtWidgets.QWidget()
+        self.docks, self.statuses, self.logs, self.errors, self.dispatch_actions = [], [], [], [], []
+
+    def parent_widget(self):
+        return self._parent
+
+    def add_dock(self, dock, area=None, visible=True):
+        self.docks.append(dock)
+
+    def add_menu(self, menu):
+        from PySide6 import QtWidgets
+
+        return menu if isinstance(menu, QtWidgets.QMenu) else QtWidgets.QMenu(menu, self._parent)
+
+    def add_toolbar(self, toolbar):
+        pass
+
+    def add_dispatch_action(self, action, on_double_click=False):
+        self.dispatch_actions.append(action)
+
+    def set_status(self, text):
+        self.statuses.append(text)
+
+    def append_log(self, text, error=False):
+        self.logs.append(text)
+
+    def show_error(self, message, condition="general"):
+        self.errors.append(message)
+
+
+def test_the_ir_pane_and_the_table_follow_one_selection_redrawing_once(qtbot, example_workspace):
+    from npu_studio.ui.areas import central_areas
+
+    session = Session()
+    studio = Studio(session)
+    shell = RecordingShell(studio)
+    pane, panel, binding = central_areas(session, studio, shell)
+    qtbot.addWidget(shell.parent_widget())
+    session.open_workspace(Workspace.open(example_workspace.root))
+    session.set_indexes(index_workspace_phases(example_workspace.snapshots()), {}, session.begin("index"))
+    assert session.selection.phase == "flow"  # the pane shows flow when a workspace opens
+    assert pane.view.text() == example_workspace.snapshot_path("flow").read_text(encoding="utf-8")
+    drawn, shown = [], []
+    real_set_index, real_show_record = panel.table.set_index, panel.show_record
+    panel.table.set_index = lambda *a: (drawn.append(a), real_set_index(*a))
+    panel.show_record = lambda *a: (shown.append(a), real_show_record(*a))
+    # A click in the table selects in the session; the table is not refilled, the detail drawn once.
+    panel.sig_dispatch_selected.emit(0)
+    assert session.selection.dispatch == 0 and pane.view.marked_key() == 0
+    assert (len(drawn), len(shown)) == (0, 1)
+    # Another phase: the table is refilled once, the dispatch stays selected and marked in the new text.
+    pane.show_phase("stream")
+    assert (len(drawn), len(shown)) == (1, 2)
+    assert session.selection.dispatch == 0 and pane.view.marked_key() == 0
+    assert "stream" in pane.phase_label.text() and not shell.errors
