@@ -8,6 +8,7 @@ import sys
 
 from .qt_platform import xcb_problem
 from .resources import APP_ID, ICON_PNG_SIZES, ICON_SVG, icon_png
+from .verbosity import log_to_stderr
 
 
 def app_icon():
@@ -27,6 +28,7 @@ def has_display(environ=None) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    log_to_stderr(getattr(args, "verbose", 0))  # -v: each tool run on stderr too, besides the Log dock
     if args.self_test and "QT_QPA_PLATFORM" not in os.environ and not has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # CI, a bundle check over ssh
     problem = xcb_problem()

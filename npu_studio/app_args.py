@@ -12,14 +12,16 @@ import os
 import sys
 from pathlib import Path
 
+from .verbosity import add_verbose_option
+
 # The headless commands: one module each in cli_commands/, its help= line the --help entry.
 COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
             "substitute", "variant", "profile", "compare", "trace", "module", "precision",
             "measure", "sweep")
 
-USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test]
+USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test] [-v]
        npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--phase P] [--select-dispatch N] FILE_OR_WORKSPACE
-       npu-studio COMMAND [ARGS ...]
+       npu-studio [-v|-vv] COMMAND [ARGS ...]
        npu-studio --version"""
 
 
@@ -65,6 +67,7 @@ def parse_app_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="npu-studio", usage=USAGE)
     parser.add_argument("paths", nargs="*", type=Path, metavar="FILE_OR_WORKSPACE")
     add_app_options(parser)
+    add_verbose_option(parser)
     args = parser.parse_args(argv)
     for path in args.paths:
         if path.exists():

@@ -3,6 +3,7 @@
     npu-studio [FILE_OR_WORKSPACE ...]   open the app (no arguments: the welcome page)
     npu-studio COMMAND ...               run a headless command (one module per command in cli_commands/)
     npu-studio --version | --help
+    -v / -vv, before or after COMMAND: each tool run logged on stderr (verbosity.py)
 
 The headless part never imports Qt: the app is loaded by name only when a
 window is asked for (see `open_app`).
@@ -22,6 +23,7 @@ import threading
 from .app_args import COMMANDS, USAGE, add_app_options, parse_app_args, say
 from .core.errors import StudioError, format_error
 from .core.processes import RUN_MODULE_FLAG
+from .verbosity import add_verbose_option, leading_verbosity, stderr_logging
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
@@ -36,6 +38,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true",
                         help="print the versions of npu-studio, the IREE compiler and the IREE runtime")
+    add_verbose_option(parser)
     # Documented here, parsed by parse_app_args: a FILE positional beside COMMAND would be ambiguous.
     app = parser.add_argument_group("opening the app", "FILE_OR_WORKSPACE: models (.onnx, .mlir, .mlirbc) "
                                     "or workspace folders to open, one window each")
@@ -44,6 +47,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS if only is None else [only]:  # each module: add_parser(subparsers), run(args)
         module = importlib.import_module(f"npu_studio.cli_commands.{name.replace('-', '_')}")
         module.add_parser(sub)
+    for command in {id(p): p for p in sub.choices.values()}.values():  # after the command name too
+        add_verbose_option(command)
     return parser
 
 
@@ -91,16 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == [RUN_MODULE_FLAG]:
         return run_module(argv[1:])
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in TOP_LEVEL_FLAGS):
-        return open_app(argv)
-    args = build_parser(argv[0] if argv[0] in COMMANDS else None).parse_args(argv)
-    if args.version:
-        print(version_text())
-        return 0
-    if args.command is None:  # e.g. `npu-studio --version` was not it and no command followed
-        build_parser().print_help()
-        return 2
-    return run_command(args)
+    verbose, rest = leading_verbosity(argv)  # `npu-studio -v compile MODEL`
+    if not rest or (rest[0] not in COMMANDS and rest[0] not in TOP_LEVEL_FLAGS):
+        return open_app(argv)  # the app's parser takes -v wherever it is
+    args = build_parser(rest[0] if rest[0] in COMMANDS else None).parse_args(rest)
+    with stderr_logging(verbose + args.verbose):
+        if args.version:
+            print(version_text())
+            return 0
+        if args.command is None:  # e.g. `npu-studio --version` was not it and no command followed
+            build_parser().print_help()
+            return 2
+        return run_command(args)
 
 
 def run_command(args) -> int:

@@ -14,6 +14,11 @@ A child Python (`module_command`) is `python -m MODULE` from a checkout or a
 venv; in a PyInstaller bundle `sys.executable` is the `npu-studio` launcher
 itself and there is no interpreter on the machine, so the launcher takes
 `--run-module MODULE ...` instead (handled in cli.main).
+
+Every child is logged (logger `npu_studio.core.processes`), as IREE's own
+Python tools do: at INFO the command line the caller gave, shell-quoted, so
+that it can be pasted into a shell (not our setpriv wrapper around it); at
+DEBUG how it ended and after how long; at WARNING when we kill it.
 """
 
 from __future__ import annotations
@@ -21,11 +26,16 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import logging
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import time
+
+logger = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
 RUN_MODULE_FLAG = "--run-module"
@@ -79,12 +89,55 @@ _CHECK_PARENT = 'test "$PPID" = "$0" || exit 1; exec "$@"'
 
 def start_child(cmd: list[str], **kwargs) -> subprocess.Popen:
     """Popen in a new process group that dies with this process."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("Invoking %s", describe_command(cmd, cwd=kwargs.get("cwd"), env=kwargs.get("env")))
     if _SETPRIV is None or "executable" in kwargs:
-        return subprocess.Popen(cmd, start_new_session=True, preexec_fn=_die_with_parent(os.getpid()), **kwargs)
+        return _LoggedPopen(cmd, program=cmd[0], start_new_session=True, preexec_fn=_die_with_parent(os.getpid()),
+                            **kwargs)
     _check_runnable(cmd[0], kwargs.get("cwd"), kwargs.get("env"))
     wrapped = [_SETPRIV, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _CHECK_PARENT, str(os.getpid()),
                *map(os.fspath, cmd)]
-    return subprocess.Popen(wrapped, start_new_session=True, **kwargs)
+    return _LoggedPopen(wrapped, program=cmd[0], start_new_session=True, **kwargs)
+
+
+def describe_command(cmd: list, *, cwd=None, env: dict | None = None) -> str:
+    """`cmd` as a shell takes it: the variables `env` adds or changes, then the program and its
+    arguments, each shell-quoted; the working directory last when it is not ours."""
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in (env or {}).items()
+                   if os.environ.get(name) != value]
+    text = " ".join([*assignments, shlex.join(map(os.fspath, cmd))])
+    if cwd is not None and os.path.abspath(cwd) != os.getcwd():
+        text += f" (in {os.fspath(cwd)})"
+    return text
+
+
+class _LoggedPopen(subprocess.Popen):
+    """A Popen that knows the program it was asked for and logs how it ended.
+
+    Popen sets `returncode` when it reaps the child, whichever of wait(), poll() or
+    communicate() (in whichever thread) did it: the one place that sees every ending."""
+
+    def __init__(self, args, *, program, **kwargs):
+        self.program = os.path.basename(os.fspath(program))
+        self.started = time.monotonic()
+        self.kill_logged = False
+        self._returncode = None
+        super().__init__(args, **kwargs)
+
+    @property
+    def returncode(self):
+        return self._returncode
+
+    @returncode.setter
+    def returncode(self, value) -> None:
+        if value is not None and self._returncode is None:
+            how = f"with {value}" if value >= 0 else f"by signal {-value}"
+            logger.debug("%s (pid %s) ended %s after %.2f s", self.program, getattr(self, "pid", "?"), how,
+                         self.seconds())
+        self._returncode = value
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.started
 
 
 def _check_runnable(program, cwd, env) -> None:
@@ -99,17 +152,21 @@ def _check_runnable(program, cwd, env) -> None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen, why: str = "") -> None:
     """SIGKILL the child's process group (the child and whatever it started)."""
+    if isinstance(proc, _LoggedPopen) and proc.returncode is None and not proc.kill_logged:
+        proc.kill_logged = True  # cancel() and the thread that waits may both kill it: one warning
+        logger.warning("Killing %s (pid %d) after %.1f s%s", proc.program, proc.pid, proc.seconds(),
+                       f": {why}" if why else "")
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen, why: str = "") -> None:
     """Kill the child's group and reap the child."""
-    kill_group(proc)
+    kill_group(proc, why)
     proc.wait()
 
 
@@ -118,8 +175,8 @@ def run_child(cmd: list[str], *, timeout: float | None = None, env: dict | None 
     proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
-    except BaseException:
-        stop(proc)
+    except BaseException as exc:
+        stop(proc, f"no end within {timeout:g} s" if isinstance(exc, subprocess.TimeoutExpired) else type(exc).__name__)
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out.decode(errors="replace"),
                                        err.decode(errors="replace"))

@@ -26,6 +26,7 @@ from .build_summary import install_build_summary
 from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
                      scrolling_timeline, size_docks)
 from .opening import Opener
+from .log_handler import install_log_handler
 from .log_panel import LogPanel
 from .recent import RecentFiles, dropped_path
 from .studio import Studio
@@ -196,6 +197,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.welcome.sig_open_example.connect(lambda: self.open_path(EXAMPLE_MODEL))
         self.welcome.sig_open_path.connect(lambda p: self.open_path(Path(p)))
         studio.sig_log.connect(lambda text, error: self.log.append_text(text, error=error))
+        install_log_handler(self.log)  # each tool the app starts, with its command line (the `logging` records)
         studio.sig_status.connect(self.status_label.setText)
         studio.sig_progress.connect(self._on_progress)
         studio.sig_busy.connect(lambda _: self._update_actions())

@@ -155,7 +155,7 @@ class CompileJob:
         self._cancel.set()
         with self._lock:
             if self._proc is not None:
-                processes.kill_group(self._proc)
+                processes.kill_group(self._proc, "cancelled")
 
     def run(self) -> CompileResult:
         staging = self.out_dir

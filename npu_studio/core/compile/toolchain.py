@@ -10,6 +10,8 @@ import functools
 import subprocess
 from pathlib import Path
 
+from .. import processes
+
 
 class ToolchainError(RuntimeError):
     """An IREE tool is missing or unusable."""
@@ -31,9 +33,7 @@ def iree_compile() -> Path:
 @functools.cache
 def compiler_version() -> str:
     """The compiler's own version line, e.g. 'IREE compiler version 3.13.0rc20261016 @ 89ece87'."""
-    out = subprocess.run(
-        [str(iree_compile()), "--version"], capture_output=True, text=True, check=False
-    ).stdout
+    out = processes.run_child([str(iree_compile()), "--version"]).stdout
     for line in out.splitlines():
         if "compiler version" in line:
             return line.strip()
@@ -42,9 +42,7 @@ def compiler_version() -> str:
 
 def compile_to_phase_names() -> list[str]:
     """Phase names `iree-compile --help` lists for --compile-to, in its order."""
-    help_text = subprocess.run(
-        [str(iree_compile()), "--help"], capture_output=True, text=True, check=False
-    ).stdout
+    help_text = processes.run_child([str(iree_compile()), "--help"]).stdout
     names: list[str] = []
     in_option = False
     for line in help_text.splitlines():
@@ -78,8 +76,6 @@ def runtime_tool(name: str) -> Path:
 def compile_failure(cmd: list[str], timeout: float) -> str | None:
     """Run an iree-compile command line (killed with us); None when it succeeded, else why not in one
     line: that it ran out of time, or the first error line the compiler printed."""
-    from .. import processes
-
     try:
         proc = processes.run_child(cmd, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from ..lazy_import import lazy_module
 
 np = lazy_module("numpy")
 
+from .. import processes
 from ..compile import toolchain
 from ..compile.compiler import EXECUTABLES_DIR, target_flags
 from ..errors import StudioError
@@ -214,7 +214,7 @@ def _run_benchmark(args: list[str], what: Path, repetitions: int, min_time: floa
     cmd = [str(toolchain.runtime_tool("iree-benchmark-module")), *args, "--device=local-task",
            f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}s",
            "--benchmark_format=json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = processes.run_child(cmd)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
         raise TimingFailed(what, lines[-1] if lines else f"iree-benchmark-module exited {proc.returncode}")
@@ -254,7 +254,7 @@ def time_pair(args_a: list[str], args_b: list[str], what: tuple[Path, Path], lim
 def _compile_benchmark(bench_mlir: Path, target: str, vmfb: Path) -> list[str]:
     cmd = [str(toolchain.iree_compile()), str(bench_mlir), "--compile-from=executable-configurations",
            *target_flags(target), "-o", str(vmfb)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = processes.run_child(cmd)
     if proc.returncode != 0:
         errors = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
         raise TimingFailed(bench_mlir, errors[0] if errors else "benchmark module did not compile")
