@@ -71,7 +71,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.schedule = ScheduleDock(self)
         self.schedule_controller = ScheduleController(self.session, self.jobs, self.schedule, self)
         self.add_dock(self.schedule, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.executables = ExecutablesPanel(self)
+        self.executables = ExecutablesPanel(self.session, self.studio, self)
         install_tool_docks(self)
         install_build_summary(self)
         self._wire()
