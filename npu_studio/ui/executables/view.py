@@ -24,8 +24,8 @@ from ...core.session import Session
 from ...core.workspace import substitutions as sub_records
 from ...core.workspace.workspace import Workspace
 from .editor import ExecutableEditor
+from .listing import ExecutableList, recorded_times, times_by_name
 from .report import ReportView
-from .verdicts import status_color, verdict_text
 
 if TYPE_CHECKING:
     from ..shell import Shell
@@ -33,15 +33,6 @@ if TYPE_CHECKING:
 
 # per timing, the kernel alone: the job cannot be cancelled while it times
 UI_TIMING = TimingRequest(max_seconds=10.0, whole_model=False)
-COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict", "compile s")
-
-
-def substitution_text(items: list[sub_records.Substitution]) -> str:
-    parts = []
-    for s in items:
-        state = "on" if s.applied else "off" if s.file else "draft"
-        parts.append(f"{s.kind} ({state})" + (" — error" if s.error else ""))
-    return ", ".join(parts)
 
 
 class ExecutablesPanel(QtCore.QObject):
@@ -68,14 +59,7 @@ class ExecutablesPanel(QtCore.QObject):
     # -- widgets ---------------------------------------------------------------------
 
     def _build_widgets(self) -> None:
-        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setAccessibleName("Executables")
-        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table = ExecutableList()
         self.table.itemSelectionChanged.connect(self._load_selected)
 
         self.editor = ExecutableEditor()
@@ -164,24 +148,8 @@ class ExecutablesPanel(QtCore.QObject):
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
             self.infos = []
         records = sub_records.load(ws) if ws is not None else []
-        self.compile_times = _compile_times(ws)
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(self.infos))
-        for row, info in enumerate(self.infos):
-            mine = [s for s in records if s.name == info.name]
-            verdict, status, tip = verdict_text(mine)
-            values = (info.name, ", ".join(f"#{d}" for d in info.dispatches), ", ".join(info.onnx_nodes),
-                      info.ops, substitution_text(mine), verdict, _time_text(self.compile_times.get(info.name)))
-            for col, value in enumerate(values):
-                item = QtWidgets.QTableWidgetItem(value)
-                if col == COLUMNS.index("verdict") and status is not None:
-                    item.setForeground(status_color(status))
-                    item.setToolTip(tip)
-                self.table.setItem(row, col, item)
-            if info.name == current:
-                self.table.selectRow(row)
-        self.table.resizeColumnsToContents()
-        self.table.blockSignals(False)
+        self.compile_times = times_by_name(ws)
+        self.table.fill(self.infos, records, self.compile_times, current)
         self._ask_about_failures(records)
         shown = next((s for s in records if s.name == self.current_name() and s.kind == self.editor.kind()), None)
         if shown is None or shown.verdict is None:  # removed, switched off or never checked: no old verdict
@@ -249,7 +217,7 @@ class ExecutablesPanel(QtCore.QObject):
         """Select the executable that took longest to compile alone (Compile profile > Time executables)."""
         from ...core.debug.executable_times import slowest
 
-        times = _load_times(self.session.workspace)
+        times = recorded_times(self.session.workspace)
         top = slowest(times) if times is not None else None
         if top is None or not self.select(top.name):
             return False
@@ -431,26 +399,6 @@ class ExecutablesPanel(QtCore.QObject):
         self.toggle_button.setText("Switch off" if sub is None or sub.enabled else "Switch on")
         self.remove_button.setEnabled(sub is not None and not busy)
         self.cancel_button.setEnabled(busy)
-
-
-def _load_times(ws):
-    from ...core.debug.executable_times import load_times
-
-    try:
-        return load_times(ws) if ws is not None else None
-    except StudioError:  # a damaged record or a build that is gone: no column, nothing else changes
-        return None
-
-
-def _compile_times(ws) -> dict:
-    times = _load_times(ws)
-    return times.by_name() if times is not None else {}
-
-
-def _time_text(t) -> str:
-    if t is None:
-        return ""
-    return f"{t.seconds:.3f}" if t.seconds is not None else t.status
 
 
 def _split_error(error: str) -> tuple[int | None, int | None, str]:
