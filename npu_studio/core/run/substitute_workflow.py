@@ -29,8 +29,9 @@ from typing import Callable, Protocol
 from ..compile.compiler import CompileResult, ProgressCallback
 from ..errors import StudioError
 from ..executables import substitution as subs
-from .kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, KernelTiming
-from .numeric_gate import DEFAULT_TOLERANCE, GateReport
+from .kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, KernelTiming, time_substitution
+from .numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution, load_inputs
+from .runner import pick_function, random_inputs
 
 CHECK, REBUILD, PLAIN_BUILD, COMPARE, TIME = "check", "rebuild", "plain build", "compare", "time"
 STEPS = (CHECK, REBUILD, PLAIN_BUILD, COMPARE, TIME)
@@ -89,15 +90,11 @@ def substitute_and_check(ws, name: str, kind: str, text: str | Path, *,
     step(PLAIN_BUILD)
     plain = subs.plain_build(ws, started=started)
     step(COMPARE)
-    from .numeric_gate import gate_substitution
-
     gate = gate_substitution(ws, name, kind, input_files=input_files, tolerance=tolerance, seed=seed,
                              plain_folder=plain)
     timed = None
     if timing is not None:
         step(TIME)
-        from .kernel_timing import time_substitution
-
         if timing.whole_model and inputs is None:
             inputs, function = _random_inputs(ws, seed)
         timed = time_substitution(ws, name, plain, inputs=inputs, function=function,
@@ -134,16 +131,11 @@ def _checked_inputs(ws, input_files: list[Path] | None):
     reported before the rebuild, not after it. (None, None) without files."""
     if not input_files:
         return None, None
-    from .numeric_gate import load_inputs
-    from .runner import pick_function
-
     sig = pick_function(ws.snapshot_path("input"))
     return load_inputs(list(input_files), sig), sig.name
 
 
 def _random_inputs(ws, seed: int):
-    from .runner import pick_function, random_inputs
-
     sig = pick_function(ws.snapshot_path("input"))
     return random_inputs(sig, seed), sig.name
 
