@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 from ..core.errors import StudioError
-from ..core.executables import substitution as subs
 from ..core.run.kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, TARGET_SPREAD
-from ..core.run.numeric_gate import DEFAULT_TOLERANCE, gate_substitution
+from ..core.run.numeric_gate import DEFAULT_TOLERANCE
+from ..core.run.substitute_workflow import (TimingRequest, remove_substitution, substitute_and_check,
+                                            switch_substitution)
 from ..core.workspace import substitutions as sub_records
 from ..core.workspace.workspace import Workspace
 from .common import progress_printer
@@ -60,31 +61,25 @@ def run(args) -> int:
     if args.remove or args.off or args.on:
         name = args.remove or args.off or args.on
         if args.remove:
-            rebuild = subs.remove(ws, name, args.kind, on_progress=progress)
+            remove_substitution(ws, name, args.kind, on_phase=progress)
         else:
-            rebuild = subs.set_enabled(ws, name, _kind_of(ws, name, args.kind), bool(args.on), on_progress=progress)
-        if rebuild is not None:
-            rebuild.run()
+            switch_substitution(ws, name, _kind_of(ws, name, args.kind), bool(args.on), on_phase=progress)
         return _list(ws, args.json)
     if (args.source or args.configuration) is None:
         raise StudioError(None, "--executable needs --source FILE or --configuration FILE")
     kind = sub_records.SOURCE if args.source else sub_records.CONFIGURATION
-    path: Path = args.source or args.configuration
-    if args.input:  # a wrong input file is reported before the rebuild, not after it
-        from ..core.run.numeric_gate import load_inputs
-        from ..core.run.runner import pick_function
-
-        load_inputs(args.input, pick_function(ws.snapshot_path("input")))
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise StudioError(path, exc.strerror or "cannot read") from None
-    try:
-        subs.substitute(ws, args.executable, kind, text, on_progress=progress).run()
-    except subs.SubstitutionError as exc:
-        # Point at the user's file: the draft in the workspace is a copy of it.
-        raise StudioError(path, exc.reason, line=exc.line, col=exc.col) from None
-    return _report(ws, args, kind)
+    timing = TimingRequest(args.repetitions, args.max_repetitions) if args.repetitions > 0 else None
+    outcome = substitute_and_check(ws, args.executable, kind, args.source or args.configuration,
+                                   input_files=args.input or None, tolerance=args.tolerance, seed=args.seed,
+                                   timing=timing, on_phase=progress)
+    if args.json:
+        print(json.dumps({"executable": args.executable, "kind": kind, "comparison": outcome.gate.to_json(),
+                          "timing": outcome.timing.to_json() if outcome.timing else None}, indent=2))
+    else:
+        print(outcome.gate.format())
+        if outcome.timing is not None:
+            print(outcome.timing.format())
+    return 0 if outcome.gate.passed else 1
 
 
 def _kind_of(ws, name: str, kind: str | None) -> str:
@@ -94,30 +89,6 @@ def _kind_of(ws, name: str, kind: str | None) -> str:
     if kind is None:
         raise StudioError(ws.root, f"@{name} has {len(kinds) or 'no'} built substitutions; pass --kind")
     return kind
-
-
-def _report(ws, args, kind: str) -> int:
-    from ..core.run.kernel_timing import time_substitution
-    from ..core.run.numeric_gate import load_inputs
-    from ..core.run.runner import pick_function, random_inputs
-
-    plain = subs.plain_build(ws)
-    gate = gate_substitution(ws, args.executable, kind, input_files=args.input or None,
-                             tolerance=args.tolerance, seed=args.seed, plain_folder=plain)
-    timing = None
-    if args.repetitions > 0:
-        sig = pick_function(ws.snapshot_path("input"))
-        inputs = load_inputs(args.input, sig) if args.input else random_inputs(sig, args.seed)
-        timing = time_substitution(ws, args.executable, plain, inputs=inputs, function=sig.name,
-                                   repetitions=args.repetitions, max_repetitions=args.max_repetitions)
-    if args.json:
-        print(json.dumps({"executable": args.executable, "kind": kind, "comparison": gate.to_json(),
-                          "timing": timing.to_json() if timing else None}, indent=2))
-    else:
-        print(gate.format())
-        if timing is not None:
-            print(timing.format())
-    return 0 if gate.passed else 1
 
 
 def _list(ws, as_json: bool) -> int:

@@ -74,7 +74,7 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     schedule = ScheduleDock(parent)
     schedule_controller = ScheduleController(session, studio.jobs, schedule, parent)
     shell.add_dock(schedule, Area.BottomDockWidgetArea)
-    executables = ExecutablesPanel(shell)  # TEMP until the executables branch merges
+    executables = ExecutablesPanel(session, studio, shell)
     compile_profile, compare_builds = ProfileDock(session, studio, shell), CompareDock(session, studio, shell)
     compile_profile.sig_phase_notes.connect(
         lambda notes: [timeline.set_phase_note(phase, note) for phase, note in notes.items()])

@@ -270,10 +270,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.splitter.setSizes([self.width() * 3 // 5, self.width() * 2 // 5])
 
     def save_drafts(self) -> None:
-        """Keep uncompiled edits in the workspace; reopening it brings them back."""
+        """Keep uncompiled edits (IR and executables) in the workspace; reopening it brings them back."""
         if self.workspace is None:
             return
         self.ir.stash_current_edit()
+        self.executables.stash_edit()
         for message in self.session.save_drafts():
             self.show_error(message)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..compile.compiler import EXECUTABLES_DIR, CompileJob, CompileResult, ProgressCallback
-from ..errors import CompileFailed, StudioError
+from ..errors import Cancelled, CompileFailed, StudioError
 from ..workspace.substitutions import (CONFIGURATION, FOLDER, KINDS, SOURCE, Substitution, active_flags,
                                        compiler_copy, find, load, store, update, write_compiler_copy)
 
@@ -152,6 +152,11 @@ class Rebuild:
             if self.candidate is None:
                 raise
             self._failed(exc)
+        except Cancelled:
+            if self.candidate is not None:  # never built: only its draft stays, with the text
+                (self.ws.root / self.candidate.file).unlink(missing_ok=True)
+                compiler_copy(self.ws, self.candidate.file).unlink(missing_ok=True)
+            raise
         if self.candidate is not None:
             if not _was_applied(result.stderr, self.candidate.name):
                 self._failed(None, result.stderr)

@@ -63,7 +63,7 @@ class ExecutableEditor(QtWidgets.QWidget):
         b.setText(text)
         b.setToolTip(f"{text} ({QtGui.QKeySequence(key).toString()})")
         b.clicked.connect(slot)
-        if text == "Find":  # Ctrl+F in this editor finds here (the window's Find is bound to its own view)
+        if text == "Find":  # Ctrl+F in this editor finds here (the IR view's Find is bound to that view)
             shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), self)
             shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)

@@ -1,13 +1,15 @@
 """The Executables dock: every hal.executable, its editor, substitute-and-rebuild, the verdict.
 
-A thin layer over core/executables/catalog.py (the list), core/executables/substitution.py (the
-rebuild), core/run/numeric_gate.py (the comparison) and core/run/kernel_timing.py.
-The window hooks it in with one line; it follows the window's workspace
-(`sig_index_finished`) and adds "Open executable" to the dispatch table
-(also on double-click), which selects the dispatch's executable here.
+A thin layer over core/executables/catalog.py (the list) and core/run/substitute_workflow.py (check,
+rebuild, compare, time; switch on or off; remove). Built from `(session, studio, shell)` (ui/shell.py):
+the workspace and its indexes come from the session, the list follows `studio.sig_index_finished`,
+"Open executable" is an action on the session's selected dispatch (also on double-click), and the
+rebuilds run as "compile" jobs of the shell's job manager.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -15,58 +17,48 @@ from ...core.errors import StudioError
 from ...core.problems import SUBSTITUTION
 from ...core.executables import substitution as subs
 from ...core.executables.catalog import ExecutableInfo, list_executables
-from ...core.run.numeric_gate import (CANNOT_TELL, DEFAULT_TOLERANCE, SCALE_NOTE, GateReport, gate_substitution,
-                                      verdict_status, verdict_summary)
+from ...core.run.numeric_gate import CANNOT_TELL, DEFAULT_TOLERANCE, GateReport, verdict_status, verdict_summary
+from ...core.run.substitute_workflow import (SubstitutionOutcome, TimingRequest, remove_substitution,
+                                             substitute_and_check, switch_substitution)
+from ...core.session import Session
 from ...core.workspace import substitutions as sub_records
 from ...core.workspace.workspace import Workspace
 from .editor import ExecutableEditor
-from .verdicts import (RESULT_COLUMNS, RESULT_TIPS, TIMING_TIP, result_rows, result_tips, status_color,
-                       verdict_text)
+from .listing import ExecutableList, recorded_times, times_by_name
+from .report import ReportView
 
-UI_TIMING_SECONDS = 10.0  # per timing: the job cannot be cancelled while it times
-COLUMNS = ("executable", "dispatches", "ONNX nodes", "ops", "substituted", "verdict", "compile s")
+if TYPE_CHECKING:
+    from ..shell import Shell
+    from ..studio import Studio
 
-
-def substitution_text(items: list[sub_records.Substitution]) -> str:
-    parts = []
-    for s in items:
-        state = "on" if s.applied else "off" if s.file else "draft"
-        parts.append(f"{s.kind} ({state})" + (" — error" if s.error else ""))
-    return ", ".join(parts)
+# per timing, the kernel alone: the job cannot be cancelled while it times
+UI_TIMING = TimingRequest(max_seconds=10.0, whole_model=False)
 
 
 class ExecutablesPanel(QtCore.QObject):
     sig_finished = QtCore.Signal(bool)  # a substitute / switch / remove ended: True when it built
 
-    def __init__(self, window: QtWidgets.QMainWindow):
-        super().__init__(window)
-        self.window = window
+    def __init__(self, session: Session, studio: Studio, shell: Shell):
+        super().__init__(shell.parent_widget())  # goes with the shell's widgets
+        self.session, self.studio, self.shell = session, studio, shell
         self.infos: list[ExecutableInfo] = []
         self.report: GateReport | None = None
         self._running = False
         self._ok = False
         self._loaded: tuple | None = None  # (workspace, name, kind, text) the editor was given
         self._build_widgets()
-        window.sig_index_finished.connect(self.refresh)
-        table = window.dispatch_table
-        table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
-        self.open_action = QtGui.QAction("Open executable", table)
-        self.open_action.triggered.connect(lambda: self.open_for_dispatch(table.selected_dispatch()))
-        table.addAction(self.open_action)
-        table.cellDoubleClicked.connect(lambda row, _col: self.open_for_dispatch(table.selected_dispatch()))
-        window.installEventFilter(self)
+        studio.sig_index_finished.connect(self.refresh)
+        session.events.workspace.connect(self._on_workspace)
+        self.open_action = QtGui.QAction("Open executable", self)
+        self.open_action.triggered.connect(lambda: self.open_for_dispatch(session.selection.dispatch))
+        shell.add_dispatch_action(self.open_action, on_double_click=True)
+        # An edit not yet substituted is kept as a draft when its window closes (the shell calls
+        # `stash_edit`; the job manager stops a running rebuild); another workspace keeps it too.
 
     # -- widgets ---------------------------------------------------------------------
 
     def _build_widgets(self) -> None:
-        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setAccessibleName("Executables")
-        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table = ExecutableList()
         self.table.itemSelectionChanged.connect(self._load_selected)
 
         self.editor = ExecutableEditor()
@@ -116,34 +108,10 @@ class ExecutablesPanel(QtCore.QObject):
         decision.addWidget(self.keep_button)
         decision.addWidget(self.switch_off_button)
         self.decision.hide()
-        self.verdict = QtWidgets.QLabel()
-        self.verdict.setAccessibleName("Verdict")
-        self.verdict.setWordWrap(True)  # a long verdict wraps; it never widens the dock
-        self.verdict.setToolTip(SCALE_NOTE)
-        self.results = QtWidgets.QTableWidget(0, len(RESULT_COLUMNS))
-        self.results.setHorizontalHeaderLabels(RESULT_COLUMNS)
-        for col, name in enumerate(RESULT_COLUMNS):
-            self.results.horizontalHeaderItem(col).setToolTip(RESULT_TIPS.get(name, ""))
-        self.results.setAccessibleName("Comparison")
-        self.results.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.results.verticalHeader().setVisible(False)
-        self.timing = QtWidgets.QLabel()
-        self.timing.setWordWrap(True)
-        self.timing.setAccessibleName("Timing")
-        self.timing.setToolTip(TIMING_TIP)
-        # The verdict, the comparison and the timing scroll together when the pane is short:
-        # a wrapped line is never cut off, and the verdict's first lines always show.
-        report = QtWidgets.QWidget()
-        report_layout = QtWidgets.QVBoxLayout(report)
-        report_layout.setContentsMargins(0, 0, 0, 0)
-        report_layout.addWidget(self.verdict)
-        report_layout.addWidget(self.results, 1)
-        report_layout.addWidget(self.timing)
-        self.report_area = QtWidgets.QScrollArea()
-        self.report_area.setWidgetResizable(True)
-        self.report_area.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        self.report_area.setWidget(report)
-        self.report_area.setMinimumHeight(3 * self.verdict.fontMetrics().lineSpacing())
+        self.report_area = ReportView()
+        # the report's parts by name, as the tests and the rest of the dock read them
+        self.verdict, self.results, self.timing = (self.report_area.verdict, self.report_area.results,
+                                                   self.report_area.timing)
         lower = QtWidgets.QWidget()
         lower_layout = QtWidgets.QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
@@ -156,64 +124,60 @@ class ExecutablesPanel(QtCore.QObject):
         self.splitter.addWidget(self.editor)
         self.splitter.addWidget(lower)
         self.splitter.setSizes([120, 400, 160])
-        self.dock = QtWidgets.QDockWidget("Executables", self.window)
+        self.dock = QtWidgets.QDockWidget("Executables", self.shell.parent_widget())
         self.dock.setObjectName("executablesDock")
         self.dock.setWidget(self.splitter)
         # hidden until an executable is opened (View menu, or a dispatch's "Open executable")
-        self.window.add_dock(self.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
+        self.shell.add_dock(self.dock, QtCore.Qt.DockWidgetArea.RightDockWidgetArea, visible=False)
         self._update_buttons()
 
     # -- list ------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Reload the list for the window's workspace; the editor keeps what is typed in it."""
-        ws = self.window.workspace
+        """Reload the list for the session's workspace; the editor keeps what is typed in it."""
+        ws = self.session.workspace
         current = self.current_name()
         if self._loaded is not None and (ws is None or ws.root != self._loaded[0].root):
             self.stash_edit()  # another workspace: its edit stays with its own
             self._loaded, current = None, None
             self.editor.set_text("", "")
         try:
-            # the window's linked flow index, when it has one: no second parse on the GUI thread
-            self.infos = list_executables(ws, self.window.indexes.get("flow")) if ws is not None else []
+            # the session's linked flow index, when it has one: no second parse on the GUI thread
+            self.infos = list_executables(ws, self.session.indexes.get("flow")) if ws is not None else []
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
             self.infos = []
         records = sub_records.load(ws) if ws is not None else []
-        self.compile_times = _compile_times(ws)
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(self.infos))
-        for row, info in enumerate(self.infos):
-            mine = [s for s in records if s.name == info.name]
-            verdict, status, tip = verdict_text(mine)
-            values = (info.name, ", ".join(f"#{d}" for d in info.dispatches), ", ".join(info.onnx_nodes),
-                      info.ops, substitution_text(mine), verdict, _time_text(self.compile_times.get(info.name)))
-            for col, value in enumerate(values):
-                item = QtWidgets.QTableWidgetItem(value)
-                if col == COLUMNS.index("verdict") and status is not None:
-                    item.setForeground(status_color(status))
-                    item.setToolTip(tip)
-                self.table.setItem(row, col, item)
-            if info.name == current:
-                self.table.selectRow(row)
-        self.table.resizeColumnsToContents()
-        self.table.blockSignals(False)
+        self.compile_times = times_by_name(ws)
+        self.table.fill(self.infos, records, self.compile_times, current)
         self._ask_about_failures(records)
         shown = next((s for s in records if s.name == self.current_name() and s.kind == self.editor.kind()), None)
         if shown is None or shown.verdict is None:  # removed, switched off or never checked: no old verdict
-            self.verdict.clear()
-            self.results.setRowCount(0)
-            self.timing.clear()
+            self.report_area.clear()
         self.slowest_button.setEnabled(bool(self.compile_times))
         self._update_buttons()
 
+    def _on_workspace(self) -> None:
+        """Another model (or none): the edit stays with its own workspace and the list clears at
+        once; it fills again when the new workspace's indexes are in (`refresh`)."""
+        ws = self.session.workspace
+        if self._loaded is None or (ws is not None and ws.root == self._loaded[0].root):
+            return
+        self.stash_edit()
+        self._loaded, self.infos = None, []
+        self.editor.set_text("", "")
+        self.table.setRowCount(0)
+        self.report_area.clear()
+        self.decision.hide()
+        self._update_buttons()
+
     def undecided(self) -> sub_records.Substitution | None:
-        ws = self.window.workspace
+        ws = self.session.workspace
         return next((s for s in sub_records.load(ws) if s.undecided), None) if ws is not None else None
 
     def _ask_about_failures(self, records: list[sub_records.Substitution]) -> None:
-        """Show the choice for a failing substitution that is on, and say it in the window's banner."""
+        """Show the choice for a failing substitution that is on, and say it in the error banner."""
         sub = next((s for s in records if s.undecided), None)
-        problems = self.window.session.problems
+        problems = self.session.problems
         if sub is None:
             self.decision.hide()
             problems.clear(SUBSTITUTION)
@@ -229,15 +193,15 @@ class ExecutablesPanel(QtCore.QObject):
         problems.raise_(SUBSTITUTION, message + " (Executables dock)")
 
     def keep_failing(self) -> None:
-        sub, ws = self.undecided(), self.window.workspace
+        sub, ws = self.undecided(), self.session.workspace
         if sub is None or self.is_busy():
             return
         try:
             sub_records.keep_failing(ws, sub.name, sub.kind)
         except (OSError, StudioError) as exc:
-            self.window.show_error(f"{ws.root}: cannot record the choice: {exc}")
+            self.shell.show_error(f"{ws.root}: cannot record the choice: {exc}")
             return
-        self.window.studio.sig_log.emit(f"Kept @{sub.name} on despite its failed check", False)
+        self.shell.append_log(f"Kept @{sub.name} on despite its failed check")
         self.refresh()
 
     def switch_off_failing(self) -> None:
@@ -245,14 +209,14 @@ class ExecutablesPanel(QtCore.QObject):
         if sub is None or self.is_busy():
             return
         name, kind = sub.name, sub.kind
-        self._start_rebuild(lambda own: subs.set_enabled(own, name, kind, False), f"Switching off @{name}")
+        self._start_rebuild(lambda own, started: switch_substitution(own, name, kind, False, started=started),
+                            f"Switching off @{name}")
 
     def open_slowest(self) -> bool:
         """Select the executable that took longest to compile alone (Compile profile > Time executables)."""
         from ...core.debug.executable_times import slowest
 
-        ws = self.window.workspace
-        times = _load_times(ws)
+        times = recorded_times(self.session.workspace)
         top = slowest(times) if times is not None else None
         if top is None or not self.select(top.name):
             return False
@@ -279,7 +243,7 @@ class ExecutablesPanel(QtCore.QObject):
             self.refresh()
         info = next((i for i in self.infos if dispatch in i.dispatches), None)
         if info is None:
-            self.window.show_error(f"dispatch #{dispatch}: no dumped executable runs it")
+            self.shell.show_error(f"dispatch #{dispatch}: no dumped executable runs it")
             return False
         self.dock.show()
         self.dock.raise_()
@@ -298,10 +262,10 @@ class ExecutablesPanel(QtCore.QObject):
         try:
             subs.keep_draft(ws, name, kind, self.editor.text())
         except OSError as exc:
-            self.window.show_error(f"{ws.root}: cannot keep the edit of @{name}: {exc.strerror or exc}")
+            self.shell.show_error(f"{ws.root}: cannot keep the edit of @{name}: {exc.strerror or exc}")
 
     def _load_selected(self) -> None:
-        name, ws = self.current_name(), self.window.workspace
+        name, ws = self.current_name(), self.session.workspace
         self._update_buttons()
         if name is None or ws is None:
             return
@@ -318,11 +282,11 @@ class ExecutablesPanel(QtCore.QObject):
             line, col, _reason = _split_error(sub.error)
             self.editor.show_error(f"did not build: {sub.error}", line, col)
 
-    # -- actions: each runs as a "compile" job of the window's job manager, on its own workspace --
+    # -- actions: each runs as a "compile" job of the shell's job manager, on its own workspace --
 
     def substitute(self) -> None:
-        ws, name = self.window.workspace, self.current_name()
-        if ws is None or name is None or self.is_busy() or self.window.is_busy():
+        ws, name = self.session.workspace, self.current_name()
+        if ws is None or name is None or self.is_busy() or self.studio.is_busy():
             return
         kind, text, root = self.editor.kind(), self.editor.text(), ws.root
         self.editor.clear_error()
@@ -332,61 +296,51 @@ class ExecutablesPanel(QtCore.QObject):
             self.editor.show_error(str(exc), getattr(exc, "line", None), getattr(exc, "col", None))
             self.refresh()
             return
-        tolerance, timed = self.tolerance.value(), self.time_check.isChecked()
+        tolerance = self.tolerance.value()
+        timing = UI_TIMING if self.time_check.isChecked() else None
         self._loaded = (ws, name, kind, text)  # what builds now is no longer an unsaved edit
 
         def work(report, token):
-            own = Workspace.open(root)
-            rebuild = subs.substitute(own, name, kind, text)
-            token.attach(rebuild.cancel)
-            rebuild.run()
-            plain = subs.plain_build(own, started=lambda job: token.attach(job.cancel))
-            gate = gate_substitution(own, name, kind, tolerance=tolerance, plain_folder=plain)
-            timing = None
-            if timed:
-                from ...core.run.kernel_timing import time_substitution
-
-                timing = time_substitution(own, name, plain, whole_model=False, max_seconds=UI_TIMING_SECONDS)
-            return gate, timing
+            return substitute_and_check(Workspace.open(root), name, kind, text, tolerance=tolerance, timing=timing,
+                                        on_step=report, started=lambda job: token.attach(job.cancel))
 
         self._start(work, f"Substituting @{name}")
 
     def toggle(self) -> None:
-        ws, name = self.window.workspace, self.current_name()
+        ws, name = self.session.workspace, self.current_name()
         sub = sub_records.find(ws, name, self.editor.kind()) if ws and name else None
         if sub is None or sub.file is None or self.is_busy():
             return
         kind, enabled = sub.kind, not sub.enabled
-        self._start_rebuild(lambda own: subs.set_enabled(own, name, kind, enabled),
+        self._start_rebuild(lambda own, started: switch_substitution(own, name, kind, enabled, started=started),
                             f"{'Switching on' if enabled else 'Switching off'} @{name}")
 
     def remove(self) -> None:
-        ws, name = self.window.workspace, self.current_name()
+        ws, name = self.session.workspace, self.current_name()
         if ws is None or name is None or self.is_busy() or not any(s.name == name for s in sub_records.load(ws)):
             return
         kind = self.editor.kind()
-        self._start_rebuild(lambda own: subs.remove(own, name, kind), f"Removing @{name}")
+        self._start_rebuild(lambda own, started: remove_substitution(own, name, kind, started=started),
+                            f"Removing @{name}")
 
-    def _start_rebuild(self, make_rebuild, message: str) -> None:
-        root = self.window.workspace.root
+    def _start_rebuild(self, rebuild, message: str) -> None:
+        """`rebuild(workspace, started)`: a switch or a remove, run on the job's own workspace."""
+        root = self.session.workspace.root
 
-        def work(report, token):
-            rebuild = make_rebuild(Workspace.open(root))
-            if rebuild is not None:  # None: nothing was applied, nothing to build
-                token.attach(rebuild.cancel)
-                rebuild.run()
-            return None, None
+        def work(_report, token):
+            rebuild(Workspace.open(root), lambda job: token.attach(job.cancel))
 
         self._start(work, message)
 
     def _start(self, work, message: str) -> None:
-        if self.window.is_busy():
-            self.window.show_error("busy with a compile; wait for it or cancel it first")
+        if self.studio.is_busy():
+            self.shell.show_error("busy with a compile; wait for it or cancel it first")
             return
         self._running, self._ok = True, False
-        self.window.status_label.setText(message)
-        self.window.jobs.start("compile", work, on_done=self._on_done, on_failed=self._on_failed,
-                               on_finished=self._on_finished)
+        self.shell.set_status(message)
+        self.shell.jobs.start("compile", work, on_done=self._on_done, on_failed=self._on_failed,
+                              on_progress=lambda step: self.shell.set_status(f"{message}: {step}"),
+                              on_finished=self._on_finished)
         self._update_buttons()
 
     def is_busy(self) -> bool:
@@ -395,13 +349,12 @@ class ExecutablesPanel(QtCore.QObject):
     def cancel(self) -> None:
         """Stop the rebuild (the previous build stays); a comparison or timing under way finishes."""
         if self._running:
-            self.window.jobs.cancel("compile")
+            self.shell.jobs.cancel("compile")
 
-    def _on_done(self, result, _generation) -> None:
-        gate, timing = result
-        if gate is not None:
-            self.show_report(gate, timing)
-        self.window.status_label.setText("Substituted" if gate is not None else "Rebuilt")
+    def _on_done(self, outcome: SubstitutionOutcome | None, _generation) -> None:
+        if outcome is not None:
+            self.show_report(outcome.gate, outcome.timing)
+        self.shell.set_status("Substituted" if outcome is not None else "Rebuilt")
         self._ok = True
 
     def _on_failed(self, exc: Exception, tb: str, _generation) -> None:
@@ -409,48 +362,35 @@ class ExecutablesPanel(QtCore.QObject):
         self.editor.show_error(message, getattr(exc, "line", None), getattr(exc, "col", None))
         log = getattr(exc, "log", "") or ("" if isinstance(exc, StudioError) else tb)
         if log:
-            self.window.log.append_text(log, error=True)
-        self.window.status_label.setText("Substitution failed")
+            self.shell.append_log(log, error=True)
+        self.shell.set_status("Substitution failed")
 
     def _on_finished(self, _generation) -> None:
         self._running = False
-        ws = self.window.workspace
+        ws = self.session.workspace
         if ws is not None:
-            # The job wrote the workspace: the window takes it up again (snapshots after the
+            # The job wrote the workspace: the studio takes it up again (snapshots after the
             # rebuild phase, the build, the substitutions and their verdicts).
-            self.window.studio.open_workspace(ws.root)
+            self.studio.open_workspace(ws.root)
         self.refresh()
         self._update_buttons()
         self.sig_finished.emit(self._ok)
 
     def show_report(self, report: GateReport, timing=None) -> None:
         self.report = report
-        self.verdict.setText(f"Verdict: {verdict_summary(report.verdict())} (on {report.inputs})")
-        self.verdict.setStyleSheet(f"color:{status_color(report.status).name()};font-weight:bold")
-        rows = result_rows(report)
-        self.results.setRowCount(len(rows))
-        for r, (values, tips) in enumerate(zip(rows, result_tips(report))):
-            for c, value in enumerate(values):
-                item = QtWidgets.QTableWidgetItem(value)
-                if c == RESULT_COLUMNS.index("result"):
-                    item.setForeground(status_color(value))
-                item.setToolTip(tips.get(c, ""))
-                self.results.setItem(r, c, item)
-        self.results.resizeColumnsToContents()
-        self.timing.setText(timing.format() if timing is not None else "")
+        self.report_area.show_report(report, timing)
         self._make_room_for_the_report()
 
     def _make_room_for_the_report(self) -> None:
         """Grow the lower pane, at the editor's expense and up to half the dock, until the report shows."""
         table, editor, lower = self.splitter.sizes()
-        report = self.report_area.widget()
-        missing = report.heightForWidth(self.report_area.viewport().width()) - self.report_area.viewport().height()
+        missing = self.report_area.missing_height()
         grow = max(0, min(missing, (table + editor + lower) // 2 - lower, editor - self.editor.minimumSizeHint().height()))
         if grow:
             self.splitter.setSizes([table, editor - grow, lower + grow])
 
     def _update_buttons(self) -> None:
-        ws, name = self.window.workspace, self.current_name()
+        ws, name = self.session.workspace, self.current_name()
         busy = self.is_busy()
         self.substitute_button.setEnabled(bool(ws and name) and not busy)
         sub = sub_records.find(ws, name, self.editor.kind()) if ws and name else None
@@ -458,31 +398,6 @@ class ExecutablesPanel(QtCore.QObject):
         self.toggle_button.setText("Switch off" if sub is None or sub.enabled else "Switch on")
         self.remove_button.setEnabled(sub is not None and not busy)
         self.cancel_button.setEnabled(busy)
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
-            self.stash_edit()  # the window's job manager stops a running rebuild
-        return False
-
-
-def _load_times(ws):
-    from ...core.debug.executable_times import load_times
-
-    try:
-        return load_times(ws) if ws is not None else None
-    except StudioError:  # a damaged record or a build that is gone: no column, nothing else changes
-        return None
-
-
-def _compile_times(ws) -> dict:
-    times = _load_times(ws)
-    return times.by_name() if times is not None else {}
-
-
-def _time_text(t) -> str:
-    if t is None:
-        return ""
-    return f"{t.seconds:.3f}" if t.seconds is not None else t.status
 
 
 def _split_error(error: str) -> tuple[int | None, int | None, str]:
