@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.perf_doc import write_section  # noqa: E402
 from npu_studio.core.compile import toolchain  # noqa: E402
-from npu_studio.core.compile.compiler import target_flags  # noqa: E402
+from npu_studio.core.compile.options import target_flags  # noqa: E402
 from npu_studio.core.debug.pass_trace import PassTraceJob  # noqa: E402
 from npu_studio.core.ir.diff import diff_texts, normalize_text  # noqa: E402
 from npu_studio.core.workspace.workspace import Workspace  # noqa: E402

@@ -30,7 +30,7 @@ from typing import Callable
 from .. import processes
 from ..errors import Cancelled, CompileFailed
 from . import toolchain
-from .options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
+from .options import CompileOptions
 from .phases import PHASES, SNAPSHOT_PHASES
 
 # Every hal.executable as IREE dumps it during the same compile (core/executables/catalog.py

@@ -22,7 +22,8 @@ from pathlib import Path
 from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
-from .workspace import DONE, EDITED, STALE, Workspace
+from .manifest import DONE, EDITED, STALE
+from .workspace import Workspace
 
 PREVIOUS_BUILD = "builds/previous"
 

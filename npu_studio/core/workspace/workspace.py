@@ -42,7 +42,7 @@ from ..errors import WorkspaceError
 from ..textio import read_text, write_text_atomic
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
-from .manifest import DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE, Manifest, PhaseRecord  # noqa: F401
+from .manifest import DEFAULT_TARGET, MANIFEST, STALE, Manifest
 from .model_digest import model_digest
 from .publish_journal import JOURNAL, STAGING_PREFIX, Publish, new_staging, recover
 
