@@ -22,6 +22,7 @@ from pathlib import Path
 from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
+from ..textio import write_bytes_atomic, write_text_atomic
 from .manifest import DONE, EDITED, STALE
 from .workspace import Workspace
 
@@ -56,16 +57,6 @@ def is_edited(ws: Workspace, phase: str, text: str | None = None) -> bool:
             return False
         text = _read(ws.snapshot_path(phase))
     return text != _read(compiler_text_path(ws, phase))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:
@@ -159,9 +150,7 @@ def revert(ws: Workspace, phase: str) -> bool:
         return False
     snap = ws.snapshot_path(phase)
     changed = _read(kept) != _read(snap)
-    tmp = snap.with_name(snap.name + ".tmp")
-    shutil.copyfile(kept, tmp)
-    os.replace(tmp, snap)
+    write_bytes_atomic(snap, kept.read_bytes())
     kept.unlink()
     if rec is not None:
         rec.state, rec.size_bytes = DONE, snap.stat().st_size
@@ -188,7 +177,9 @@ def autosave_draft(ws: Workspace, phase: str, text: str) -> bool:
     if unchanged:
         ws.discard_draft(phase)
         return False
-    _write_atomic(ws.root / "edits" / "drafts" / snapshot_name(phase), text)
+    draft = ws.root / "edits" / "drafts" / snapshot_name(phase)
+    draft.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(draft, text)
     return True
 
 

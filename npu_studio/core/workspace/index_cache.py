@@ -10,14 +10,14 @@ a cache that cannot be written only costs the next reopen its time.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Callable
 
+from ..errors import StudioError
 from ..ir.dispatch_index import PhaseIndex
 from ..ir.dispatch_index.records import SCHEMA_VERSION
+from ..textio import write_bytes_atomic
 from .workspace import default_root
 
 FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
@@ -54,12 +54,6 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
 def _store(entry: Path, blob: bytes) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, entry)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
+        write_bytes_atomic(entry, blob)
+    except (OSError, StudioError):  # a cache we cannot write only costs the next reopen its time
+        pass
