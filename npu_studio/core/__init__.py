@@ -9,5 +9,5 @@ pyproject.toml and docs/architecture.md):
     executables/               the build's executables and their substitution
     workspace/                 the workspace folder and its transactions
     compile/  ir/              the compiler and importer; reading MLIR text
-    errors units dtypes textio processes   shared basics
+    errors units dtypes textio processes paths   shared basics
 """

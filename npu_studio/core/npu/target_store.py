@@ -2,7 +2,7 @@
 
 - Bundled targets (resources/targets/*.toml) are never written to.
 - User targets live in the user's config folder, `<config>/targets/<name>.toml`, where
-  <config> is $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio.
+  <config> is $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio (core/paths.py).
   Editing a bundled target saves a new, named user target; editing a user target saves it in place.
   The picker lists both (`list_targets`). A user target made from a bundled one keeps that one's
   name beside it (`<name>.toml.from`): the build summary names the keys the user changed.
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import config_dir
 from ..textio import write_text_atomic
 from .target import RESOURCES, TargetError, parse_target
 
@@ -53,14 +53,6 @@ class RecordedTarget:
     @property
     def label(self) -> str:
         return f"{self.name} (from {self.origin.name})"
-
-
-def config_dir() -> Path:
-    env = os.environ.get("NPU_STUDIO_CONFIG")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "npu-studio"
 
 
 def user_targets_dir() -> Path:

@@ -17,14 +17,10 @@ from typing import Callable
 from ..errors import StudioError
 from ..ir.dispatch_index import PhaseIndex
 from ..ir.dispatch_index.records import SCHEMA_VERSION
+from ..paths import dispatch_index_cache_dir
 from ..textio import write_bytes_atomic
-from .workspace import default_root
 
 FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
-
-
-def cache_dir() -> Path:
-    return default_root().parent / "dispatch-index-cache"
 
 
 def cache_key(data: bytes, phase: str) -> str:
@@ -38,7 +34,7 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
     else `build(path, phase)` (whose errors reach the caller), then kept for next time."""
     path = Path(path)
     data = path.read_bytes()
-    entry = cache_dir() / f"{cache_key(data, phase)}.pickle"
+    entry = dispatch_index_cache_dir() / f"{cache_key(data, phase)}.pickle"
     try:
         index = pickle.loads(entry.read_bytes())
         if isinstance(index, PhaseIndex) and index.phase == phase:

@@ -39,6 +39,7 @@ from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import WorkspaceError
+from ..paths import workspaces_dir
 from ..textio import read_text, write_text_atomic
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
@@ -52,20 +53,11 @@ _OUR_NAMES = {LOCK_NAME, JOURNAL, "source", "imported.mlir", "imported.mlirbc", 
               "module.vmfb", "stderr.log", "crash-reproducer.mlir", "edits", "npu"}
 
 
-def default_root() -> Path:
-    """Where workspaces go unless told otherwise: $NPU_STUDIO_HOME or the user cache."""
-    env = os.environ.get("NPU_STUDIO_HOME")
-    if env:
-        return Path(env)
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "npu-studio" / "workspaces"
-
-
 def default_workspace_for(model: Path) -> Path:
     digest = hashlib.sha256(os.fsencode(Path(model).resolve())).hexdigest()[:8]
     # letters, digits and .+- only: a folder name every tool (and onnx's checker) can take
     stem = re.sub(r"[^\w.+-]", "_", Path(model).stem, flags=re.ASCII)[:64]
-    return default_root() / f"{stem}-{digest}"
+    return workspaces_dir() / f"{stem}-{digest}"
 
 
 class Workspace:
