@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
 from ..textio import write_bytes_atomic, write_text_atomic
 from .manifest import DONE, EDITED, STALE
+from .publish_journal import new_staging
 from .workspace import Workspace
 
 PREVIOUS_BUILD = "builds/previous"
@@ -203,7 +203,7 @@ def phase_states(ws: Workspace) -> dict[str, str]:
 def set_aside(ws: Workspace, phase: str) -> Path:
     """Link aside what a resume from `phase` replaces (the later snapshots; the compiler's original of
     the phase if none is kept yet). Call put_in_place after the resume succeeded, then remove the folder."""
-    aside = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=ws.root))
+    aside = new_staging(ws.root)  # a dead process's is removed like any leftover staging folder
     for later in phases_after(phase):
         if ws.snapshot_path(later).is_file():
             _link_or_copy(ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
