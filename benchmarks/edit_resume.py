@@ -121,7 +121,7 @@ def main() -> int:
         f"| plain compile preprocessing -> global-optimization | {statistics.median(plain):.2f} s | 1 |",
         f"| pass view of global-optimization (trace, index, cache) | {statistics.median(traced):.2f} s | "
         f"{statistics.median(traced) / statistics.median(plain):.2f} |",
-        f"| diff of two 100,000-line snapshots (ir_diff, CPU time, best of 3) | {min(fast) * 1000:.0f} ms | "
+        f"| diff of two 100,000-line snapshots (ir/diff, CPU time, best of 3) | {min(fast) * 1000:.0f} ms | "
         f"{min(fast) / plain_difflib:.3f} |",
         f"| the same, wall time on the shared machine (best of 3) | {fast_wall * 1000:.0f} ms | |",
         f"| plain difflib.SequenceMatcher on the same normalised lines (CPU time) | {plain_difflib:.1f} s | 1 |",

@@ -3,7 +3,7 @@
 Packages by concern; imports only point down (checked by import-linter, see
 pyproject.toml and docs/architecture.md):
 
-    session.py                 the open model's state and selection, with change events
+    session.py  sweep/         the open model's state and selection, with change events; design-space sweeps
     npu/  debug/               the NPU pipeline and simulators; looking into builds
     run/                       running a build: runner, inputs, numeric gate, kernel timing
     executables/               the build's executables and their substitution

@@ -11,7 +11,7 @@ phase boundary. See docs/PERFORMANCE.md for the measured overhead.
 
 A job writes into the folder it is given: the workspace hands it a staging
 folder and publishes the outputs only when the compile succeeded
-(workspace_job.py), so a cancelled or failed compile never leaves files that
+(workspace/job.py), so a cancelled or failed compile never leaves files that
 could be taken for a good build.
 """
 

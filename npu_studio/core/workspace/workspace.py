@@ -13,7 +13,7 @@ Layout (all paths in the manifest are relative to the workspace):
     crash-reproducer.mlir   only after a compiler crash
     variants/<name>/        a build variant's snapshots, module and dumps (variants.py)
     profiles/<build>.*      records about a build: compile profile, executable times, Tracy capture
-    .lock                   held by the one process writing (workspace_lock.py)
+    .lock                   held by the one process writing (lock.py)
 
 A workspace is a transaction log, not a scratch folder: imports, compiles and
 resumes write into a staging folder and publish with one journal commit
