@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.perf_doc import write_section  # noqa: E402
 from npu_studio.core.compile import toolchain  # noqa: E402
-from npu_studio.core.compile.compiler import target_flags  # noqa: E402
+from npu_studio.core.compile.options import target_flags  # noqa: E402
 from npu_studio.core.debug.pass_trace import PassTraceJob  # noqa: E402
 from npu_studio.core.ir.diff import diff_texts, normalize_text  # noqa: E402
 from npu_studio.core.workspace.workspace import Workspace  # noqa: E402
@@ -121,7 +121,7 @@ def main() -> int:
         f"| plain compile preprocessing -> global-optimization | {statistics.median(plain):.2f} s | 1 |",
         f"| pass view of global-optimization (trace, index, cache) | {statistics.median(traced):.2f} s | "
         f"{statistics.median(traced) / statistics.median(plain):.2f} |",
-        f"| diff of two 100,000-line snapshots (ir_diff, CPU time, best of 3) | {min(fast) * 1000:.0f} ms | "
+        f"| diff of two 100,000-line snapshots (ir/diff, CPU time, best of 3) | {min(fast) * 1000:.0f} ms | "
         f"{min(fast) / plain_difflib:.3f} |",
         f"| the same, wall time on the shared machine (best of 3) | {fast_wall * 1000:.0f} ms | |",
         f"| plain difflib.SequenceMatcher on the same normalised lines (CPU time) | {plain_difflib:.1f} s | 1 |",

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python benchmarks/index_time.py [--no-update]
 Compiles once (into a temporary folder), times iree-compile, times
-ir_index.index_file on every phase snapshot, prints the ratio and rewrites
+dispatch_index.index_file on every phase snapshot, prints the ratio and rewrites
 the "Dispatch index" section of docs/PERFORMANCE.md.
 """
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.big_models import resnet50_real, transformer_block, weight_bytes  # noqa: E402
 from benchmarks.perf_doc import write_section  # noqa: E402
-from npu_studio.core.compile.compiler import target_flags  # noqa: E402
+from npu_studio.core.compile.options import target_flags  # noqa: E402
 from npu_studio.core.compile.toolchain import iree_compile  # noqa: E402
 
 # Runs a command and prints the peak RSS (KiB) of its largest process, waited-for descendants included.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..core.compile.compiler import TARGETS
+from ..core.compile.options import TARGETS
 from ..core.compile.params import DEFAULT_THRESHOLD_BYTES, ParamOptions
 from ..core.units import format_bytes
 

@@ -426,10 +426,11 @@ class Session:
 
     def save_target_edit(self, text: str, source: str | Path, name: str | None = None) -> Path:
         """Save an edited target (a bundled one becomes a named user target) and use it.
-        A rejected text (TargetError, OSError) leaves the NPU result stale, or failed if none."""
+        A rejected text (TargetError) or a failed write (OSError, StudioError) leaves the NPU result stale,
+        or failed if none."""
         try:
             dest = target_store.save_edit(text, source, name)
-        except (OSError, ValueError):
+        except (OSError, ValueError, StudioError):
             self._npu_state = STALE if self.npu is not None else FAILED
             self.events.npu.emit()
             raise

@@ -40,18 +40,36 @@ def read_text(path: str | Path) -> str:
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write via a temporary file and rename, so readers see the old or the new text, never half."""
+    """Write `text` as UTF-8 so that readers see the old or the new text, never half (write_bytes_atomic)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `path`, fsync it, then rename it over `path`.
+
+    A crash leaves the old or the new content, never half. When the write
+    fails, the old file stays as it was and no temporary is left; the error
+    is a BadFile naming `path`. The folder must exist.
+    """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Same folder: os.replace is atomic only within one file system. A random part: two threads
+    # (or a process that reuses a dead one's pid) never share a temporary.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)  # umask applies, as open()
+        with open(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise os_error(path, exc, "cannot write") from None
+    except BaseException as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # the folder itself is gone or unreadable: nothing of ours is left in it
+            pass
+        if isinstance(exc, OSError):  # named after `path`, never after the temporary
+            raise os_error(path, OSError(exc.errno, exc.strerror), "cannot write") from None
+        raise
 
 
 def check_output_file(path: str | Path) -> Path:

@@ -387,7 +387,7 @@ class Studio(QtCore.QObject):
         A rejected text: the banner, and `on_rejected(exc)` (the editor marks the key)."""
         try:
             dest = self.session.save_target_edit(text, source)
-        except (TargetError, OSError) as exc:
+        except (OSError, StudioError) as exc:  # a TargetError, or a write that failed
             self.error(str(exc), TARGET)
             if on_rejected is not None:
                 on_rejected(exc)

@@ -14,7 +14,8 @@ from npu_studio.cli_commands.run import run_workspace
 from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 from npu_studio.core.errors import Cancelled, CompileFailed
 from npu_studio.core.ir.mlir_text import ParsedSnapshot
-from npu_studio.core.workspace.workspace import EDITED, Workspace, compile_model
+from npu_studio.core.workspace.manifest import EDITED
+from npu_studio.core.workspace.workspace import Workspace, compile_model
 from tests.zoo_cache import zoo_workspace
 
 from ..conftest import EXAMPLE, light_zoo_models

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+from npu_studio.core import paths
 from npu_studio.core.ir.dispatch_index import index_file
 from npu_studio.core.workspace import index_cache
 
@@ -36,7 +37,7 @@ def test_a_reopened_snapshot_is_not_indexed_again_and_an_edit_is(example_workspa
 def test_a_broken_cache_entry_is_rebuilt(example_workspace, tmp_path):
     flow = example_workspace.snapshot_path("flow")
     key = index_cache.cache_key(flow.read_bytes(), "flow")
-    index_cache.cache_dir().mkdir(parents=True, exist_ok=True)
-    (index_cache.cache_dir() / f"{key}.pickle").write_bytes(b"\x80\x05truncated")
+    paths.dispatch_index_cache_dir().mkdir(parents=True, exist_ok=True)
+    (paths.dispatch_index_cache_dir() / f"{key}.pickle").write_bytes(b"\x80\x05truncated")
     index = index_cache.cached_index(flow, "flow", index_file)
     assert index.to_json() == index_file(flow, "flow").to_json()

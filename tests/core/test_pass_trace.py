@@ -9,7 +9,7 @@ import pytest
 
 from npu_studio.cli import main as cli_main
 from npu_studio.core.compile import toolchain
-from npu_studio.core.compile.compiler import target_flags
+from npu_studio.core.compile.options import target_flags
 from npu_studio.core.debug.pass_trace import PassTraceJob
 
 _AFTER = re.compile(r"^// -----// IR Dump After (\S+?):? ")

@@ -11,7 +11,7 @@ phase boundary. See docs/PERFORMANCE.md for the measured overhead.
 
 A job writes into the folder it is given: the workspace hands it a staging
 folder and publishes the outputs only when the compile succeeded
-(workspace_job.py), so a cancelled or failed compile never leaves files that
+(workspace/job.py), so a cancelled or failed compile never leaves files that
 could be taken for a good build.
 """
 
@@ -30,7 +30,7 @@ from typing import Callable
 from .. import processes
 from ..errors import Cancelled, CompileFailed
 from . import toolchain
-from .options import DEFAULT_TARGET, TARGETS, CompileOptions, target_flags  # noqa: F401 (re-exported)
+from .options import CompileOptions
 from .phases import PHASES, SNAPSHOT_PHASES
 
 # Every hal.executable as IREE dumps it during the same compile (core/executables/catalog.py

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..lazy_import import lazy_module
 
-from ..dtypes import numpy_storage_dtype
+from ..dtypes import numpy_storage_dtype, numpy_value_dtype
 from ..units import format_bytes
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
@@ -40,7 +40,7 @@ class ParamRef:
 
     @property
     def numpy_dtype(self) -> np.dtype | None:
-        # bf16 is read as its raw 16 bits (widened in `as_float`)
+        # bf16 and f8 are read as their raw bits (widened in `as_float`)
         return numpy_storage_dtype(self.element_type) if self.element_type else None
 
     def describe(self) -> str:
@@ -90,7 +90,8 @@ def declared_types(text: str) -> dict[str, tuple[tuple[int, ...], str]]:
 
 
 def as_float(values: np.ndarray, element_type: str) -> np.ndarray:
-    """Values to take statistics of: bf16's raw bits widened to f32; others as they are."""
-    if element_type == "bf16":
-        return (values.astype(np.uint32) << 16).view(np.float32)
+    """Values to take statistics of: the raw bits of a type numpy lacks (bf16, f8) as f32; others as they are."""
+    stored, value = numpy_storage_dtype(element_type), numpy_value_dtype(element_type)
+    if value is not None and stored != value:
+        return values.view(value).astype(np.float32)
     return values

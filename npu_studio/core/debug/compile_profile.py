@@ -33,7 +33,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -307,31 +306,28 @@ def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"], *, bu
     describes (`build_name`) still has `stamp`. A failure or cancel inside
     `measure`, or a build changed meanwhile, leaves the workspace as it was.
     """
-    from ..workspace.lock import WorkspaceLock
     from ..workspace.manifest import Manifest
-    from ..workspace.publish_journal import Publish, new_staging, recover
     from ..workspace.variants import resolve
 
-    staging = new_staging(ws.root)
+    txn = ws.transaction(wait=30)
     try:
+        staging = txn.stage()  # before the lock: measuring does not hold the workspace
         made = measure(staging)
         if isinstance(made, Path):
             staged = made
         else:
             staged = staging / "record.json"
             staged.write_text(made, encoding="utf-8")
-        with WorkspaceLock(ws.root, wait=30):
-            recover(ws.root)
-            if build_name is not None:
-                current = type(ws)(ws.root, Manifest.load(ws.root))
-                if stamp_of(resolve(current, build_name)) != stamp:
-                    raise WorkspaceError(ws.root, f"build {build_name!r} changed while it was measured; "
-                                                  "measure it again")
-            publish = Publish(ws.root, staging)
-            publish.move(staged, str(rel))
-            publish.commit(read_text(ws.root / "manifest.json"))
+        txn.begin()
+        if build_name is not None:
+            current = type(ws)(ws.root, Manifest.load(ws.root))
+            if stamp_of(resolve(current, build_name)) != stamp:
+                raise WorkspaceError(ws.root, f"build {build_name!r} changed while it was measured; "
+                                              "measure it again")
+        txn.publish.move(staged, str(rel))
+        txn.commit(read_text(ws.root / "manifest.json"))
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        txn.end()
 
 
 def run_cancellable(cmd: list[str], stderr_path: Path, cancel: threading.Event, *, timeout: float | None = None,

@@ -28,8 +28,6 @@ import numpy as np
 from ..compile.compiler import CompileJob
 from ..errors import Cancelled, StudioError
 from ..run.runner import pick_function, random_inputs, run_vmfb
-from ..workspace.lock import WorkspaceLock
-from ..workspace.publish_journal import new_staging, recover
 from ..workspace.variants import MAIN, get
 
 
@@ -125,38 +123,33 @@ class BisectJob:
     def run(self) -> BisectResult:
         ws = self.ws
         result = BisectResult(self.a, self.b, list(self.changes), [], self.criterion)
-        with WorkspaceLock(ws.root):
-            recover(ws.root)
-            staging = new_staging(ws.root)
-            try:
-                sig = pick_function(ws.snapshot_path("input"))
-                self._function, self._inputs = sig.name, random_inputs(sig, self.seed)
-                self._staging, self._count = staging, 0
-                base_seconds, self._base = self._build([])
-                self._base_seconds = base_seconds
-                cache: dict[frozenset, bool] = {}
+        with ws.transaction() as txn:  # locked throughout: no compile changes the workspace under the trials
+            sig = pick_function(ws.snapshot_path("input"))
+            self._function, self._inputs = sig.name, random_inputs(sig, self.seed)
+            self._staging, self._count = txn.staging, 0  # the trials' builds; removed with the transaction
+            base_seconds, self._base = self._build([])
+            self._base_seconds = base_seconds
+            cache: dict[frozenset, bool] = {}
 
-                def differs(changes: list[str]) -> bool:
-                    key = frozenset(changes)
-                    if key not in cache:
-                        seconds, outputs = self._build(changes)
-                        max_abs = max((float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64))))
-                                       if x.shape == y.shape else float("inf")
-                                       for x, y in zip(self._base, outputs)), default=0.0)
-                        slower = self.seconds is not None and abs(seconds - self._base_seconds) > self.seconds
-                        trial = Trial(list(changes), round(seconds, 4), max_abs, max_abs > self.tolerance or slower)
-                        result.trials.append(trial)
-                        if self.on_trial is not None:
-                            self.on_trial(trial)
-                        cache[key] = trial.differs
-                    return cache[key]
+            def differs(changes: list[str]) -> bool:
+                key = frozenset(changes)
+                if key not in cache:
+                    seconds, outputs = self._build(changes)
+                    max_abs = max((float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64))))
+                                   if x.shape == y.shape else float("inf")
+                                   for x, y in zip(self._base, outputs)), default=0.0)
+                    slower = self.seconds is not None and abs(seconds - self._base_seconds) > self.seconds
+                    trial = Trial(list(changes), round(seconds, 4), max_abs, max_abs > self.tolerance or slower)
+                    result.trials.append(trial)
+                    if self.on_trial is not None:
+                        self.on_trial(trial)
+                    cache[key] = trial.differs
+                return cache[key]
 
-                if not differs(self.changes):
-                    raise StudioError(ws.root, f"{self.b} does not differ from {self.a} ({self.criterion}); "
-                                               "nothing to bisect")
-                result.culprit = ddmin(list(self.changes), differs)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
+            if not differs(self.changes):
+                raise StudioError(ws.root, f"{self.b} does not differ from {self.a} ({self.criterion}); "
+                                           "nothing to bisect")
+            result.culprit = ddmin(list(self.changes), differs)
         return result
 
     def _build(self, changes: list[str]) -> tuple[float, list[np.ndarray]]:

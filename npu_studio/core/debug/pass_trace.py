@@ -34,7 +34,7 @@ from typing import Callable, Iterator
 
 from .. import processes
 from ..compile import toolchain
-from ..compile.compiler import target_flags
+from ..compile.options import target_flags
 from ..compile.phases import PHASES, SNAPSHOT_PHASES
 from ..errors import Cancelled, CompileFailed, StudioError
 from ..ir.diff import DiffOptions, TextDiff, diff_texts

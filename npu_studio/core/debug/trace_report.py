@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..lazy_import import lazy_module
+from ..textio import write_text_atomic
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
@@ -115,9 +115,7 @@ class TraceReport:
     def save_json(self, path: Path) -> None:
         """Write `to_dict()` atomically."""
         path = Path(path)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1))
 
     def summary_lines(self) -> list[str]:
         n = len(self.dispatches)

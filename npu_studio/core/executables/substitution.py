@@ -38,7 +38,7 @@ from ..workspace.substitutions import (CONFIGURATION, FOLDER, KINDS, SOURCE, Sub
 # configurations at the end of executable-configurations, so those phases'
 # snapshots already hold the swapped executable and compiling from them
 # ignores the flag. The phase before is the latest that still applies it
-# (tests/core/test_substitution_phases.py shows both sides).
+# (tests/core/test_substitution.py shows both sides).
 REBUILD_FROM = {SOURCE: "stream", CONFIGURATION: "executable-sources"}
 PLAIN = "plain"
 _APPLIED_NOTE = "substituted with MLIR source at"

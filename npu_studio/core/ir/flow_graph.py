@@ -10,7 +10,7 @@ dispatch dataflow graph.
 
 What each dispatch is (executable and export symbols, ONNX provenance,
 root op, dimensions) is not worked out here: it is the dispatch index's
-record (`ir_index`), indexed from the same snapshot, so the dispatch
+record (`dispatch_index`), indexed from the same snapshot, so the dispatch
 table and the NPU report cannot disagree.
 """
 

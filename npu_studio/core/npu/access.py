@@ -3,7 +3,7 @@
 Reads the indexing maps of the root linalg op (and of the elementwise
 ops fused after it) and traces each operand back to the DRAM buffer it
 is loaded from, giving a `TilingProblem` plus, per access, where its
-data lives. Op classification itself comes from `linalg_info`.
+data lives. Op classification itself comes from `ir/linalg`.
 """
 
 from __future__ import annotations

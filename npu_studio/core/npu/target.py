@@ -29,7 +29,7 @@ OP_KINDS = (
     "conv", "depthwise_conv", "matmul", "batch_matmul", "pooling",
     "reduction", "elementwise", "softmax", "copy/transpose",
 )
-# Element types a target may name; their sizes come from linalg_info.dtype_nbytes.
+# Element types a target may name; their sizes come from core/dtypes.py.
 DTYPES = ("i1", "i8", "ui8", "i16", "i32", "i64", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "f64")
 TRANSPOSE_BY = ("dma", "array", "none")
 # Vector-unit functions a target may list (cycles per element each); see

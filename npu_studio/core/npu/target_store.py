@@ -2,7 +2,7 @@
 
 - Bundled targets (resources/targets/*.toml) are never written to.
 - User targets live in the user's config folder, `<config>/targets/<name>.toml`, where
-  <config> is $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio.
+  <config> is $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio (core/paths.py).
   Editing a bundled target saves a new, named user target; editing a user target saves it in place.
   The picker lists both (`list_targets`). A user target made from a bundled one keeps that one's
   name beside it (`<name>.toml.from`): the build summary names the keys the user changed.
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import config_dir
+from ..textio import write_text_atomic
 from .target import RESOURCES, TargetError, parse_target
 
 RECORD_TOML = "target.toml"
@@ -52,14 +53,6 @@ class RecordedTarget:
     @property
     def label(self) -> str:
         return f"{self.name} (from {self.origin.name})"
-
-
-def config_dir() -> Path:
-    env = os.environ.get("NPU_STUDIO_CONFIG")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "npu-studio"
 
 
 def user_targets_dir() -> Path:
@@ -121,9 +114,10 @@ def save_edit(text: str, source: str | Path, name: str | None = None) -> Path:
     if is_bundled(dest):
         raise OSError(f"{dest}: bundled targets are not overwritten")
     origin = bundled_origin(source)
-    write_text(dest, text)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(dest, text)
     if origin is not None and dest != source:
-        write_text(_origin_note(dest), origin.name)  # which bundled target it was made from
+        write_text_atomic(_origin_note(dest), origin.name)  # which bundled target it was made from
     return dest
 
 
@@ -177,13 +171,6 @@ def _flat(table: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 # -- the target a workspace was built with ---------------------------------------------------
 
 
@@ -199,10 +186,11 @@ def record(folder: Path, text: str, origin: str | Path) -> RecordedTarget:
     meta_text = json.dumps({"origin": str(origin), "name": name,
                             "sha256": hashlib.sha256(text.encode()).hexdigest()}, indent=2)
     # Rewrite only on a change, so a re-run leaves the user's record (and its mtime) alone.
+    folder.mkdir(parents=True, exist_ok=True)
     if _read(copy) != text:
-        write_text(copy, text)
+        write_text_atomic(copy, text)
     if _read(folder / RECORD_JSON) != meta_text:
-        write_text(folder / RECORD_JSON, meta_text)
+        write_text_atomic(folder / RECORD_JSON, meta_text)
     return RecordedTarget(copy, origin, name)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..textio import write_text_atomic
 from ..workspace.workspace import Workspace
 from . import target_store
 from .npu_ir import NpuError, NpuProgram
@@ -51,7 +52,8 @@ def flow_path(ws: Workspace) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    target_store.write_text(path, text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, text)
 
 
 def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,

@@ -39,7 +39,8 @@ np = lazy_module("numpy")
 
 from .. import processes
 from ..compile import toolchain
-from ..compile.compiler import EXECUTABLES_DIR, target_flags
+from ..compile.compiler import EXECUTABLES_DIR
+from ..compile.options import target_flags
 from ..errors import StudioError
 
 TARGET_SPREAD = 0.10  # interquartile range / median at which a timing has settled

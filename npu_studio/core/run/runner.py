@@ -14,6 +14,7 @@ from pathlib import Path
 from ..lazy_import import lazy_module
 
 from .. import processes
+from ..dtypes import is_float
 from ..errors import RunFailed
 from ..processes import module_command
 from .signature import FunctionSignature, check_fits_in_memory, public_functions, read_npy_input
@@ -41,7 +42,7 @@ def random_inputs(sig: FunctionSignature, seed: int = 0, source: Path | None = N
         draw = 8 // spec.numpy_dtype.itemsize + 1
         check_fits_in_memory(spec.nbytes, source, f"input {i} ({spec}) of @{sig.name}", copies=draw)
         dtype = spec.numpy_dtype
-        if np.issubdtype(dtype, np.floating):
+        if is_float(spec.dtype):  # bf16 and f8 too, which numpy does not count as floating
             arrays.append(rng.uniform(-1, 1, spec.shape).astype(dtype))
         elif dtype == np.bool_:
             arrays.append(rng.integers(0, 2, spec.shape).astype(dtype))

@@ -18,13 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
 from ..npu.target import NpuTarget
+from ..textio import write_bytes_atomic, write_text_atomic
 from .evaluate import METRICS
 
 EVAL_VERSION = 1  # bump when evaluate's rows change meaning: old cache files are not reused
@@ -62,10 +61,7 @@ class RowCache:
         return json.loads(self.path(key).read_text(encoding="utf-8"))
 
     def put(self, key: str, row: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(row, f, sort_keys=True, allow_nan=True)  # floats round-trip exactly
-        os.replace(tmp, self.path(key))
+        write_text_atomic(self.path(key), json.dumps(row, sort_keys=True, allow_nan=True))  # floats round-trip exactly
 
     def clear(self) -> None:
         for p in self.dir.glob("*.json"):
@@ -99,17 +95,18 @@ def to_arrow(rows: list[dict[str, Any]], cols: list[tuple[str, str]]):
 
 def write_table(out: Path, rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> tuple[Path, Path]:
     """OUT/results.parquet and OUT/results.csv (each written to a temporary file, then renamed)."""
+    import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     table = to_arrow(rows, cols)
     out = Path(out)
     parquet, csv = out / f"{TABLE_NAME}.parquet", out / f"{TABLE_NAME}.csv"
-    for path, write in ((parquet, lambda p: pq.write_table(table, p)),
-                        (csv, lambda p: pacsv.write_csv(table, p))):
-        tmp = path.with_name("." + path.name + ".tmp")
-        write(tmp)
-        os.replace(tmp, path)
+    for path, write in ((parquet, lambda sink: pq.write_table(table, sink)),
+                        (csv, lambda sink: pacsv.write_csv(table, sink))):
+        sink = pa.BufferOutputStream()
+        write(sink)
+        write_bytes_atomic(path, sink.getvalue().to_pybytes())
     return parquet, csv
 
 

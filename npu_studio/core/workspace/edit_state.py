@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
-from .workspace import DONE, EDITED, STALE, Workspace
+from ..textio import write_bytes_atomic, write_text_atomic
+from .manifest import DONE, EDITED, STALE
+from .publish_journal import new_staging
+from .workspace import Workspace
 
 PREVIOUS_BUILD = "builds/previous"
 
@@ -55,16 +57,6 @@ def is_edited(ws: Workspace, phase: str, text: str | None = None) -> bool:
             return False
         text = _read(ws.snapshot_path(phase))
     return text != _read(compiler_text_path(ws, phase))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:
@@ -158,9 +150,7 @@ def revert(ws: Workspace, phase: str) -> bool:
         return False
     snap = ws.snapshot_path(phase)
     changed = _read(kept) != _read(snap)
-    tmp = snap.with_name(snap.name + ".tmp")
-    shutil.copyfile(kept, tmp)
-    os.replace(tmp, snap)
+    write_bytes_atomic(snap, kept.read_bytes())
     kept.unlink()
     if rec is not None:
         rec.state, rec.size_bytes = DONE, snap.stat().st_size
@@ -191,7 +181,9 @@ def autosave_draft(ws: Workspace, phase: str, text: str) -> bool:
     if is_unchanged(ws, phase, text):
         ws.discard_draft(phase)
         return False
-    _write_atomic(ws.root / "edits" / "drafts" / snapshot_name(phase), text)
+    draft = ws.root / "edits" / "drafts" / snapshot_name(phase)
+    draft.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(draft, text)
     return True
 
 
@@ -215,7 +207,7 @@ def phase_states(ws: Workspace) -> dict[str, str]:
 def set_aside(ws: Workspace, phase: str) -> Path:
     """Link aside what a resume from `phase` replaces (the later snapshots; the compiler's original of
     the phase if none is kept yet). Call put_in_place after the resume succeeded, then remove the folder."""
-    aside = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=ws.root))
+    aside = new_staging(ws.root)  # a dead process's is removed like any leftover staging folder
     for later in phases_after(phase):
         if ws.snapshot_path(later).is_file():
             _link_or_copy(ws.snapshot_path(later), aside / "previous" / snapshot_name(later))

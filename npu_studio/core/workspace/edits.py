@@ -12,6 +12,7 @@ from pathlib import Path
 from ..compile.compiler import snapshot_name
 from .manifest import EDITED, Manifest, PhaseRecord
 from .publish_journal import Publish
+from .transaction import Transaction
 
 
 def stage_edit(root: Path, publish: Publish, manifest: Manifest, phase: str, text: str) -> Path:
@@ -33,9 +34,9 @@ def stage_edit(root: Path, publish: Publish, manifest: Manifest, phase: str, tex
     return root / record
 
 
-def publish_edit(ws, publish: Publish, manifest: Manifest, phase: str, text: str | None) -> None:
-    """Commit `publish` with `manifest`; a draft equal to the published edit has become an edit and goes."""
-    publish.commit(manifest.to_json())
+def publish_edit(ws, txn: Transaction, manifest: Manifest, phase: str, text: str | None) -> None:
+    """Commit `txn` with `manifest`; a draft equal to the published edit has become an edit and goes."""
+    txn.commit(manifest.to_json())
     ws.manifest = manifest
     if text is not None:
         draft = ws.draft_path(phase)

@@ -10,21 +10,17 @@ a cache that cannot be written only costs the next reopen its time.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Callable
 
+from ..errors import StudioError
 from ..ir.dispatch_index import PhaseIndex
 from ..ir.dispatch_index.records import SCHEMA_VERSION
-from .workspace import default_root
+from ..paths import dispatch_index_cache_dir
+from ..textio import write_bytes_atomic
 
 FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
-
-
-def cache_dir() -> Path:
-    return default_root().parent / "dispatch-index-cache"
 
 
 def cache_key(data: bytes, phase: str) -> str:
@@ -38,7 +34,7 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
     else `build(path, phase)` (whose errors reach the caller), then kept for next time."""
     path = Path(path)
     data = path.read_bytes()
-    entry = cache_dir() / f"{cache_key(data, phase)}.pickle"
+    entry = dispatch_index_cache_dir() / f"{cache_key(data, phase)}.pickle"
     try:
         index = pickle.loads(entry.read_bytes())
         if isinstance(index, PhaseIndex) and index.phase == phase:
@@ -54,12 +50,6 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
 def _store(entry: Path, blob: bytes) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, entry)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
+        write_bytes_atomic(entry, blob)
+    except (OSError, StudioError):  # a cache we cannot write only costs the next reopen its time
+        pass

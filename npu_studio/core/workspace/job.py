@@ -2,7 +2,7 @@
 
 `run()` holds the workspace's lock from start to end, compiles into a
 staging folder and publishes the new build with one journal commit
-(publish_journal.py): on any failure, cancel or interruption the workspace
+(transaction.py): on any failure, cancel or interruption the workspace
 keeps its previous build, manifest and every user file exactly as they were.
 A resume's edited text is kept as a draft before anything runs; it becomes
 the phase's snapshot (and an edits/ record) only when the compile succeeded.
@@ -12,7 +12,6 @@ finished (published the same way); over a good build it keeps the build.
 
 from __future__ import annotations
 
-import shutil
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -32,9 +31,8 @@ from ..compile.options import CompileOptions
 from ..compile.phases import phases_after
 from ..errors import Cancelled, CompileFailed, WorkspaceError
 from .edits import publish_edit, stage_edit
-from .lock import WorkspaceLock
 from .manifest import MANIFEST, Manifest, PhaseRecord
-from .publish_journal import Publish, new_staging, recover
+from .transaction import Transaction
 
 
 class CancellableBuild:
@@ -75,17 +73,10 @@ class WorkspaceJob(CancellableBuild):
 
     def run(self) -> CompileResult:
         ws = self.ws
-        pending = ws._pending
-        ws._pending = None
-        if pending is not None:
-            staging, lock = pending
-        else:
-            staging, lock = None, WorkspaceLock(ws.root)
+        pending, ws._pending = ws._pending, None
+        txn = pending or ws.transaction()  # a pending import's transaction is begun: it holds the lock
         try:
-            if staging is None:
-                lock.acquire()
-                recover(ws.root)
-                staging = new_staging(ws.root)
+            txn.begin()
             if self.text is not None and self.display_path is None:
                 # Text without a file of its own (the app's editor) is kept as a draft before anything can fail.
                 self.display_path = ws.save_draft(self.from_phase, self.text)
@@ -94,18 +85,17 @@ class WorkspaceJob(CancellableBuild):
             with ThreadPoolExecutor(max_workers=2) as pool:
                 pool.submit(toolchain.compiler_version)
                 previous = pool.submit(_on_disk, ws.root)
-                return self._compile_and_publish(staging, previous, imported=pending is not None)
+                return self._compile_and_publish(txn, previous, imported=pending is not None)
         except BaseException:
             if (ws.root / MANIFEST).is_file():
                 ws.manifest = Manifest.load(ws.root)  # the in-memory state follows what is on disk
             raise
         finally:
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
-            lock.release()
+            txn.end()
 
-    def _compile_and_publish(self, staging: Path, on_disk: Future[Manifest | None], imported: bool) -> CompileResult:
-        ws, phase = self.ws, self.from_phase
+    def _compile_and_publish(self, txn: Transaction, on_disk: Future[Manifest | None],
+                             imported: bool) -> CompileResult:
+        ws, phase, staging = self.ws, self.from_phase, txn.staging
         if phase == "start":
             source = staging / ws.manifest.imported if imported else ws.imported_path
             display = ws.user_model_path
@@ -130,17 +120,17 @@ class WorkspaceJob(CancellableBuild):
                 raise CompileFailed(display, exc.reason, log=exc.log, reproducer=exc.reproducer) from None
             raise
         except Cancelled as exc:
-            self._keep_finished(staging, exc, on_disk.result(), imported)
+            self._keep_finished(txn, exc, on_disk.result(), imported)
             raise
-        return self._publish(staging, result, on_disk.result(), imported)
+        return self._publish(txn, result, on_disk.result(), imported)
 
-    def _keep_finished(self, staging: Path, exc: Cancelled, previous: Manifest | None, imported: bool) -> None:
+    def _keep_finished(self, txn: Transaction, exc: Cancelled, previous: Manifest | None, imported: bool) -> None:
         """Publish the phases a cancelled compile finished, unless that would replace a good build."""
         ws = self.ws
         if not exc.finished or imported or (previous is not None and previous.vmfb is not None):
             exc.finished = []
             return
-        publish = Publish(ws.root, staging)
+        publish = txn.publish
         manifest = Manifest.from_json(ws.manifest.to_json())
         kept = []
         for t in exc.finished:
@@ -150,14 +140,13 @@ class WorkspaceJob(CancellableBuild):
         for later in phases_after(kept[-1].phase):
             if later in manifest.phases:
                 manifest.phases[later].state = "stale"
-        publish.commit(manifest.to_json())
+        txn.commit(manifest.to_json())
         ws.manifest = manifest
         exc.finished = kept
 
-    def _publish(self, staging: Path, result: CompileResult, previous: Manifest | None,
+    def _publish(self, txn: Transaction, result: CompileResult, previous: Manifest | None,
                  imported: bool) -> CompileResult:
-        ws = self.ws
-        publish = Publish(ws.root, staging)
+        ws, staging, publish = self.ws, txn.staging, txn.publish
         manifest = Manifest.from_json(ws.manifest.to_json())
         if previous is not None:  # build variants made through another handle of this workspace stay listed
             manifest.variants = previous.variants
@@ -190,7 +179,7 @@ class WorkspaceJob(CancellableBuild):
         manifest.from_phase = result.from_phase
         manifest.options = result.options.to_json()
         manifest.compiler_version = toolchain.compiler_version()
-        publish_edit(ws, publish, manifest, result.from_phase, self.text)
+        publish_edit(ws, txn, manifest, result.from_phase, self.text)
         return CompileResult(published, vmfb, result.command, result.stderr, result.total_seconds,
                              result.from_phase, result.extra, result.options)
 

@@ -13,7 +13,7 @@ workspace's imported module into its own folder:
 
 and listed in the manifest under `variants` (manifest.py, schema beside it).
 Creating, building and removing a variant are workspace transactions like any
-build (publish_journal.py): a failed or cancelled build leaves the workspace
+build (transaction.py): a failed or cancelled build leaves the workspace
 byte-identical, a rebuild replaces only that variant's own files, and the
 workspace's own build is never touched. The name `main` stands for the
 workspace's own build wherever a variant name is accepted (`resolve`).
@@ -34,7 +34,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
 import time
@@ -47,9 +46,8 @@ from ..compile.options import CompileOptions
 from ..compile.phases import SNAPSHOT_PHASES
 from ..errors import BadFile, Cancelled, StudioError, WorkspaceError
 from .job import CancellableBuild
-from .lock import WorkspaceLock
 from .manifest import MANIFEST, Manifest
-from .publish_journal import Publish, new_staging, recover
+from .publish_journal import Publish
 
 FOLDER = "variants"
 MAIN = "main"  # the workspace's own build
@@ -293,9 +291,8 @@ class VariantJob(CancellableBuild):
         ws, name = self.ws, self.name
         if ws.pending_import is not None:
             raise WorkspaceError(ws.root, "an import is waiting for its compile; compile first")
-        with WorkspaceLock(ws.root):
-            recover(ws.root)
-            staging = new_staging(ws.root)
+        with ws.transaction() as txn:
+            staging = txn.staging
             try:
                 options = self.options
                 if self.prepare is not None:
@@ -306,18 +303,16 @@ class VariantJob(CancellableBuild):
                 if self._cancel.is_set():
                     raise Cancelled()
                 result = self._job.run()
-                self._publish(staging, result)
+                self._publish(txn, result)
             except BaseException:
                 ws.manifest = Manifest.load(ws.root)
                 raise
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
         return get(ws, name)
 
-    def _publish(self, staging: Path, result) -> None:
+    def _publish(self, txn, result) -> None:
         ws, name = self.ws, self.name
         base = f"{FOLDER}/{name}"
-        publish = Publish(ws.root, staging)
+        staging, publish = txn.staging, txn.publish
         manifest = Manifest.load(ws.root)
         if name not in manifest.variants:
             raise WorkspaceError(ws.root / MANIFEST, f"build variant {name!r} was removed during its build")
@@ -343,7 +338,7 @@ class VariantJob(CancellableBuild):
         manifest.variants[name]["build"] = {
             "phases": phases, "vmfb": vmfb, "files": [str(f) for f in files], "command": result.command,
             "total_seconds": result.total_seconds, "built": time.time()}
-        publish.commit(manifest.to_json())
+        txn.commit(manifest.to_json())
         ws.manifest = manifest
 
 
@@ -358,17 +353,11 @@ def _transaction(ws, change) -> None:
     """Apply `change(manifest, publish)` to the manifest on disk as one journal commit."""
     if ws.pending_import is not None:
         raise WorkspaceError(ws.root, "an import is waiting for its compile; compile first")
-    with WorkspaceLock(ws.root):
-        recover(ws.root)
-        staging = new_staging(ws.root)
-        try:
-            manifest = Manifest.load(ws.root)
-            publish = Publish(ws.root, staging)
-            change(manifest, publish)
-            publish.commit(manifest.to_json())
-            ws.manifest = manifest
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    with ws.transaction() as txn:
+        manifest = Manifest.load(ws.root)
+        change(manifest, txn.publish)
+        txn.commit(manifest.to_json())
+        ws.manifest = manifest
 
 
 def _prune_empty(folder: Path) -> None:

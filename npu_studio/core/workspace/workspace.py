@@ -13,7 +13,7 @@ Layout (all paths in the manifest are relative to the workspace):
     crash-reproducer.mlir   only after a compiler crash
     variants/<name>/        a build variant's snapshots, module and dumps (variants.py)
     profiles/<build>.*      records about a build: compile profile, executable times, Tracy capture
-    .lock                   held by the one process writing (workspace_lock.py)
+    .lock                   held by the one process writing (lock.py)
 
 A workspace is a transaction log, not a scratch folder: imports, compiles and
 resumes write into a staging folder and publish with one journal commit
@@ -39,12 +39,14 @@ from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import WorkspaceError
+from ..paths import workspaces_dir
 from ..textio import read_text, write_text_atomic
 from .edits import publish_edit, stage_edit
-from .lock import LOCK_NAME, WorkspaceLock, ensure_writable_folder
-from .manifest import DEFAULT_TARGET, DONE, EDITED, MANIFEST, MANIFEST_VERSION, PENDING, STALE, Manifest, PhaseRecord  # noqa: F401
+from .lock import LOCK_NAME, ensure_writable_folder
+from .manifest import DEFAULT_TARGET, MANIFEST, STALE, Manifest
 from .model_digest import model_digest
-from .publish_journal import JOURNAL, STAGING_PREFIX, Publish, new_staging, recover
+from .publish_journal import JOURNAL, STAGING_PREFIX, Publish
+from .transaction import Transaction, recover_if_free
 
 # What a folder without a manifest may hold and still be taken as a workspace
 # (the leftovers of a failed import); anything else is the user's and we stay out.
@@ -52,20 +54,11 @@ _OUR_NAMES = {LOCK_NAME, JOURNAL, "source", "imported.mlir", "imported.mlirbc", 
               "module.vmfb", "stderr.log", "crash-reproducer.mlir", "edits", "npu"}
 
 
-def default_root() -> Path:
-    """Where workspaces go unless told otherwise: $NPU_STUDIO_HOME or the user cache."""
-    env = os.environ.get("NPU_STUDIO_HOME")
-    if env:
-        return Path(env)
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "npu-studio" / "workspaces"
-
-
 def default_workspace_for(model: Path) -> Path:
     digest = hashlib.sha256(os.fsencode(Path(model).resolve())).hexdigest()[:8]
     # letters, digits and .+- only: a folder name every tool (and onnx's checker) can take
     stem = re.sub(r"[^\w.+-]", "_", Path(model).stem, flags=re.ASCII)[:64]
-    return default_root() / f"{stem}-{digest}"
+    return workspaces_dir() / f"{stem}-{digest}"
 
 
 class Workspace:
@@ -73,8 +66,8 @@ class Workspace:
         # absolute: staging, publishing and the compiler's children must not depend on the current folder
         self.root = Path(root).absolute()
         self.manifest = manifest
-        # A re-import waiting to be published with the next compile: (staging folder, held lock).
-        self._pending: tuple[Path, WorkspaceLock] | None = None
+        # A re-import waiting to be published with the next compile: its transaction, begun (locked).
+        self._pending: Transaction | None = None
 
     # -- creating and opening -------------------------------------------------
 
@@ -94,14 +87,12 @@ class Workspace:
         root = Path(root).absolute() if root is not None else default_workspace_for(model)
         check_model_file(model)  # a bad model never creates, locks or touches the workspace
         ensure_writable_folder(root)
-        lock = WorkspaceLock(root).acquire()
-        staging = None
+        txn = Transaction(root).begin()
         try:
-            recover(root)
             previous = Manifest.load(root) if (root / MANIFEST).is_file() else None
             if previous is None:
                 _refuse_foreign_folder(root)
-            staging = new_staging(root)
+            staging = txn.staging
             t0 = time.perf_counter()
             result = import_model(model, staging / "imported.mlir", params)
             import_seconds = time.perf_counter() - t0
@@ -123,17 +114,14 @@ class Workspace:
                 manifest.variants = previous.variants  # their definitions and builds (of the model as it was)
             ws = cls(root, manifest)
             if previous is None:
-                publish = Publish(root, staging)
-                ws.stage_import(publish, None)
-                publish.commit(manifest.to_json())
-                lock.release()
+                ws.stage_import(txn.publish, None)
+                txn.commit(manifest.to_json())
+                txn.end()
             else:
-                ws._pending = (staging, lock)
+                ws._pending = txn  # published (or dropped) by the next compile
             return ws
         except BaseException:
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
-            lock.release()
+            txn.end()
             raise
 
     def stage_import(self, publish: Publish, previous: Manifest | None) -> None:
@@ -153,15 +141,13 @@ class Workspace:
     @property
     def pending_import(self) -> Path | None:
         """The staging folder of an import not published yet."""
-        return self._pending[0] if self._pending else None
+        return self._pending.staging if self._pending else None
 
     def abandon_pending(self) -> None:
         """Drop an unpublished import and unlock; the workspace keeps its previous state."""
         if self._pending is not None:
-            staging, lock = self._pending
-            self._pending = None
-            shutil.rmtree(staging, ignore_errors=True)
-            lock.release()
+            txn, self._pending = self._pending, None
+            txn.end()
             if (self.root / MANIFEST).is_file():
                 self.manifest = Manifest.load(self.root)
 
@@ -171,7 +157,7 @@ class Workspace:
         if root.exists() and not root.is_dir():
             raise WorkspaceError(root, "is a file, not a workspace folder")
         if (root / JOURNAL).is_file() or any(root.glob(STAGING_PREFIX + "*")):
-            _recover_if_free(root)
+            recover_if_free(root)
         if not (root / MANIFEST).exists():
             raise WorkspaceError(root, "not an NPU Studio workspace (no manifest.json)")
         return cls(root, Manifest.load(root))
@@ -184,12 +170,12 @@ class Workspace:
         """Write the manifest (atomically, while holding the workspace)."""
         if self._pending is not None:
             raise WorkspaceError(self.root, "an import is waiting for its compile; compile first")
-        with WorkspaceLock(self.root):
+        with self.transaction():
             self.manifest.save(self.root)
 
-    def lock(self, wait: float = 0.0) -> WorkspaceLock:
-        """The workspace's writer lock (not yet acquired)."""
-        return WorkspaceLock(self.root, wait=wait)
+    def transaction(self, *, wait: float = 0.0) -> Transaction:
+        """A write to this workspace (not begun yet): `with ws.transaction() as txn:` (transaction.py)."""
+        return Transaction(self.root, wait=wait)
 
     # -- paths ----------------------------------------------------------------
 
@@ -324,19 +310,13 @@ class Workspace:
 
     def record_edit(self, phase: str, text: str) -> Path:
         """Make `text` the phase's snapshot without compiling: kept under edits/, later phases go stale."""
-        with WorkspaceLock(self.root):
-            recover(self.root)
-            staging = new_staging(self.root)
-            try:
-                publish = Publish(self.root, staging)
-                manifest = Manifest.from_json(self.manifest.to_json())
-                kept = stage_edit(self.root, publish, manifest, phase, text)
-                for later in phases_after(phase):
-                    if later in manifest.phases:
-                        manifest.phases[later].state = STALE
-                publish_edit(self, publish, manifest, phase, text)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
+        with self.transaction() as txn:
+            manifest = Manifest.from_json(self.manifest.to_json())
+            kept = stage_edit(self.root, txn.publish, manifest, phase, text)
+            for later in phases_after(phase):
+                if later in manifest.phases:
+                    manifest.phases[later].state = STALE
+            publish_edit(self, txn, manifest, phase, text)
         return kept
 
 
@@ -347,19 +327,6 @@ def _refuse_foreign_folder(root: Path) -> None:
     if foreign:
         raise WorkspaceError(root, f"folder holds files that are not an NPU Studio workspace's ({foreign[0]}); "
                                    "refusing to use it")
-
-
-def _recover_if_free(root: Path) -> None:
-    from ..errors import StudioError
-
-    try:
-        lock = WorkspaceLock(root).acquire()
-    except StudioError:  # a writer is at work (its manifest is always whole), or a read-only folder
-        return
-    try:
-        recover(root)
-    finally:
-        lock.release()
 
 
 def archive_record(options: ParamOptions | None, parameters: list) -> dict | None:

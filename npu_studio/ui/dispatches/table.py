@@ -2,7 +2,7 @@
 
 Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | FLOPs | shapes | dtype. The NPU
 columns come from the NPU result (flow and npu phases only) and are kept compact; the full
-text is in their tooltips and in the detail pane (`dispatch_detail`).
+text is in their tooltips and in the detail pane (`panel.py`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ by side, and the summary compares against it), check numerics, export
 (trace JSON for Perfetto, per-dispatch CSV, PNG of the chart). A banner
 says when the shown run is stale (a rerun is in progress or its inputs
 changed) or when the last run failed. The dock only shows; the controller
-(`schedule_controller`) decides what to run and when.
+(`controller.py`) decides what to run and when.
 """
 
 from __future__ import annotations

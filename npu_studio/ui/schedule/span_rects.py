@@ -5,8 +5,7 @@ thousand) and a rectangle per SRAM allocation. One item holds them all as
 numpy arrays; on paint it keeps the rectangles in view and merges, within
 a group (same row or address range, same colour), those that fall within
 half a pixel of each other, so a frame draws a few rectangles per pixel
-column whatever the zoom. `gantt.BarsItem` does the same for one row and
-colour; this is its many-row form.
+column whatever the zoom.
 
 Zoomed out, every rectangle is in view and merging them all costs more
 than a frame may take, so the rectangles are also kept pre-merged at two

@@ -15,7 +15,7 @@ def test_the_config_folder_comes_from_the_environment(tmp_path, monkeypatch):
     assert store.user_targets_dir() == tmp_path / "cfg" / "targets"
     monkeypatch.delenv("NPU_STUDIO_CONFIG")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    assert store.config_dir() == tmp_path / "xdg" / "npu-studio"
+    assert store.user_targets_dir() == tmp_path / "xdg" / "npu-studio" / "targets"
 
 
 def test_editing_a_bundled_target_makes_a_named_user_target():

@@ -43,7 +43,7 @@ def test_other_target_and_failures_keep_earlier_results(fresh_example, tmp_path)
 
 
 def test_no_flow_snapshot_is_an_npu_error(tmp_path):
-    from npu_studio.core.workspace.workspace import Manifest
+    from npu_studio.core.workspace.manifest import Manifest
 
     ws = Workspace(tmp_path, Manifest(source="source/x.onnx", origin="", imported="imported.mlir",
                                       target="llvm-cpu"))

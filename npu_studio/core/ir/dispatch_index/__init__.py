@@ -3,7 +3,7 @@
 `index_file` parses one phase snapshot with the MLIR parser (see
 mlir_text) and returns a `PhaseIndex`: one `DispatchRecord` per dispatch
 site of the host program, in program order, with its executable, root
-compute op (described by linalg_info), the ops fused with it, the ONNX
+compute op (described by ir/linalg), the ops fused with it, the ONNX
 nodes named by its locations, its producers and its text ranges.
 
 Which ops are dispatch sites depends on the phase:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ... import processes
 from ...errors import StudioError
+from ...paths import cache_dir
 
 SOURCE_DIR = Path(__file__).parent / "plugin_src"
 SOURCES = ("npu_plugin.c", "npu_exec.c", "npu_exec_body.c", "npu_exec_load.c", "npu_json.c")
@@ -54,8 +55,7 @@ def source_hash() -> str:
 
 
 def cache_root() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "npu-studio" / "plugins"
+    return cache_dir() / "plugins"
 
 
 def plugin_path() -> Path:

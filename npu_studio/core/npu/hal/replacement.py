@@ -24,6 +24,7 @@ from pathlib import Path
 
 from iree.compiler import ir
 
+from ... import dtypes
 from ...ir.mlir_text import parse_module
 
 IMPORT_PREFIX = "npu_dispatch_"
@@ -68,8 +69,9 @@ class Replacement:
 
 
 def _element_bytes(element: str) -> int:
+    # Bindings of signless integers and plain floats only (no index, ui8, f8E4M3FN...).
     if element.startswith(("f", "i", "bf")) and element.lstrip("bfi").isdigit():
-        return max(1, int(element.lstrip("bfi")) // 8)
+        return dtypes.nbytes(element)
     raise NotReplaceable(f"element type {element} has no byte size")
 
 

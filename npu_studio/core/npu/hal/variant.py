@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +32,6 @@ from iree.compiler import ir
 from ...compile.compiler import CompileJob, ProgressCallback
 from ...errors import StudioError
 from ...executables.catalog import source_dumps
-from ...workspace.lock import WorkspaceLock
-from ...workspace.publish_journal import Publish, new_staging, recover
 from ...workspace.publish_journal import MANIFEST
 from ...workspace.substitutions import FLAGS, SOURCE, active_flags, load as load_substitutions
 from ...workspace.workspace import Workspace
@@ -182,12 +179,8 @@ def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCa
     program = NpuProgram.load(json_path(ws))
     t0 = time.perf_counter()
     replacements, cpu, described = plan_replacements(ws, program)
-    lock = WorkspaceLock(ws.root)
-    lock.acquire()
-    staging = None
-    try:
-        recover(ws.root)
-        staging = new_staging(ws.root)
+    with ws.transaction() as txn:
+        staging = txn.staging
         build = staging / "build"
         exe_dir = staging / "executables"
         exe_dir.mkdir()
@@ -211,20 +204,16 @@ def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCa
         variant = Variant(ws.root, key, imports, cpu, time.perf_counter() - t0)
         (staging / VARIANT_JSON).write_text(json.dumps(variant.to_dict(), indent=1), encoding="utf-8")
         described.save(staging / EXEC_FILE)
-        _publish(ws, staging, build / "module.vmfb", exe_dir)
+        _publish(ws, txn, build / "module.vmfb", exe_dir)
         return variant
-    finally:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        lock.release()
 
 
 def _applied(stderr: str, name: str) -> bool:
     return any(_APPLIED in ln and f"`{name}`" in ln for ln in stderr.splitlines())
 
 
-def _publish(ws: Workspace, staging: Path, vmfb: Path, exe_dir: Path) -> None:
-    publish = Publish(ws.root, staging)
+def _publish(ws: Workspace, txn, vmfb: Path, exe_dir: Path) -> None:
+    staging, publish = txn.staging, txn.publish
     # Moves named relative to the staging folder: right whether or not the workspace path is absolute.
     publish.move(vmfb.relative_to(staging), f"{FOLDER}/module.vmfb")
     publish.move(VARIANT_JSON, f"{FOLDER}/{VARIANT_JSON}")
@@ -239,4 +228,4 @@ def _publish(ws: Workspace, staging: Path, vmfb: Path, exe_dir: Path) -> None:
         rel = f"{FOLDER}/executables/{path.name}"
         if rel not in new:
             publish.delete(rel)
-    publish.commit((ws.root / MANIFEST).read_text(encoding="utf-8"))  # the manifest as it is
+    txn.commit((ws.root / MANIFEST).read_text(encoding="utf-8"))  # the manifest as it is

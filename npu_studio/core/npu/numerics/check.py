@@ -11,7 +11,6 @@ dispatch whose own result diverges, with its error.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
 from ...run.tolerance import (TOLERANCE, element_text, flat_reference, max_error, relative_to_scale,
                               worst_elements)
+from ...textio import write_text_atomic
 from ...workspace import substitutions
 from ...workspace.workspace import Workspace
 from ..npu_ir import NpuProgram
@@ -121,9 +121,7 @@ class CheckReport:
         """Write `to_dict()` atomically (a reader never sees half a report)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1))
 
     def summary_lines(self) -> list[str]:
         npu = sum(1 for d in self.dispatches if d.computed_by == "npu")

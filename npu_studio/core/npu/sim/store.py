@@ -8,10 +8,9 @@ errors, and the workspace's last result next to it.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from ...textio import parse_json, read_bytes, without_gc
+from ...textio import parse_json, read_bytes, without_gc, write_text_atomic
 from ...workspace.workspace import Workspace
 from ..npu_ir import VERSION, NpuProgram
 from ..workspace_io import npu_dir
@@ -30,9 +29,7 @@ def save_result(ws: Workspace, result: SimResult) -> Path:
     """Write the workspace's last result (staged, then renamed into place)."""
     path = result_path(ws)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(result.to_json(), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, result.to_json())
     return path
 
 

@@ -16,9 +16,9 @@ def load_array(path) -> np.ndarray:
     """An .npy array; bf16 comes back from .npy as 2-byte void (numpy has no bf16) and is viewed as bf16 again."""
     a = np.load(path)
     if a.dtype.kind == "V" and a.dtype.itemsize == 2:
-        import ml_dtypes
+        from ...dtypes import numpy_value_dtype
 
-        a = a.view(ml_dtypes.bfloat16)
+        a = a.view(numpy_value_dtype("bf16"))
     return a
 
 

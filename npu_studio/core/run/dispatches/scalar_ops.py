@@ -13,31 +13,23 @@ import math
 import numpy as np
 from iree.compiler import ir
 
+from ...dtypes import numpy_value_dtype
+
 
 class NotInterpretable(Exception):
     """An op the interpreter has no semantics for (the dispatch goes to IREE's CPU build)."""
 
 
-_INT_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-_FLOAT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+# The element types the interpreter computes in (a dispatch in any other goes to IREE's CPU build).
+_INTERPRETED = frozenset({"i1", "i8", "i16", "i32", "i64", "index", "f16", "bf16", "f32", "f64"})
 
 
 def numpy_dtype(t: ir.Type | str) -> np.dtype:
-    """numpy dtype of an MLIR element type (index is int64; bf16 needs ml_dtypes)."""
+    """numpy dtype of an MLIR element type (core/dtypes.py: index is int64, bf16 is ml_dtypes')."""
     name = str(t)
-    if name in _FLOAT_DTYPES:
-        return np.dtype(_FLOAT_DTYPES[name])
-    if name == "bf16":
-        try:
-            import ml_dtypes
-        except ImportError:  # pragma: no cover - ml_dtypes comes with the IREE runtime
-            raise NotInterpretable("bf16 needs ml_dtypes") from None
-        return np.dtype(ml_dtypes.bfloat16)
-    if name == "index":
-        return np.dtype(np.int64)
-    if name.startswith("i") and name[1:].isdigit() and int(name[1:]) in _INT_DTYPES:
-        return np.dtype(_INT_DTYPES[int(name[1:])])
-    raise NotInterpretable(f"element type {name}")
+    if name not in _INTERPRETED:
+        raise NotInterpretable(f"element type {name}")
+    return numpy_value_dtype(name)
 
 
 def _unsigned(x: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from ...compile.options import CompileOptions
 from ...compile.toolchain import compile_failure, compiler_version
 from ...errors import RunFailed, StudioError
 from ...executables.rebase import rebase_flags, without_substitutions
+from ...textio import write_text_atomic
 from .dispatch_server import load_array
 
 TRACE_FLAG = "--iree-flow-trace-dispatch-tensors"
@@ -74,13 +75,10 @@ def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout
             old.unlink(missing_ok=True)
             old.with_suffix(".json").unlink(missing_ok=True)
         notes = vmfb.with_suffix(".json")
-        for made, dest in ((None, notes), (out, vmfb)):  # the notes first: a cached build always has them
-            staged = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
-            if made is None:
-                staged.write_text(json.dumps(fitted.notes), encoding="utf-8")
-            else:
-                shutil.move(made, staged)
-            staged.replace(dest)
+        write_text_atomic(notes, json.dumps(fitted.notes))  # the notes first: a cached build always has them
+        staged = vmfb.with_name(f"{vmfb.name}.{os.getpid()}.tmp")
+        shutil.move(out, staged)  # the temporary folder may be on another file system
+        staged.replace(vmfb)
     return vmfb
 
 

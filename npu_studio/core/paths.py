@@ -1,0 +1,45 @@
+"""The folders NPU Studio keeps its own files in, outside the workspaces the user names.
+
+- config (user targets): $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio
+- cache (built NPU plugins): $XDG_CACHE_HOME/npu-studio, else ~/.cache/npu-studio
+- workspaces (a model's default workspace): $NPU_STUDIO_HOME, else <cache>/workspaces;
+  the dispatch index cache sits beside them
+
+Read from the environment on every call, so a test (or a user) that sets a
+variable sees it at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_FOLDER = "npu-studio"
+
+
+def config_dir() -> Path:
+    env = os.environ.get("NPU_STUDIO_CONFIG")
+    if env:
+        return Path(env)
+    return _xdg("XDG_CONFIG_HOME", ".config") / APP_FOLDER
+
+
+def cache_dir() -> Path:
+    return _xdg("XDG_CACHE_HOME", ".cache") / APP_FOLDER
+
+
+def workspaces_dir() -> Path:
+    """Where workspaces go unless told otherwise."""
+    env = os.environ.get("NPU_STUDIO_HOME")
+    if env:
+        return Path(env)
+    return cache_dir() / "workspaces"
+
+
+def dispatch_index_cache_dir() -> Path:
+    """Beside the workspaces, so that $NPU_STUDIO_HOME moves it with them."""
+    return workspaces_dir().parent / "dispatch-index-cache"
+
+
+def _xdg(variable: str, fallback: str) -> Path:
+    return Path(os.environ.get(variable) or Path.home() / fallback)
