@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ..npu.target import NpuTarget
+from ..npu.target.target import NpuTarget
 from .evaluate import METRICS
 
 EVAL_VERSION = 1  # bump when evaluate's rows change meaning: old cache files are not reused

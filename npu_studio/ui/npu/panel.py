@@ -11,9 +11,10 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.npu import target_store, workspace_io
-from ...core.npu.coverage import coverage
-from ...core.npu.npu_ir import DispatchInfo, NpuProgram
+from ...core.npu.target import target_store
+from ...core.npu.store import workspace_io
+from ...core.npu.report.coverage import coverage
+from ...core.npu.program.npu_ir import DispatchInfo, NpuProgram
 from ...core.session import NPU_PHASE, NPU_SOURCE, Session
 from ...core.units import format_bytes
 from ...resources import TARGETS_DIR

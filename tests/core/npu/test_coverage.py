@@ -13,14 +13,14 @@ from flowgen import ZOO_NAMES, flow_snapshot
 from npu_models import attention, f16_matmul, fire, i8_matmul
 
 from npu_studio.core.ir.dispatch_index import index_file
-from npu_studio.core.npu.coverage import coverage, coverage_of_analyses, legalize_flow
-from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
-from npu_studio.core.npu.npu_ir import NpuProgram
-from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.npu.rules import RULES
-from npu_studio.core.npu.supported_ops import DOC as SUPPORTED_OPS_DOC
-from npu_studio.core.npu.supported_ops import main as supported_ops_main
-from npu_studio.core.npu.target import RESOURCES, TargetError, parse_target
+from npu_studio.core.npu.report.coverage import coverage, coverage_of_analyses, legalize_flow
+from npu_studio.core.npu.program.npu_dialect import from_mlir, to_mlir
+from npu_studio.core.npu.program.npu_ir import NpuProgram
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.rules import RULES
+from npu_studio.core.npu.report.supported_ops import DOC as SUPPORTED_OPS_DOC
+from npu_studio.core.npu.report.supported_ops import main as supported_ops_main
+from npu_studio.core.npu.target.target import RESOURCES, TargetError, parse_target
 from tests.zoo_cache import zoo_flow
 
 DEFAULT = (RESOURCES / "default.toml").read_text()

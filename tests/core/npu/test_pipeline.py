@@ -12,11 +12,11 @@ from checks import check_all
 from flowgen import ZOO_NAMES, flow_snapshot
 from sim.sim_checks import check_simulation
 from tests.zoo_cache import zoo_flow
-from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
-from npu_studio.core.npu.npu_ir import NpuProgram
-from npu_studio.core.npu.npu_ir import NpuError
-from npu_studio.core.npu.passes import NPU_PASSES, pipeline_text, run_npu_pipeline
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.program.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
+from npu_studio.core.npu.program.npu_ir import NpuProgram
+from npu_studio.core.npu.program.npu_ir import NpuError
+from npu_studio.core.npu.plan.passes import NPU_PASSES, pipeline_text, run_npu_pipeline
+from npu_studio.core.npu.target.target import load_target
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "docs" / "npu-ir.schema.json").read_text())
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from npu_studio.core.npu.coverage import coverage_of_analyses, legalize_flow
-from npu_studio.core.npu.npu_ir import DispatchInfo
-from npu_studio.core.npu.rules import MAC_KINDS
-from npu_studio.core.npu.target import RESOURCES, NpuTarget, TargetError, parse_target
+from npu_studio.core.npu.report.coverage import coverage_of_analyses, legalize_flow
+from npu_studio.core.npu.program.npu_ir import DispatchInfo
+from npu_studio.core.npu.plan.rules import MAC_KINDS
+from npu_studio.core.npu.target.target import RESOURCES, NpuTarget, TargetError, parse_target
 from quant_models import qdq_conv_flow
 from tests.zoo_cache import quant_zoo_workspace
 
@@ -132,7 +132,7 @@ def test_i32_bias_needs_an_i32_accumulator(qconv_flow):
 
 
 def test_npu_ir_records_the_requantization(qconv_flow, default_target):
-    from npu_studio.core.npu.passes import run_npu_pipeline
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
 
     program = run_npu_pipeline(qconv_flow.read_text(), default_target)
     d = next(d for d in program.dispatches if d.kind == "conv")
@@ -141,7 +141,7 @@ def test_npu_ir_records_the_requantization(qconv_flow, default_target):
     again = DispatchInfo.from_dict(program.to_dict()["dispatches"][d.index])
     assert [float(v) for v in again.requant[0]["clamp"]] == [-128.0, 127.0]
     # the program's MLIR form carries them too (what the C interpreter of issue 29 reads)
-    from npu_studio.core.npu.npu_dialect import from_mlir, parse_module, to_mlir, verify
+    from npu_studio.core.npu.program.npu_dialect import from_mlir, parse_module, to_mlir, verify
 
     text = to_mlir(program)
     assert verify(parse_module(text)) == [] and from_mlir(text) == program

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..npu_ir import NpuProgram
-from ..target import NpuTarget
+from ..program.npu_ir import NpuProgram
+from ..target.target import NpuTarget
 from .plan import COMPUTE, DMA_IN, DMA_OUT
 from .results import SimResult
 

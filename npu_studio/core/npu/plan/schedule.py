@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .npu_ir import Step, Task
+from ..program.npu_ir import Step, Task
 from .tiling import Loop, enumerate_tiles, footprint
 
 OP_OF_KIND = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .target import NpuTarget
+from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
     from .analysis import DispatchAnalysis

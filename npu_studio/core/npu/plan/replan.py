@@ -24,12 +24,12 @@ from collections import OrderedDict
 
 from iree.compiler import ir
 
-from ..ir.context import first_diagnostic, mlir_context
-from ..ir.dispatch_index import PhaseIndex, index_text
-from .cost_model import CostModel
-from .npu_ir import NpuProgram
+from ...ir.context import first_diagnostic, mlir_context
+from ...ir.dispatch_index import PhaseIndex, index_text
+from ..target.cost_model import CostModel
+from ..program.npu_ir import NpuProgram
 from .passes import NpuError, _run_passes, _State
-from .target import NpuTarget
+from ..target.target import NpuTarget
 
 _PROGRAMS = 8  # per planner: programs of large models are big
 

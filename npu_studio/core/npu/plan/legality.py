@@ -15,13 +15,13 @@ from dataclasses import replace
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..ir.flow_graph import DispatchSite, FlowGraph
-from ..ir.linalg import OpDescription
+from ...ir.flow_graph import DispatchSite, FlowGraph
+from ...ir.linalg import OpDescription
 from .access import Source, accesses, loops_of
 from .analysis import DispatchAnalysis
-from .output_stage import split_epilogue, vector_work
+from ..target.output_stage import split_epilogue, vector_work
 from .rules import MAC_KINDS, RULES, VECTOR_KINDS, function_of
-from .target import NpuTarget
+from ..target.target import NpuTarget
 from .transfers import memcpy_transfer, op_transfer
 
 

@@ -19,18 +19,18 @@ from pathlib import Path
 
 from iree.compiler import ir, passmanager
 
-from ..ir.context import first_diagnostic, mlir_context
-from ..ir.dispatch_index import PhaseIndex, index_text
-from ..ir.flow_graph import FlowGraph
-from ..ir.linalg import dtype_nbytes
-from ..textio import read_text
+from ...ir.context import first_diagnostic, mlir_context
+from ...ir.dispatch_index import PhaseIndex, index_text
+from ...ir.flow_graph import FlowGraph
+from ...ir.linalg import dtype_nbytes
+from ...textio import read_text
 from .analysis import DispatchAnalysis
 from .legality import analyze
 from .memory_plan import Request, allocate
-from .npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram
+from ..program.npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram
 from .rules import fail
 from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch, build_tasks, task_positions
-from .target import NpuTarget, load_target
+from ..target.target import NpuTarget, load_target
 from .tile_search import best_tiling
 from .tiling import Tiling, TilingError, TilingProblem, access_bytes, tile_counts
 

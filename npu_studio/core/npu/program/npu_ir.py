@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import StudioError
-from ..textio import typed, without_gc
-from .target import NpuTarget
+from ...errors import StudioError
+from ...textio import typed, without_gc
+from ..target.target import NpuTarget
 
 
 class NpuError(StudioError):
@@ -232,8 +232,8 @@ class NpuProgram:
     @without_gc
     def load(cls, path: str | Path) -> "NpuProgram":
         """Read a model.npu.json; anything malformed is a BadFile naming `path`."""
-        from ..errors import BadFile
-        from ..textio import parse_json, read_bytes
+        from ...errors import BadFile
+        from ...textio import parse_json, read_bytes
 
         data = parse_json(read_bytes(path), path)
         try:

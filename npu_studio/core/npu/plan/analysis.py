@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..ir.dispatch_index import DispatchRecord
-from ..ir.flow_graph import DispatchSite
-from ..ir.linalg import OpDescription
-from ..ir.linalg.requant import Requantization
+from ...ir.dispatch_index import DispatchRecord
+from ...ir.flow_graph import DispatchSite
+from ...ir.linalg import OpDescription
+from ...ir.linalg.requant import Requantization
 from .access import BoundAccess
 from .tiling import Loop
 from .transfers import Transfer
