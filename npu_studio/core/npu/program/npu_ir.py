@@ -37,6 +37,7 @@ STEP_KINDS = ("dma_in", "compute", "dma_out", "dma_copy", "cpu")
 UNITS = ("mac", "vector", "dma", "cpu")
 STEP_LIMIT = 1 << 40  # bytes or operations of one step (a TiB)
 MAX_STEPS = 1 << 22  # steps of a whole program: STEP_LIMIT * MAX_STEPS stays inside int64
+TRANSFER_OP = "npu.transfer"  # a data-movement dispatch's one task: DRAM to DRAM, no SRAM
 
 
 def _lists(x: Any) -> Any:
