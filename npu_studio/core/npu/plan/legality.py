@@ -18,7 +18,7 @@ from iree.compiler.dialects import linalg
 from ...ir.flow_graph import DispatchSite, FlowGraph
 from ...ir.linalg import OpDescription
 from .access import Source, accesses, loops_of
-from .analysis import DispatchAnalysis
+from .dispatch_plan import DispatchAnalysis
 from ..target.output_stage import split_epilogue, vector_work
 from .rules import MAC_KINDS, RULES, VECTOR_KINDS, function_of
 from ..target.target import NpuTarget

@@ -24,7 +24,7 @@ from ...ir.dispatch_index import PhaseIndex, index_text
 from ...ir.flow_graph import FlowGraph
 from ...ir.linalg import dtype_nbytes
 from ...textio import read_text
-from .analysis import DispatchAnalysis
+from .dispatch_plan import DispatchAnalysis
 from .legality import analyze
 from .memory_plan import Request, allocate
 from ..program.npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
-    from .analysis import DispatchAnalysis
+    from .dispatch_plan import DispatchAnalysis
 
 MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
 VECTOR_KINDS = ("pooling", "reduction", "elementwise", "softmax")

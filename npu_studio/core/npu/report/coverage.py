@@ -19,7 +19,7 @@ from ..plan.rules import RULES
 from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
-    from ..plan.analysis import DispatchAnalysis
+    from ..plan.dispatch_plan import DispatchAnalysis
 
 
 @dataclass(frozen=True)
