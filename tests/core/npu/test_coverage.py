@@ -13,7 +13,7 @@ from flowgen import ZOO_NAMES, flow_snapshot
 from npu_models import attention, f16_matmul, fire, i8_matmul
 
 from npu_studio.core.ir.dispatch_index import index_file
-from npu_studio.core.npu.report.coverage import coverage, coverage_of_analyses, legalize_flow
+from npu_studio.core.npu.report.coverage import coverage, coverage_of_plans, legalize_flow
 from npu_studio.core.npu.program.npu_dialect import from_mlir, to_mlir
 from npu_studio.core.npu.program.npu_ir import NpuProgram
 from npu_studio.core.npu.plan.passes import run_npu_pipeline
@@ -218,13 +218,13 @@ def test_light_zoo_coverage(default_target, capsys):
     report = []
     for name in ZOO_NAMES:
         flow = zoo_flow(name)  # the run's shared compile of the zoo model
-        analyses = legalize_flow(flow, default_target)
-        for a in analyses:
+        plans = legalize_flow(flow, default_target)
+        for a in plans:
             rec = a.site.record
             assert a.kind == (rec.kind or "none"), (name, a.site.index)
             assert a.legal or (a.rule and a.reason.endswith(")")), (name, a.site.index)
             assert a.rule != "mapping", (name, a.site.index, a.reason)
-        c = coverage_of_analyses(analyses)
+        c = coverage_of_plans(plans)
         report.append(f"{name}: {c.lines()[0]}")
         if name == "resnet50":
             assert c.flops_percent >= 99.0

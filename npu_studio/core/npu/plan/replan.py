@@ -58,12 +58,13 @@ class ModelPlanner:
             base = self._legal_state(target)
             state = _State(target, False, self.index)
             state.graph = base.graph
-            state.analyses = [copy.copy(a) for a in base.analyses]  # the tiler marks sram-fit
+            state.plans = [copy.copy(p) for p in base.plans]  # npu-tile records its outcome on each
             module = base.program_module
             with module.context:
                 self._step(state.tile, module)
-                key = (legality_key(target), tuple(sorted(state.tilings.items())),
-                       tuple((a.rule, a.reason) for a in state.analyses))
+                key = (legality_key(target),
+                       tuple((p.site.index, p.tiling) for p in state.plans if p.tiling is not None),
+                       tuple((p.rule, p.reason) for p in state.plans))
                 known = self._programs.get(key)
                 if known is not None and known.sram_peak <= target.sram_bytes:
                     self._programs.move_to_end(key)
