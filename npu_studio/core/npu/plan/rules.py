@@ -7,7 +7,7 @@ does not. A fallback names the rule and the value:
     Dispatch #7 not supported: dynamic shape (dim 0 of input 0 is ?)
 
 `docs/npu-supported-ops.md` is generated from these rules and the bundled
-default target (`supported_ops.py`), so the document cannot drift from
+default target (`report/supported_ops.py`), so the document cannot drift from
 the checks. Rules run in the order of `RULES`; the first failure decides.
 """
 

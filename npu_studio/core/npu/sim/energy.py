@@ -1,7 +1,7 @@
 """Energy of a simulated run by component, and the target's area.
 
 Pure arithmetic over a SimResult's step table and the target's cost model
-(cost_model.py); units are in every field's name. The counting rules
+(target/cost_model.py); units are in every field's name. The counting rules
 (docs/npu-simulator.md, "Energy and area"):
 
 - DRAM: the bytes each dispatch reads and writes in DRAM (its
