@@ -25,7 +25,7 @@ from perf_doc import timed, write_section  # noqa: E402
 
 from npu_studio.core.npu.numerics import check  # noqa: E402
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim  # noqa: E402
-from npu_studio.core.npu.passes import run_npu_pipeline  # noqa: E402
+from npu_studio.core.npu.plan.passes import run_npu_pipeline  # noqa: E402
 from npu_studio.core.run.dispatches.iree_dispatches import (  # noqa: E402
     CACHE_DIR,
     DispatchRunner,

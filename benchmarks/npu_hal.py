@@ -32,7 +32,7 @@ from npu_studio.core.npu.hal.npu_run import run_npu  # noqa: E402
 from npu_studio.core.npu.hal.plugin_build import plugin_path  # noqa: E402
 from npu_studio.core.npu.hal.variant import build_variant  # noqa: E402
 from npu_studio.core.npu.sim import simulate  # noqa: E402
-from npu_studio.core.npu.workspace_io import run_for_workspace  # noqa: E402
+from npu_studio.core.npu.store.workspace_io import run_for_workspace  # noqa: E402
 from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb  # noqa: E402
 from npu_studio.core.workspace.workspace import compile_model  # noqa: E402
 from tests.conftest import EXAMPLE, light_zoo_dir  # noqa: E402

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from flowgen import flow_snapshot  # noqa: E402
 from perf_doc import write_section  # noqa: E402
 
-from npu_studio.core.npu import npu_dialect, npu_text_reader  # noqa: E402
-from npu_studio.core.npu.npu_ir import NpuProgram  # noqa: E402
-from npu_studio.core.npu.passes import run_npu_pipeline  # noqa: E402
-from npu_studio.core.npu.target import RESOURCES, parse_target  # noqa: E402
+from npu_studio.core.npu.program import npu_dialect, npu_text_reader  # noqa: E402
+from npu_studio.core.npu.program.npu_ir import NpuProgram  # noqa: E402
+from npu_studio.core.npu.plan.passes import run_npu_pipeline  # noqa: E402
+from npu_studio.core.npu.target.target import RESOURCES, parse_target  # noqa: E402
 
 COPIES = 8
 

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "tests" / "core" / "npu" / "sim"))
 from benchmarks.perf_doc import timed, write_section  # noqa: E402
 from sim_synth import matmul_chain  # noqa: E402
 
-from npu_studio.core.npu.npu_ir import Buffer, DispatchInfo, NpuProgram, Task  # noqa: E402
-from npu_studio.core.npu.target import NpuTarget, load_target  # noqa: E402
+from npu_studio.core.npu.program.npu_ir import Buffer, DispatchInfo, NpuProgram, Task  # noqa: E402
+from npu_studio.core.npu.target.target import NpuTarget, load_target  # noqa: E402
 
 
 def unchecked_load(path: Path) -> NpuProgram:

@@ -32,12 +32,12 @@ from perf_doc import write_section  # noqa: E402
 from flowgen import flow_snapshot, zoo_model  # noqa: E402
 from sim_synth import matmul_chain, program  # noqa: E402
 
-from npu_studio.core.npu.passes import run_npu_pipeline  # noqa: E402
+from npu_studio.core.npu.plan.passes import run_npu_pipeline  # noqa: E402
 from npu_studio.core.npu.sim import simulate  # noqa: E402
 from npu_studio.core.npu.sim.plan import build_plan  # noqa: E402
 from npu_studio.core.npu.sim.stats import build_result  # noqa: E402
 from npu_studio.core.npu.sim.timing import run  # noqa: E402
-from npu_studio.core.npu.target import RESOURCES, load_target, parse_target  # noqa: E402
+from npu_studio.core.npu.target.target import RESOURCES, load_target, parse_target  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "core" / "npu" / "sim" / "scalesim_golden.json"
 

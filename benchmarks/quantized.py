@@ -29,9 +29,9 @@ import onnx  # noqa: E402
 from flowgen import flow_snapshot, zoo_model  # noqa: E402
 from perf_doc import timed, write_section  # noqa: E402
 
-from npu_studio.core.npu import passes  # noqa: E402
+from npu_studio.core.npu.plan import passes  # noqa: E402
 from npu_studio.core.npu.sim import simulate  # noqa: E402
-from npu_studio.core.npu.target import load_target  # noqa: E402
+from npu_studio.core.npu.target.target import load_target  # noqa: E402
 from tests.zoo_cache import quantize_qdq  # noqa: E402
 
 

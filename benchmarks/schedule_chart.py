@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "tests" / "core" / "npu" / "sim"))
 from perf_doc import write_section  # noqa: E402
 from PySide6 import QtWidgets  # noqa: E402
 
-from npu_studio.core.npu.schedule_model import simulate_run  # noqa: E402
-from npu_studio.core.npu.target import RESOURCES, load_target, parse_target  # noqa: E402
+from npu_studio.core.npu.report.schedule_model import simulate_run  # noqa: E402
+from npu_studio.core.npu.target.target import RESOURCES, load_target, parse_target  # noqa: E402
 from npu_studio.ui.schedule.dock import ScheduleDock  # noqa: E402
 
 
@@ -88,7 +88,7 @@ def frames_100k(app) -> dict:
 def apply_resnet50(app) -> dict:
     import onnx
 
-    from npu_studio.core.npu.passes import run_npu_pipeline
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
     from npu_studio.core.workspace.workspace import compile_model
 
     zoo = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"

@@ -25,10 +25,10 @@ sys.path.insert(0, str(HERE))
 from flowgen import flow_snapshot, zoo_model  # noqa: E402
 from perf_doc import write_section  # noqa: E402
 
-from npu_studio.core.npu import passes, tile_search  # noqa: E402
+from npu_studio.core.npu.plan import passes, tile_search  # noqa: E402
 from npu_studio.core.npu.sim import simulate  # noqa: E402
-from npu_studio.core.npu.target import load_target  # noqa: E402
-from npu_studio.core.npu.tiling import choose_tiles  # noqa: E402
+from npu_studio.core.npu.target.target import load_target  # noqa: E402
+from npu_studio.core.npu.plan.tiling import choose_tiles  # noqa: E402
 
 MODELS = ("example", "resnet50", "squeezenet", "vgg19", "inception_v1")
 

@@ -162,7 +162,7 @@ def bare_window(runs: int = 5) -> dict:
 def schedule_frames(app) -> dict:
     from schedule_chart import big_program, frame
 
-    from npu_studio.core.npu.schedule_model import simulate_run
+    from npu_studio.core.npu.report.schedule_model import simulate_run
     from npu_studio.ui.schedule.dock import ScheduleDock
 
     run = simulate_run(big_program())

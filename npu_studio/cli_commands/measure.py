@@ -40,10 +40,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..core.npu.hal.measured import (COLUMNS, format_table, measured_table, profile_dispatches, rows_to_json,
                                          sort_rows, write_csv, write_trace)
-    from ..core.npu.npu_ir import NpuProgram
-    from ..core.npu.npu_ir import NpuError
+    from ..core.npu.program.npu_ir import NpuProgram
+    from ..core.npu.program.npu_ir import NpuError
     from ..core.npu.sim import simulate
-    from ..core.npu.workspace_io import json_path, run_for_workspace
+    from ..core.npu.store.workspace_io import json_path, run_for_workspace
     from ..core.run.runner import pick_function, random_inputs
     from ..core.textio import check_output_file
     from ..core.workspace.workspace import Workspace

@@ -67,7 +67,7 @@ def dispatch_line(program, d) -> str:
 
 
 def report(program) -> str:
-    from ..core.npu.coverage import coverage
+    from ..core.npu.report.coverage import coverage
 
     lines = [dispatch_line(program, d) for d in program.dispatches]
     ops = Counter(t.op for t in program.tasks)
@@ -84,9 +84,9 @@ def report(program) -> str:
 
 
 def run(args) -> int:
-    from ..core.npu.npu_dialect import to_mlir
-    from ..core.npu.passes import run_npu_pipeline
-    from ..core.npu.target import load_target
+    from ..core.npu.program.npu_dialect import to_mlir
+    from ..core.npu.plan.passes import run_npu_pipeline
+    from ..core.npu.target.target import load_target
 
     for out in (args.json, args.mlir):
         if out is not None:

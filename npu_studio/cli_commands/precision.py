@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
 
 def npu_plan(flow: Path) -> dict:
     """The NPU pipeline and the timing simulation on one build's flow snapshot."""
-    from ..core.npu.passes import run_npu_pipeline
+    from ..core.npu.plan.passes import run_npu_pipeline
     from ..core.npu.sim import simulate
 
     program = run_npu_pipeline(flow)

@@ -72,8 +72,8 @@ def run(args) -> int:
 
 def _run_npu(ws: Workspace, args) -> int:
     from ..core.npu.hal.npu_run import run_npu
-    from ..core.npu.npu_ir import NpuError
-    from ..core.npu.workspace_io import json_path, run_for_workspace
+    from ..core.npu.program.npu_ir import NpuError
+    from ..core.npu.store.workspace_io import json_path, run_for_workspace
 
     try:
         if args.npu_target or not json_path(ws).is_file():

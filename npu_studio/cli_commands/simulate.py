@@ -42,11 +42,11 @@ def add_parser(sub) -> None:
 
 def load_source(source: Path, target_path):
     """(program, target, workspace or None) for any accepted source."""
-    from ..core.npu.npu_ir import NpuError
-    from ..core.npu.passes import run_npu_pipeline
-    from ..core.npu.sim.store import load_program
-    from ..core.npu.target import load_target
-    from ..core.npu.workspace_io import json_path, run_for_workspace
+    from ..core.npu.program.npu_ir import NpuError
+    from ..core.npu.plan.passes import run_npu_pipeline
+    from ..core.npu.store.sim_store import load_program
+    from ..core.npu.target.target import load_target
+    from ..core.npu.store.workspace_io import json_path, run_for_workspace
     from ..core.workspace.workspace import open_or_compile
 
     target = load_target(target_path) if target_path else None  # TargetError: file:line: key
@@ -71,7 +71,7 @@ def run(args) -> int:
     from ..core.errors import os_error
     from ..core.npu.sim import simulate
     from ..core.npu.sim.export import summary, write_csv
-    from ..core.npu.sim.store import save_result
+    from ..core.npu.store.sim_store import save_result
     from ..core.npu.sim.trace import write_trace
     from ..core.textio import check_output_file
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from .compile.phases import SNAPSHOT_PHASES, phase_index
 from .errors import StudioError
 from .ir.dispatch_index import PhaseIndex
-from .npu import target_store, workspace_io
+from .npu.target import target_store
+from .npu.store import workspace_io
 from .workspace import edit_state, substitutions
 from .workspace.workspace import Workspace
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .npu.npu_ir import DispatchInfo, NpuProgram
+from .npu.program.npu_ir import DispatchInfo, NpuProgram
 from .session import NPU_PHASE, NPU_SOURCE
 from .units import format_bytes
 

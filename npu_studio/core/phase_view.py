@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .npu import workspace_io
-from .npu.coverage import coverage
+from .npu.report.coverage import coverage
+from .npu.store import workspace_io
 from .textio import read_text
 from .workspace.workspace import Workspace
 

@@ -33,9 +33,10 @@ from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
 from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, Problems
 from .ir.dispatch_index import DispatchRecord, PhaseIndex
-from .npu import target_store, workspace_io
-from .npu.npu_ir import NpuProgram
-from .npu.target import RESOURCES
+from .npu.program.npu_ir import NpuProgram
+from .npu.store import workspace_io
+from .npu.target import target_store
+from .npu.target.target import RESOURCES
 from .phase_view import PhaseView, npu_view, snapshot_view
 from .workspace import edit_state
 from .workspace.workspace import Workspace

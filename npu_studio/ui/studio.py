@@ -22,10 +22,10 @@ from ..core.errors import Cancelled, CompileFailed, StudioError, format_error
 from ..core.ir.diagnostics import parse_diagnostics
 from ..core.ir.dispatch_index import index_file, link_phase_indexes
 from ..core.ir.mlir_text import SnapshotParseError
-from ..core.npu import workspace_io
-from ..core.npu.coverage import coverage
-from ..core.npu.npu_ir import NpuError
-from ..core.npu.target import TargetError
+from ..core.npu.store import workspace_io
+from ..core.npu.report.coverage import coverage
+from ..core.npu.program.npu_ir import NpuError
+from ..core.npu.target.target import TargetError
 from ..core.problems import COMPILE, GENERAL, NPU, OPEN, TARGET
 from ..core.session import NpuResult, Session
 from ..core.units import format_bytes

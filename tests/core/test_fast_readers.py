@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from npu_studio.core import textio
 from npu_studio.core.errors import BadFile
-from npu_studio.core.npu.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.program.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 from npu_studio.core.textio import JSON_INT_LIMIT, parse_json, typed
 
 from .test_reader_properties import HOSTILE_VALUES, _leaves

@@ -370,7 +370,7 @@ def test_a_zero_size_output_is_reported_not_a_crash(big_and_empty, capsys, tmp_p
                                      '{"format": "other"}'], ids=["not-json", "list", "no-keys", "wrong-format"])
 def test_a_bad_npu_ir_file_names_itself(tmp_path, content):
     from npu_studio.core.errors import StudioError
-    from npu_studio.core.npu.npu_ir import NpuProgram
+    from npu_studio.core.npu.program.npu_ir import NpuProgram
 
     path = write(tmp_path / "model.npu.json", content)
     with pytest.raises(StudioError) as info:

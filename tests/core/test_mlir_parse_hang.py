@@ -27,7 +27,7 @@ import json, sys
 from pathlib import Path
 from npu_studio.core.errors import StudioError
 from npu_studio.core.ir.mlir_text import parse_module
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 
 paths, attempts = [Path(p) for p in sys.argv[2:]], int(sys.argv[1])
 outcome = {}

@@ -174,7 +174,7 @@ def test_a_200mb_weight_stays_out_of_every_snapshot(big_model, tmp_path, externa
 
 
 def test_npu_plan_counts_a_parameter_as_weight_bytes_in_dram(tmp_path):
-    from npu_studio.core.npu.workspace_io import run_for_workspace
+    from npu_studio.core.npu.store.workspace_io import run_for_workspace
 
     path = tmp_path / "proj.onnx"
     onnx.save(matmul_model(256, 128), str(path))

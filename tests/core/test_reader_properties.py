@@ -22,11 +22,11 @@ from npu_studio.cli import main
 from npu_studio.core.compile.importer import check_model_file
 from npu_studio.core.errors import StudioError
 from npu_studio.core.ir.dispatch_index.indexing import index_file
-from npu_studio.core.npu.npu_ir import NpuProgram
+from npu_studio.core.npu.program.npu_ir import NpuProgram
 from npu_studio.core.npu.sim import simulate
 from npu_studio.core.npu.sim.results import SimResult
-from npu_studio.core.npu.sim.store import load_program
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.store.sim_store import load_program
+from npu_studio.core.npu.target.target import load_target
 from npu_studio.core.workspace.manifest import MANIFEST, Manifest
 
 from ..conftest import EXAMPLE, REPO

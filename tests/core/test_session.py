@@ -6,8 +6,9 @@ import pytest
 
 from npu_studio.core.compile.phases import SNAPSHOT_PHASES, phases_after
 from npu_studio.core.ir.dispatch_index import index_workspace_phases
-from npu_studio.core.npu import target_store, workspace_io
-from npu_studio.core.npu.target import RESOURCES, TargetError
+from npu_studio.core.npu.target import target_store
+from npu_studio.core.npu.store import workspace_io
+from npu_studio.core.npu.target.target import RESOURCES, TargetError
 from npu_studio.core.session import NPU_PHASE, NpuResult, Session
 from npu_studio.core.workspace.workspace import Workspace
 

@@ -11,9 +11,9 @@ import pytest
 
 from npu_studio.cli import main
 from npu_studio.core.errors import StudioError
-from npu_studio.core.npu import target as target_module
-from npu_studio.core.npu.npu_ir import NpuProgram
-from npu_studio.core.npu.target import INT_RANGES, TargetError, parse_target
+from npu_studio.core.npu.target import target as target_module
+from npu_studio.core.npu.program.npu_ir import NpuProgram
+from npu_studio.core.npu.target.target import INT_RANGES, TargetError, parse_target
 
 from ..conftest import REPO
 

@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from npu_studio.core.npu import target_store  # noqa: E402
+from npu_studio.core.npu.target import target_store  # noqa: E402
 from npu_studio.core.workspace import substitutions as sub_records  # noqa: E402
 from npu_studio.resources import TARGETS_DIR  # noqa: E402
 

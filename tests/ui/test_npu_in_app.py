@@ -10,7 +10,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6 import QtCore
 
-from npu_studio.core.npu import target_store, workspace_io
+from npu_studio.core.npu.target import target_store
+from npu_studio.core.npu.store import workspace_io
 from npu_studio.core.workspace.workspace import Workspace
 from npu_studio.resources import TARGETS_DIR
 from npu_studio.ui.main_window import MainWindow

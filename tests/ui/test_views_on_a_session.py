@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6 import QtCore  # noqa: E402
 
 from npu_studio.core.ir.dispatch_index import index_workspace_phases  # noqa: E402
-from npu_studio.core.npu import target_store  # noqa: E402
+from npu_studio.core.npu.target import target_store  # noqa: E402
 from npu_studio.core.session import Session  # noqa: E402
 from npu_studio.core.workspace.workspace import Workspace  # noqa: E402
 from npu_studio.resources import TARGETS_DIR  # noqa: E402

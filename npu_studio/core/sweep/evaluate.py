@@ -23,13 +23,13 @@ from collections import OrderedDict
 from typing import Any
 
 from ..errors import StudioError
-from ..npu.cost_model import CostModel
-from ..npu.npu_ir import NpuProgram
-from ..npu.replan import ModelPlanner
+from ..npu.target.cost_model import CostModel
+from ..npu.program.npu_ir import NpuProgram
+from ..npu.plan.replan import ModelPlanner
 from ..npu.sim import SimResult, simulate
 from ..npu.sim.energy import area, energy
-from ..npu.target import NpuTarget
-from ..npu.tile_search import clear_memo as clear_tile_memo
+from ..npu.target.target import NpuTarget
+from ..npu.plan.tile_search import clear_memo as clear_tile_memo
 
 # Every metric of a row, in table order, with its type; docs/sweep.md explains each.
 METRICS: tuple[tuple[str, type], ...] = (

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled
-from ..npu.tile_search import timing_key
-from ..npu.workspace_io import flow_path
+from ..npu.plan.tile_search import timing_key
+from ..npu.store.workspace_io import flow_path
 from ..textio import read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
 from .analysis import Violation, monotonicity, sanity
@@ -194,7 +194,7 @@ class OpenedSweep:
 
     def program_of(self, row: dict[str, Any]):
         """The NPU program of a row's point (the pipeline on its model with its target)."""
-        from ..npu.passes import run_npu_pipeline
+        from ..npu.plan.passes import run_npu_pipeline
 
         point = Point(row["point"], tuple((n, row[n]) for n in self.params()))
         target = self.spec.target_of(point)

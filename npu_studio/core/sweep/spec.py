@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StudioError
-from ..npu.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
+from ..npu.target.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
 
 SAMPLING = ("grid", "random", "latin-hypercube")
 TILES_FOR = ("each-point", "base-bandwidth")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ..npu.target import NpuTarget
+from ..npu.target.target import NpuTarget
 from ..textio import write_bytes_atomic, write_text_atomic
 from .evaluate import METRICS
 

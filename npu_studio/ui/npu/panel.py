@@ -11,7 +11,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from ...core.npu import target_store, workspace_io
+from ...core.npu.store import workspace_io
+from ...core.npu.target import target_store
 from ...core.npu_columns import HEADERS, detail_text, table_values
 from ...core.session import NPU_PHASE, NPU_SOURCE, Session
 from ...resources import TARGETS_DIR

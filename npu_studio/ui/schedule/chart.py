@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.npu.schedule_model import ScheduleModel
+from ...core.npu.report.schedule_model import ScheduleModel
 from ...core.units import format_bytes
 from .metrics import ADDRESS_PX, SRAM_PX, TIME_AXIS_PX, chart_min_height, engines_height
 from .span_rects import SpanRects

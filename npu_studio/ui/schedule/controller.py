@@ -21,8 +21,8 @@ from __future__ import annotations
 from PySide6 import QtCore
 
 from ...core.errors import StudioError
-from ...core.npu.npu_ir import NpuProgram
-from ...core.npu.schedule_model import Run, simulate_run
+from ...core.npu.program.npu_ir import NpuProgram
+from ...core.npu.report.schedule_model import Run, simulate_run
 from ...core.session import DONE, FAILED, RUNNING, Session
 from ..jobs import JobManager
 from .dock import ScheduleDock

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from ...core.npu.schedule_model import Comparison, ScheduleModel
+from ...core.npu.report.schedule_model import Comparison, ScheduleModel
 from ..banner import OneLineBanner
 from .metrics import chart_min_height
 from .summary import ScheduleSummary

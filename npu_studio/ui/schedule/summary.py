@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.npu.schedule_model import Comparison, ScheduleModel
+from ...core.npu.report.schedule_model import Comparison, ScheduleModel
 from ..sort_arrows import use_desktop_sort_arrows
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",

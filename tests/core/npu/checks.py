@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from npu_studio.core.npu.memory_plan import overlaps
+from npu_studio.core.npu.plan.memory_plan import overlaps
 
 
 def check_tiles_fit(p):

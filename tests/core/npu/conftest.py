@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from flowgen import flow_snapshot  # noqa: E402
 
-from npu_studio.core.npu.target import RESOURCES, load_target, parse_target  # noqa: E402
+from npu_studio.core.npu.target.target import RESOURCES, load_target, parse_target  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_studio.core.npu.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
-from npu_studio.core.npu.schedule_model import ScheduleModel, SummaryRow, Totals
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.program.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
+from npu_studio.core.npu.report.schedule_model import ScheduleModel, SummaryRow, Totals
+from npu_studio.core.npu.target.target import load_target
 
 ENGINES = ["DMA0", "DMA1", "MAC", "VEC", "CPU"]
 

@@ -13,14 +13,14 @@ from flowgen import ZOO_NAMES, flow_snapshot
 from npu_models import attention, f16_matmul, fire, i8_matmul
 
 from npu_studio.core.ir.dispatch_index import index_file
-from npu_studio.core.npu.coverage import coverage, coverage_of_analyses, legalize_flow
-from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
-from npu_studio.core.npu.npu_ir import NpuProgram
-from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.npu.rules import RULES
-from npu_studio.core.npu.supported_ops import DOC as SUPPORTED_OPS_DOC
-from npu_studio.core.npu.supported_ops import main as supported_ops_main
-from npu_studio.core.npu.target import RESOURCES, TargetError, parse_target
+from npu_studio.core.npu.report.coverage import coverage, coverage_of_plans, legalize_flow
+from npu_studio.core.npu.program.npu_dialect import from_mlir, to_mlir
+from npu_studio.core.npu.program.npu_ir import NpuProgram
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.rules import RULES
+from npu_studio.core.npu.report.supported_ops import DOC as SUPPORTED_OPS_DOC
+from npu_studio.core.npu.report.supported_ops import main as supported_ops_main
+from npu_studio.core.npu.target.target import RESOURCES, TargetError, parse_target
 from tests.zoo_cache import zoo_flow
 
 DEFAULT = (RESOURCES / "default.toml").read_text()
@@ -218,13 +218,13 @@ def test_light_zoo_coverage(default_target, capsys):
     report = []
     for name in ZOO_NAMES:
         flow = zoo_flow(name)  # the run's shared compile of the zoo model
-        analyses = legalize_flow(flow, default_target)
-        for a in analyses:
+        plans = legalize_flow(flow, default_target)
+        for a in plans:
             rec = a.site.record
             assert a.kind == (rec.kind or "none"), (name, a.site.index)
             assert a.legal or (a.rule and a.reason.endswith(")")), (name, a.site.index)
             assert a.rule != "mapping", (name, a.site.index, a.reason)
-        c = coverage_of_analyses(analyses)
+        c = coverage_of_plans(plans)
         report.append(f"{name}: {c.lines()[0]}")
         if name == "resnet50":
             assert c.flops_percent >= 99.0

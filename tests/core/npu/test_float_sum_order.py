@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 from npu_studio.core.npu.numerics.check import check
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 from npu_studio.core.run.dispatches.cpu_reductions import parse_configs
 from quant_models import f32_conv_model
 from tests.zoo_cache import cached_workspace

@@ -1,8 +1,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npu_studio.core.npu.memory_plan import PlanError, Request, allocate, overlaps
-from npu_studio.core.npu.tiling import align
+from npu_studio.core.npu.plan.memory_plan import PlanError, Request, allocate, overlaps
+from npu_studio.core.npu.plan.tiling import align
 
 
 def test_reuses_dead_space_and_separates_live():

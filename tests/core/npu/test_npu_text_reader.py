@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from npu_studio.core.npu import npu_dialect, npu_text_reader
-from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.program import npu_dialect, npu_text_reader
+from npu_studio.core.npu.program.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 
 
 def through_mlir(text: str):

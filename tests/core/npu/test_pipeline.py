@@ -12,11 +12,11 @@ from checks import check_all
 from flowgen import ZOO_NAMES, flow_snapshot
 from sim.sim_checks import check_simulation
 from tests.zoo_cache import zoo_flow
-from npu_studio.core.npu.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
-from npu_studio.core.npu.npu_ir import NpuProgram
-from npu_studio.core.npu.npu_ir import NpuError
-from npu_studio.core.npu.passes import NPU_PASSES, pipeline_text, run_npu_pipeline
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.program.npu_dialect import NpuDialectError, from_mlir, parse_module, to_mlir, verify
+from npu_studio.core.npu.program.npu_ir import NpuProgram
+from npu_studio.core.npu.program.npu_ir import NpuError
+from npu_studio.core.npu.plan.passes import NPU_PASSES, pipeline_text, run_npu_pipeline
+from npu_studio.core.npu.target.target import RESOURCES, load_target, parse_target
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "docs" / "npu-ir.schema.json").read_text())
 
@@ -66,6 +66,30 @@ def test_small_sram_tiles_fit(example_flow, tiny_f32_target):
     p = run_npu_pipeline(example_flow, tiny_f32_target)
     assert p.dispatches[0].legal and p.sram_peak <= 64 * 1024
     assert len(p.tasks) > 20
+    check_all(p)
+    check_forms(p)
+
+
+def softmax_of_a_long_row() -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8192])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8192])
+    g = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], "LongSoftmax", [x], [y])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_no_tile_fits_falls_back_by_rule_sram_fit():
+    """npu-tile records that no tile fits (a softmax tile holds a whole row: 2 x 32 KiB,
+    double-buffered, in 64 KiB); the sram-fit rule gives the reason."""
+    text = (RESOURCES / "default.toml").read_text().replace("size_kib = 2048", "size_kib = 64")
+    target = parse_target(text, "default_64k.toml")
+    flow = flow_snapshot(softmax_of_a_long_row())
+    p = run_npu_pipeline(flow, target)
+    (d,) = [d for d in p.dispatches if d.kind == "softmax"]
+    assert not d.legal and d.rule == "sram-fit"
+    assert d.reason == ("does not fit in SRAM (smallest tile needs 131072 bytes of SRAM double-buffered, "
+                        "target has 65536)")
+    with pytest.raises(NpuError, match=r"rejected by npu-tile .*does not fit in SRAM"):
+        run_npu_pipeline(flow, target, strict=True)
     check_all(p)
     check_forms(p)
 

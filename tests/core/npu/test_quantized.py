@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from npu_studio.core.npu.coverage import coverage_of_analyses, legalize_flow
-from npu_studio.core.npu.npu_ir import DispatchInfo
-from npu_studio.core.npu.rules import MAC_KINDS
-from npu_studio.core.npu.target import RESOURCES, NpuTarget, TargetError, parse_target
+from npu_studio.core.npu.report.coverage import coverage_of_plans, legalize_flow
+from npu_studio.core.npu.program.npu_ir import DispatchInfo
+from npu_studio.core.npu.plan.rules import MAC_KINDS
+from npu_studio.core.npu.target.target import RESOURCES, NpuTarget, TargetError, parse_target
 from quant_models import qdq_conv_flow
 from tests.zoo_cache import quant_zoo_workspace
 
@@ -81,12 +81,12 @@ def qconv_flow():
 
 
 def _conv(flow, target):
-    analyses = legalize_flow(flow, target)
-    return next(a for a in analyses if a.kind == "conv"), analyses
+    plans = legalize_flow(flow, target)
+    return next(a for a in plans if a.kind == "conv"), plans
 
 
 def test_requantization_runs_in_the_output_stage(qconv_flow, default_target):
-    conv, analyses = _conv(qconv_flow, default_target)
+    conv, plans = _conv(qconv_flow, default_target)
     assert conv.legal and conv.unit == "mac" and conv.acc_dtype == "i32"
     assert conv.root_input_dtypes == ("i8", "i8")
     (rq,) = conv.requant
@@ -100,7 +100,7 @@ def test_requantization_runs_in_the_output_stage(qconv_flow, default_target):
     assert conv.epilogue.startswith("requantize per-channel, bias, round half-even, zero point, "
                                     "clamp -128, 127, i8")
     # The standalone QuantizeLinear of the input runs on the vector unit.
-    quant = next(a for a in analyses if a.kind == "elementwise")
+    quant = next(a for a in plans if a.kind == "elementwise")
     assert quant.legal and quant.unit == "vector"
     assert {"math.roundeven", "arith.fptosi"} <= set(quant.vector_ops)
 
@@ -117,10 +117,10 @@ def test_other_rounding_leaves_the_round_to_the_vector_unit(qconv_flow):
 
 def test_no_output_stage_and_no_casts_fall_back_naming_the_epilogue(qconv_flow):
     text = _without_stage(DEFAULT).replace("ftoi = 1\n", "")
-    conv, analyses = _conv(qconv_flow, _target(text))
+    conv, plans = _conv(qconv_flow, _target(text))
     assert not conv.legal and conv.rule == "vector-function"
     assert conv.reason.endswith("(ftoi for arith.fptosi in the epilogue (the target has no output stage))")
-    quant = next(a for a in analyses if a.kind == "elementwise")
+    quant = next(a for a in plans if a.kind == "elementwise")
     assert quant.reason == "vector function not in the target (ftoi for arith.fptosi)"
 
 
@@ -132,7 +132,7 @@ def test_i32_bias_needs_an_i32_accumulator(qconv_flow):
 
 
 def test_npu_ir_records_the_requantization(qconv_flow, default_target):
-    from npu_studio.core.npu.passes import run_npu_pipeline
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
 
     program = run_npu_pipeline(qconv_flow.read_text(), default_target)
     d = next(d for d in program.dispatches if d.kind == "conv")
@@ -141,7 +141,7 @@ def test_npu_ir_records_the_requantization(qconv_flow, default_target):
     again = DispatchInfo.from_dict(program.to_dict()["dispatches"][d.index])
     assert [float(v) for v in again.requant[0]["clamp"]] == [-128.0, 127.0]
     # the program's MLIR form carries them too (what the C interpreter of issue 29 reads)
-    from npu_studio.core.npu.npu_dialect import from_mlir, parse_module, to_mlir, verify
+    from npu_studio.core.npu.program.npu_dialect import from_mlir, parse_module, to_mlir, verify
 
     text = to_mlir(program)
     assert verify(parse_module(text)) == [] and from_mlir(text) == program
@@ -157,18 +157,18 @@ def test_quantized_zoo_puts_mac_flops_on_the_npu(name, activation, default_targe
     """>= 99% of the MAC FLOPs (convolutions and matmuls) on the NPU; every
     fallback names its rule and the offending value."""
     ws = quant_zoo_workspace(name, activation)
-    analyses = legalize_flow(ws.snapshot_path("flow"), default_target)
-    mac = [a for a in analyses if a.kind in MAC_KINDS]
+    plans = legalize_flow(ws.snapshot_path("flow"), default_target)
+    mac = [a for a in plans if a.kind in MAC_KINDS]
     total = sum(a.flops for a in mac)
     # IREE forms i8 x i8 -> i32 ops where the QDQ pattern allows; some convs stay f32
     integer = sum(a.flops for a in mac if a.root_input_dtypes[0] == "i8" and a.acc_dtype == "i32")
     assert integer > 0
     on_npu = sum(a.flops for a in mac if a.legal)
     assert on_npu >= 0.99 * total, [a.reason for a in mac if not a.legal]
-    for a in analyses:
+    for a in plans:
         assert a.legal or (a.rule and a.reason.endswith(")")), (a.site.index, a.reason)
     with capsys.disabled():
-        sys.stdout.write(f"\n{name} {activation}: {coverage_of_analyses(analyses).lines()[0]}; "
+        sys.stdout.write(f"\n{name} {activation}: {coverage_of_plans(plans).lines()[0]}; "
                          f"{100 * integer / total:.1f}% of MAC FLOPs in i8 x i8 -> i32\n")
 
 

@@ -15,9 +15,9 @@ import pytest
 from npu_studio.core.npu.numerics.check import check, run_onnxruntime
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim
 from npu_studio.core.run.dispatches.iree_dispatches import DispatchRunner, build
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 from npu_studio.core.npu.sim.cost import gemm_cycles, mac_cycles
-from npu_studio.core.npu.target import RESOURCES, parse_target
+from npu_studio.core.npu.target.target import RESOURCES, parse_target
 from quant_models import TIE_X, qdq_conv_flow, tie_model
 from tests.zoo_cache import cached_workspace, quant_zoo_workspace, zoo_workspace
 

@@ -9,10 +9,10 @@ import pytest
 from flowgen import flow_snapshot
 from npu_models import attention, fire
 
-from npu_studio.core.npu.passes import NpuError, run_npu_pipeline
-from npu_studio.core.npu.replan import ModelPlanner
-from npu_studio.core.npu.target import load_target
-from npu_studio.core.npu.tile_search import clear_memo
+from npu_studio.core.npu.plan.passes import NpuError, run_npu_pipeline
+from npu_studio.core.npu.plan.replan import ModelPlanner
+from npu_studio.core.npu.target.target import load_target
+from npu_studio.core.npu.plan.tile_search import clear_memo
 
 
 def _targets():

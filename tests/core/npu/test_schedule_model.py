@@ -43,7 +43,7 @@ def test_comparison_against_a_slower_run():
 
 
 def test_onnx_names_from_locations():
-    from npu_studio.core.npu.schedule_model import onnx_label
+    from npu_studio.core.npu.report.schedule_model import onnx_label
 
     assert onnx_label('loc("conv_node")') == "conv_node"
     assert onnx_label('loc(fused["a", "b", "a"])') == "a, b"
@@ -53,8 +53,8 @@ def test_onnx_names_from_locations():
 
 
 def test_model_of_the_simulated_example_matches_its_program(example_flow, default_target):
-    from npu_studio.core.npu.passes import run_npu_pipeline
-    from npu_studio.core.npu.schedule_model import ScheduleModel
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
+    from npu_studio.core.npu.report.schedule_model import ScheduleModel
     from npu_studio.core.npu.sim import simulate
 
     program = run_npu_pipeline(example_flow, default_target)

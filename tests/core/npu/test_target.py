@@ -1,6 +1,6 @@
 import pytest
 
-from npu_studio.core.npu.target import RESOURCES, TargetError, load_target, parse_target
+from npu_studio.core.npu.target.target import RESOURCES, TargetError, load_target, parse_target
 
 DEFAULT = (RESOURCES / "default.toml").read_text()
 

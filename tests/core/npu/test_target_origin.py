@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from npu_studio.core.npu import target_store as store
-from npu_studio.core.npu.target import RESOURCES
+from npu_studio.core.npu.target import target_store as store
+from npu_studio.core.npu.target.target import RESOURCES
 
 
 def test_a_user_target_knows_the_bundled_one_it_came_from_and_the_keys_changed():

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from npu_studio.core.npu import target_store as store
-from npu_studio.core.npu.target import RESOURCES, TargetError
+from npu_studio.core.npu.target import target_store as store
+from npu_studio.core.npu.target.target import RESOURCES, TargetError
 
 
 def test_the_config_folder_comes_from_the_environment(tmp_path, monkeypatch):

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from npu_models import attention, fire
 from tests.zoo_cache import zoo_flow
 
-from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.npu.schedule import DispatchTiles, TiledOperand
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.schedule import DispatchTiles, TiledOperand
 from npu_studio.core.npu.sim import simulate
-from npu_studio.core.npu.target import load_target
-from npu_studio.core.npu.tile_search import (best_tiling, budget_ladder, candidates, lower_bound,
+from npu_studio.core.npu.target.target import load_target
+from npu_studio.core.npu.plan.tile_search import (best_tiling, budget_ladder, candidates, lower_bound,
                                              simulated_cycles)
-from npu_studio.core.npu.npu_ir import DispatchInfo
-from npu_studio.core.npu.tiling import Access, Loop, TilingProblem
+from npu_studio.core.npu.program.npu_ir import DispatchInfo
+from npu_studio.core.npu.plan.tiling import Access, Loop, TilingProblem
 
 
 def test_ladder_nests_and_holds_every_power_of_two():

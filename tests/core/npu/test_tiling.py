@@ -4,7 +4,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npu_studio.core.npu.tiling import (
+from npu_studio.core.npu.plan.tiling import (
     Access, Loop, TilingError, TilingProblem, choose_tiles, enumerate_tiles, footprint, working_set,
 )
 

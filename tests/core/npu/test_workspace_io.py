@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from npu_studio.core.npu import workspace_io as io
-from npu_studio.core.npu.npu_dialect import from_mlir, to_mlir
-from npu_studio.core.npu.npu_ir import NpuProgram
-from npu_studio.core.npu.npu_ir import NpuError
-from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.npu.target import RESOURCES, TargetError
+from npu_studio.core.npu.store import workspace_io as io
+from npu_studio.core.npu.program.npu_dialect import from_mlir, to_mlir
+from npu_studio.core.npu.program.npu_ir import NpuProgram
+from npu_studio.core.npu.program.npu_ir import NpuError
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
+from npu_studio.core.npu.target.target import RESOURCES, TargetError
 from npu_studio.core.workspace.workspace import Workspace
 from tests.zoo_cache import zoo_flow
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from npu_studio.core.errors import Cancelled
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 from npu_studio.core.npu.sim import simulate
 from npu_studio.core.npu.sim.energy import energy
 from npu_studio.core.sweep import evaluate

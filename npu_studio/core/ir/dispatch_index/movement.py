@@ -8,7 +8,7 @@ whole tensors they come from and go to:
   insert  stored into part of a larger tensor (a concatenation's piece)
   pad     the same, into a tensor filled with one value (named from the call site, in indexing.py)
 
-The NPU pipeline maps these as DMA transfers (core/npu/transfers.py); this only names them, with
+The NPU pipeline maps these as DMA transfers (core/npu/plan/transfers.py); this only names them, with
 their shapes and element types, for the index, the table and the detail.
 """
 

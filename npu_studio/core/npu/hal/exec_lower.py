@@ -18,10 +18,10 @@ from iree.compiler import ir
 
 from ...ir.linalg.requant import ROUND_OP_MODE
 from ...run.dispatches.scalar_ops import NotInterpretable, constant_value
-from ..npu_ir import NpuProgram
+from ..program.npu_ir import NpuProgram
 from ..numerics import linalg_eval
 from ..numerics.dispatch_eval import epilogue, root_op, slice_params, static_values
-from ..output_stage import split_epilogue
+from ..target.output_stage import split_epilogue
 from .exec_desc import ELEMENTS, MAX_LOOPS, MAX_RANK, BodyOp, ExecDispatch, FuncOp, Value, check
 
 LOADS = "iree_tensor_ext.dispatch.tensor.load"

@@ -39,7 +39,7 @@ class PluginHandler:
         from iree.compiler import ir
 
         from ...ir.flow_graph import FlowGraph
-        from ..npu_ir import NpuProgram
+        from ..program.npu_ir import NpuProgram
         from ..numerics.dispatch_eval import Tile
         from .variant import Variant
 

@@ -25,7 +25,7 @@ from ... import processes
 from ...compile import toolchain
 from ...errors import RunFailed, os_error
 from ...compile.params import SCOPE
-from ..npu_ir import NpuProgram
+from ..program.npu_ir import NpuProgram
 from ..sim.results import SimResult
 
 PROFILING_MODE = "host-execution,queue-events"

@@ -27,7 +27,7 @@ from ...workspace.workspace import Workspace
 from ...run.dispatches import iree_dispatches
 from ..numerics.check import Comparison, _compare, diverges, final_line, run_onnxruntime
 from ..numerics.functional_sim import DispatchOutcome, TileFault
-from ..workspace_io import json_path
+from ..store.workspace_io import json_path
 from . import standalone
 from .plugin_build import plugin_path
 from .variant import Variant, build_variant

@@ -36,8 +36,8 @@ from ...workspace.publish_journal import MANIFEST
 from ...workspace.substitutions import FLAGS, SOURCE, active_flags, load as load_substitutions
 from ...workspace.workspace import Workspace
 from ...ir.flow_graph import FlowGraph
-from ..npu_ir import NpuProgram
-from ..workspace_io import json_path
+from ..program.npu_ir import NpuProgram
+from ..store.workspace_io import json_path
 from .exec_desc import FILE as EXEC_FILE, FORMAT as EXEC_FORMAT, VERSION as EXEC_VERSION, ExecProgram
 from .exec_lower import describe
 from .replacement import BindingSpec, NotReplaceable, build_replacement

@@ -28,7 +28,7 @@ from ...run.tolerance import (TOLERANCE, element_text, flat_reference, max_error
 from ...textio import write_text_atomic
 from ...workspace import substitutions
 from ...workspace.workspace import Workspace
-from ..npu_ir import NpuProgram
+from ..program.npu_ir import NpuProgram
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
 from .quant_steps import StepComparison, compare_in_steps, output_steps
 from .varying_tensor import compare_last_varying, constant, quantized_result

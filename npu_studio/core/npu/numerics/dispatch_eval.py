@@ -20,7 +20,7 @@ from ...ir.dispatch_index.labels import choose_root
 from ...ir.linalg import describe_linalg_op
 from ...ir.linalg.requant import ROUND_OP_MODE
 from ...run.dispatches.scalar_ops import ROUNDERS, NotInterpretable, constant_value, evaluate, known, numpy_dtype
-from ..output_stage import OutputStage, split_epilogue
+from ..target.output_stage import OutputStage, split_epilogue
 from . import linalg_eval, ordered_sum
 
 # (task position within the dispatch, output regions of the tile) -> None; may modify the regions.

@@ -24,7 +24,7 @@ from ...run.dispatches.host import HostInterpreter, tied_operands
 from ...run.dispatches.iree_dispatches import DispatchRunner
 from ...run.dispatches.scalar_ops import NotInterpretable, numpy_dtype
 from ...run.tolerance import max_error
-from ..npu_ir import NpuProgram
+from ..program.npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import gc
 
-from ..npu_ir import NpuProgram
-from ..target import NpuTarget
+from ..program.npu_ir import NpuProgram
+from ..target.target import NpuTarget
 from .results import SimResult
 from .plan import SimError
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 
-from ..target import NpuTarget
+from ..target.target import NpuTarget
 
 MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
 # Loop label of the GEMM's N (columns of the result) per op kind; batch-like

@@ -1,7 +1,7 @@
 """Energy of a simulated run by component, and the target's area.
 
 Pure arithmetic over a SimResult's step table and the target's cost model
-(cost_model.py); units are in every field's name. The counting rules
+(target/cost_model.py); units are in every field's name. The counting rules
 (docs/npu-simulator.md, "Energy and area"):
 
 - DRAM: the bytes each dispatch reads and writes in DRAM (its
@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..npu_ir import NpuProgram
-from ..target import NpuTarget
+from ..program.npu_ir import NpuProgram
+from ..target.target import NpuTarget
 from .plan import COMPUTE, DMA_IN, DMA_OUT
 from .results import SimResult
 

@@ -9,7 +9,7 @@ import csv
 import io
 from pathlib import Path
 
-from ..npu_ir import NpuProgram
+from ..program.npu_ir import NpuProgram
 from .results import SimResult
 
 CSV_COLUMNS = (

@@ -20,8 +20,8 @@ from operator import attrgetter
 from ...lazy_import import lazy_module
 
 from ...errors import StudioError
-from ..npu_ir import NpuProgram
-from ..target import NpuTarget
+from ..program.npu_ir import NpuProgram
+from ..target.target import NpuTarget
 from .cost import MAC_KINDS, cpu_cycles, mac_cycles, vector_cycles
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start

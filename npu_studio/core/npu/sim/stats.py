@@ -12,8 +12,8 @@ from itertools import accumulate
 
 import numpy as np
 
-from ..npu_ir import NpuProgram
-from ..target import NpuTarget
+from ..program.npu_ir import NpuProgram
+from ..target.target import NpuTarget
 from .results import (
     DispatchStats, Overlap, SimResult, SramAllocation, StepTable, TaskTable,
 )

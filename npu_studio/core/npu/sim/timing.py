@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..target import NpuTarget
+from ..target.target import NpuTarget
 from .plan import Plan, SimError, inverse
 
 

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..npu_ir import NpuProgram
+from ..program.npu_ir import NpuProgram
 from .results import STEP_KINDS, SimResult
 
 PID = 1

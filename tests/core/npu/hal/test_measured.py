@@ -10,7 +10,7 @@ import pytest
 from npu_studio.cli import main
 from npu_studio.core.npu.hal.measured import measured_table, profile_dispatches, sort_rows
 from npu_studio.core.npu.sim import simulate
-from npu_studio.core.npu.workspace_io import run_for_workspace
+from npu_studio.core.npu.store.workspace_io import run_for_workspace
 from npu_studio.core.run.runner import pick_function, random_inputs
 from npu_studio.core.workspace.workspace import Workspace
 from tests.zoo_cache import zoo_workspace

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from npu_studio.core.compile.params import ParamOptions
 from npu_studio.core.npu.hal.npu_run import run_npu
 from npu_studio.core.npu.numerics import TileFault
-from npu_studio.core.npu.workspace_io import run_for_workspace
+from npu_studio.core.npu.store.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import Workspace, compile_model
 from tests.core.npu.npu_models import attention, i8_matmul
 from tests.core.npu.numerics import check_models as models

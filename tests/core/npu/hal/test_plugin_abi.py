@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 from npu_studio.core.compile.toolchain import runtime_tool
 from npu_studio.core.npu.hal import plugin_build
 from npu_studio.core.npu.hal.variant import build_variant
-from npu_studio.core.npu.workspace_io import run_for_workspace
+from npu_studio.core.npu.store.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import compile_model
 from tests.core.onnx_reference import run_onnxruntime
 

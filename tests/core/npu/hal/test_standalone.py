@@ -25,7 +25,7 @@ from npu_studio.core.npu.hal.npu_run import run_npu
 from npu_studio.core.npu.hal.plugin_build import plugin_path
 from npu_studio.core.npu.hal.variant import build_variant
 from npu_studio.core.npu.numerics import TileFault
-from npu_studio.core.npu.workspace_io import run_for_workspace
+from npu_studio.core.npu.store.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import Workspace, compile_model
 from tests.core.npu.npu_models import attention, i8_matmul
 from tests.core.npu.numerics import check_models as models
@@ -193,7 +193,7 @@ def test_non_linear_indexing_map_is_described_as_unsupported():
 
     from npu_studio.core.ir.flow_graph import FlowGraph
     from npu_studio.core.npu.hal.exec_lower import describe
-    from npu_studio.core.npu.passes import run_npu_pipeline
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
 
     text = (Path(__file__).parent / "data" / "floordiv_map.flow.mlir").read_text(encoding="utf-8")
     program = run_npu_pipeline(text)

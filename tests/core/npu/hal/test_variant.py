@@ -11,7 +11,7 @@ import pytest
 from npu_studio.core.errors import StudioError
 from npu_studio.core.npu.hal import variant as variant_mod
 from npu_studio.core.npu.hal.variant import build_variant, current_variant
-from npu_studio.core.npu.workspace_io import run_for_workspace
+from npu_studio.core.npu.store.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import Workspace
 
 

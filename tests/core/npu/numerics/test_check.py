@@ -10,7 +10,7 @@ import pytest
 from npu_studio.core.compile.params import ParamOptions
 from npu_studio.core.npu.numerics import TileFault, check
 from npu_studio.core.npu.numerics.functional_sim import FunctionalSim
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 from npu_studio.core.run.dispatches.iree_dispatches import (
     CACHE_DIR,
     DispatchRunner,
@@ -112,7 +112,7 @@ def test_f16_matmul_within_f16_tolerance(tmp_path):
 
     from npu_studio.core.ir.flow_graph import FlowGraph
     from npu_studio.core.npu.numerics.dispatch_eval import DispatchInterpreter, Tile
-    from npu_studio.core.npu.tiling import Loop, enumerate_tiles
+    from npu_studio.core.npu.plan.tiling import Loop, enumerate_tiles
 
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True

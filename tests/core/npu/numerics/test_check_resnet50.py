@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from npu_studio.core.npu.numerics import check
-from npu_studio.core.npu.passes import run_npu_pipeline
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
 from npu_studio.core.workspace.workspace import Workspace
 from tests.core.onnx_reference import run_onnxruntime
 from tests.zoo_cache import zoo_workspace

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from npu_studio.core.npu.memory_plan import Request, allocate
-from npu_studio.core.npu.npu_ir import Buffer, DispatchInfo, NpuProgram
-from npu_studio.core.npu.schedule import DispatchTiles, TiledOperand, build_tasks, task_positions
-from npu_studio.core.npu.target import NpuTarget
-from npu_studio.core.npu.tiling import Access, Loop, access_bytes, tile_counts
+from npu_studio.core.npu.plan.memory_plan import Request, allocate
+from npu_studio.core.npu.program.npu_ir import Buffer, DispatchInfo, NpuProgram
+from npu_studio.core.npu.plan.schedule import DispatchTiles, TiledOperand, build_tasks, task_positions
+from npu_studio.core.npu.target.target import NpuTarget
+from npu_studio.core.npu.plan.tiling import Access, Loop, access_bytes, tile_counts
 
 
 def _matmul(m: int, n: int, k: int, eb: int):

@@ -15,8 +15,8 @@ from npu_studio.core.npu.sim.results import SimResult
 ROOT = Path(__file__).resolve().parents[4]
 @pytest.fixture(scope="module")
 def example_json(example_flow, tmp_path_factory):
-    from npu_studio.core.npu.passes import run_npu_pipeline
-    from npu_studio.core.npu.target import load_target
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
+    from npu_studio.core.npu.target.target import load_target
 
     path = tmp_path_factory.mktemp("sim") / "model.npu.json"
     run_npu_pipeline(example_flow, load_target()).save_json(path)
@@ -48,7 +48,7 @@ def test_outputs(example_json, tmp_path, capsys):
 
 
 def test_workspace_keeps_the_last_result(fresh_example, capsys):
-    from npu_studio.core.npu.sim.store import load_last_result, result_path
+    from npu_studio.core.npu.store.sim_store import load_last_result, result_path
 
     assert simulate([fresh_example.root]) == 0
     first = capsys.readouterr().out

@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from npu_studio.core.npu.cost_model import CostModel
-from npu_studio.core.npu.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
+from npu_studio.core.npu.target.cost_model import CostModel
+from npu_studio.core.npu.program.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
 from npu_studio.core.npu.sim import simulate
 from npu_studio.core.npu.sim.energy import area, energy
-from npu_studio.core.npu.target import RESOURCES, TargetError, load_target, parse_target
+from npu_studio.core.npu.target.target import RESOURCES, TargetError, load_target, parse_target
 
 DEFAULT = (RESOURCES / "default.toml").read_text()
 

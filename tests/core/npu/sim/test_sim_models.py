@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from sim_checks import check_simulation
 
-from npu_studio.core.npu.passes import run_npu_pipeline
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.plan.passes import run_npu_pipeline
+from npu_studio.core.npu.target.target import load_target
 
 
 @pytest.mark.parametrize("target", ["default", "tiny"])

@@ -19,7 +19,7 @@ from sim_synth import program as synth_program
 
 from npu_studio.core.npu.sim import simulate
 from npu_studio.core.npu.sim.cost import gemm_cycles
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.target.target import load_target
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[3]
@@ -71,7 +71,7 @@ def test_untiled_layer_matches_scalesim(rec):
 @pytest.mark.parametrize("dataflow", ["output-stationary", "weight-stationary"])
 def test_example_through_the_pipeline_matches_scalesim(example_flow, dataflow):
     """The real compiled example on a target whose SRAM holds it in one tile."""
-    from npu_studio.core.npu.passes import run_npu_pipeline
+    from npu_studio.core.npu.plan.passes import run_npu_pipeline
 
     rec = next(r for r in GOLDEN if r["layer"] == "example_conv" and r["dataflow"] == dataflow)
     target = _target(rec)

@@ -8,9 +8,9 @@ import pytest
 from sim_checks import check_schedule
 from sim_synth import program as synth_program
 
-from npu_studio.core.npu.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
+from npu_studio.core.npu.program.npu_ir import Buffer, DispatchInfo, NpuProgram, Step, Task
 from npu_studio.core.npu.sim import SimError, simulate
-from npu_studio.core.npu.target import load_target
+from npu_studio.core.npu.target.target import load_target
 
 
 def _target(**kw):

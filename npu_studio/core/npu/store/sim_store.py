@@ -12,10 +12,10 @@ from pathlib import Path
 
 from ...textio import parse_json, read_bytes, without_gc, write_text_atomic
 from ...workspace.workspace import Workspace
-from ..npu_ir import VERSION, NpuProgram
-from ..workspace_io import npu_dir
-from .plan import SimError
-from .results import SimResult
+from ..program.npu_ir import VERSION, NpuProgram
+from .workspace_io import npu_dir
+from ..sim.plan import SimError
+from ..sim.results import SimResult
 
 RESULT_NAME = "model.sim.json"
 SCHEMA = Path(__file__).resolve().parents[4] / "docs" / "npu-ir.schema.json"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .npu_ir import Step, Task
+from ..program.npu_ir import TRANSFER_OP, Step, Task
 from .tiling import Loop, enumerate_tiles, footprint
 
 OP_OF_KIND = {
@@ -25,7 +25,6 @@ OP_OF_KIND = {
     "batch_matmul": "npu.matmul", "pooling": "npu.pool", "reduction": "npu.reduce",
     "elementwise": "npu.eltwise", "softmax": "npu.softmax", "copy/transpose": "npu.copy",
 }
-TRANSFER_OP = "npu.transfer"
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..lazy_import import lazy_module
+from ...lazy_import import lazy_module
 
-from ..ir.linalg.requant import (
+from ...ir.linalg.requant import (
     FREE_OPS,
     ROUND_OP_MODE,
     TO_INT,

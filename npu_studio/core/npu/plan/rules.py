@@ -7,7 +7,7 @@ does not. A fallback names the rule and the value:
     Dispatch #7 not supported: dynamic shape (dim 0 of input 0 is ?)
 
 `docs/npu-supported-ops.md` is generated from these rules and the bundled
-default target (`supported_ops.py`), so the document cannot drift from
+default target (`report/supported_ops.py`), so the document cannot drift from
 the checks. Rules run in the order of `RULES`; the first failure decides.
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .target import NpuTarget
+from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
-    from .analysis import DispatchAnalysis
+    from .dispatch_plan import DispatchPlan
 
 MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
 VECTOR_KINDS = ("pooling", "reduction", "elementwise", "softmax")
@@ -51,7 +51,7 @@ class Rule:
     id: str
     name: str  # short, for the reason line: "dynamic shape"
     units: tuple[str, ...]  # dispatches it applies to, by NPU unit
-    check: Callable[["DispatchAnalysis", NpuTarget], str | None]
+    check: Callable[["DispatchPlan", NpuTarget], str | None]
     pass_: str = "npu-legalize"  # the pass that checks it
 
     @property
@@ -73,28 +73,31 @@ def rule(id: str, name: str, units=ALL_UNITS, pass_: str = "npu-legalize"):
     return register
 
 
-def rule_by_id(id: str) -> Rule:
-    return next(r for r in RULES if r.id == id)
-
-
-def fail(a: "DispatchAnalysis", rule_id: str, value: str) -> None:
-    """Mark `a` as failing rule `rule_id` with the offending `value`."""
-    r = rule_by_id(rule_id)
-    a.rule, a.reason = r.id, r.reason(value)
+def check_rules(plan: "DispatchPlan", target: NpuTarget, pass_: str) -> bool:
+    """Run the rules that `pass_` checks on `plan`, in order; the first that fails
+    sets `plan.rule` and `plan.reason`. False when one failed."""
+    for r in RULES:
+        if r.pass_ != pass_ or plan.unit not in r.units:
+            continue
+        value = r.check(plan, target)
+        if value is not None:
+            plan.rule, plan.reason = r.id, r.reason(value)
+            return False
+    return True
 
 
 # -- the rules, in checking order ------------------------------------------------
 @rule("mapping", "no NPU mapping", units=("cpu",))
-def _mapping(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _mapping(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """A dispatch needs a root op the MAC array or the vector unit computes, or
     must only move data (a DMA transfer)."""
-    return a.unmapped or "no linalg op and not a plain data transfer"
+    return plan.unmapped or "no linalg op and not a plain data transfer"
 
 
 @rule("static-shape", "dynamic shape")
-def _static_shape(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _static_shape(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """Every tensor the dispatch reads or writes has a static shape."""
-    for where, shape in a.all_shapes:
+    for where, shape in plan.all_shapes:
         for j, d in enumerate(shape):
             if d is None:
                 return f"dim {j} of {where} is ?"
@@ -102,69 +105,69 @@ def _static_shape(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
 
 
 @rule("op-kind", "op kind not supported", units=("mac", "vector", "dma"))
-def _op_kind(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _op_kind(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """The root op's kind and every fused op's kind are in `ops.supported`
     (a dispatch without a compute op that only moves data has none)."""
-    if a.desc is not None and a.kind != "other" and a.kind not in t.op_kinds:
-        return a.kind
-    for label, kind in a.fused_kinds:
+    if plan.desc is not None and plan.kind != "other" and plan.kind not in t.op_kinds:
+        return plan.kind
+    for label, kind in plan.fused_kinds:
         if kind not in t.op_kinds:
             return f"{kind} (fused {label})"
     return None
 
 
 @rule("dtype", "element type not supported", units=("mac", "vector", "dma"))
-def _dtype(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _dtype(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """Every tensor the dispatch reads or writes, and every input of its root
     op, has an element type in `dtypes.supported`. A MAC op or a reduction
     may also read and write an accumulator type (`dtypes.accumulators`:
     an i32 bias or zero-point correction its epilogue adds, an i32 result);
     its root op's inputs may not."""
-    acc_ok = a.unit == "mac" or a.kind == "reduction"
-    for where, dtype in a.dtypes_used:
+    acc_ok = plan.unit == "mac" or plan.kind == "reduction"
+    for where, dtype in plan.dtypes_used:
         if acc_ok and not where.startswith("root") and dtype in t.acc_dtypes \
-                and dtype not in a.root_input_dtypes:  # read by the epilogue, not the MACs
+                and dtype not in plan.root_input_dtypes:  # read by the epilogue, not the MACs
             continue
         if dtype not in t.dtypes:
-            return f"{dtype} in {where}{_part(a, where, dtype)}"
+            return f"{dtype} in {where}{_part(plan, where, dtype)}"
     return None
 
 
-def _part(a: "DispatchAnalysis", where: str, dtype: str) -> str:
+def _part(plan: "DispatchPlan", where: str, dtype: str) -> str:
     """Which part of a MAC dispatch a tensor belongs to, for the reason."""
-    if a.unit != "mac" or where.startswith("root"):
+    if plan.unit != "mac" or where.startswith("root"):
         return ""
     if where.startswith("output"):
-        return ", the accumulator written back" if dtype == a.acc_dtype else ", the epilogue's result"
-    return "" if dtype in a.root_input_dtypes else ", read by the epilogue"
+        return ", the accumulator written back" if dtype == plan.acc_dtype else ", the epilogue's result"
+    return "" if dtype in plan.root_input_dtypes else ", read by the epilogue"
 
 
 @rule("accumulator", "accumulator type not supported", units=("mac",))
-def _accumulator(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _accumulator(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """A convolution or contraction accumulates in a type from `dtypes.supported`
     or `dtypes.accumulators` (f16 x f16 -> f32, i8 x i8 -> i32)."""
-    if a.acc_dtype and a.acc_dtype not in t.dtypes and a.acc_dtype not in t.acc_dtypes:
-        return f"{a.acc_dtype} accumulator of {'x'.join(a.root_input_dtypes)} inputs"
+    if plan.acc_dtype and plan.acc_dtype not in t.dtypes and plan.acc_dtype not in t.acc_dtypes:
+        return f"{plan.acc_dtype} accumulator of {'x'.join(plan.root_input_dtypes)} inputs"
     return None
 
 
 @rule("rank", "rank exceeds limits.max_rank", units=("mac", "vector"))
-def _rank(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _rank(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """No tensor of the root op has more dimensions than `limits.max_rank`; a
     grouped convolution's group dimension does not count (each group is one
     conv)."""
-    for where, shape in a.root_shapes:
-        rank = len(shape) - (1 if a.grouped and len(shape) > 1 else 0)
+    for where, shape in plan.root_shapes:
+        rank = len(shape) - (1 if plan.grouped and len(shape) > 1 else 0)
         if rank > t.max_rank:
             return f"{rank} > {t.max_rank}, {where} {'x'.join(map(str, shape))}"
     return None
 
 
 @rule("dim-size", "dimension exceeds limits.max_dim_size", units=("mac", "vector"))
-def _dim_size(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _dim_size(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """No dimension of a root op tensor is larger than `limits.max_dim_size`
     (DRAM buffers and DMA transfers are not limited)."""
-    for where, shape in a.root_shapes:
+    for where, shape in plan.root_shapes:
         for j, d in enumerate(shape):
             if d is not None and d > t.max_dim_size:
                 return f"{d} > {t.max_dim_size}, dim {j} of {where}"
@@ -172,53 +175,53 @@ def _dim_size(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
 
 
 @rule("vector-function", "vector function not in the target", units=("mac", "vector"))
-def _vector_function(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _vector_function(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """Every function in the body of a vector-unit op (and of every op fused
     after a MAC op that the output stage does not take: `[output_stage]`)
     is in `vector.functions`; int <-> float casts count (`itof`, `ftoi`)."""
-    for op_name in a.vector_ops:
+    for op_name in plan.vector_ops:
         if t.function_cost(function_of(op_name)) is None:
-            where = f" in the epilogue ({a.stage_note})" if a.unit == "mac" and a.stage_note else \
-                " in the epilogue" if a.unit == "mac" else ""
+            where = f" in the epilogue ({plan.stage_note})" if plan.unit == "mac" and plan.stage_note else \
+                " in the epilogue" if plan.unit == "mac" else ""
             return f"{function_of(op_name)} for {op_name}{where}"
     return None
 
 
 @rule("transpose", "transposed operand not supported", units=("mac",))
-def _transpose(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _transpose(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """A contraction operand read transposed needs `mac_array.transpose` = dma
     (strided DMA loads it transposed) or array."""
-    if a.transposed and t.transpose_by == "none":
-        return ", ".join(a.transposed) + " transposed"
+    if plan.transposed and t.transpose_by == "none":
+        return ", ".join(plan.transposed) + " transposed"
     return None
 
 
 @rule("dma-strided", "strided transfer not supported", units=("dma",))
-def _dma_strided(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _dma_strided(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """A transpose, slice, broadcast or store into part of a larger tensor needs
     strided DMA descriptors (`dma.strided` = true)."""
-    if a.transfer is not None and a.transfer.strided and not t.dma_strided:
-        return f"{a.transfer.kind} of {a.transfer.bytes_read} bytes"
+    if plan.transfer is not None and plan.transfer.strided and not t.dma_strided:
+        return f"{plan.transfer.kind} of {plan.transfer.bytes_read} bytes"
     return None
 
 
 @rule("dma-padded", "padded transfer not supported", units=("dma",))
-def _dma_padded(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _dma_padded(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """A pad (data stored into a tensor the host filled with a splat value) needs
     a DMA that writes the pad value (`dma.padded` = true)."""
-    if a.transfer is not None and a.transfer.padded and not t.dma_padded:
-        return f"pad value {a.transfer.pad_value}"
+    if plan.transfer is not None and plan.transfer.padded and not t.dma_padded:
+        return f"pad value {plan.transfer.pad_value}"
     return None
 
 
 @rule("indexing-maps", "no indexing maps to tile by", units=("mac", "vector"))
-def _indexing_maps(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _indexing_maps(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """The root op has indexing maps (the tiles are cut along them)."""
-    return None if a.accesses is not None else a.op_name
+    return None if plan.accesses is not None else plan.op_name
 
 
 @rule("sram-fit", "does not fit in SRAM", units=("mac", "vector"), pass_="npu-tile")
-def _sram_fit(a: "DispatchAnalysis", t: NpuTarget) -> str | None:
+def _sram_fit(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """The smallest tile's working set, double-buffered, fits in `sram.size_kib`
     (checked when tiling)."""
-    return a.sram_error or None
+    return None if plan.tiling is not None else plan.tiling_error

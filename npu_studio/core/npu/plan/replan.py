@@ -24,12 +24,12 @@ from collections import OrderedDict
 
 from iree.compiler import ir
 
-from ..ir.context import first_diagnostic, mlir_context
-from ..ir.dispatch_index import PhaseIndex, index_text
-from .cost_model import CostModel
-from .npu_ir import NpuProgram
+from ...ir.context import first_diagnostic, mlir_context
+from ...ir.dispatch_index import PhaseIndex, index_text
+from ..target.cost_model import CostModel
+from ..program.npu_ir import NpuProgram
 from .passes import NpuError, _run_passes, _State
-from .target import NpuTarget
+from ..target.target import NpuTarget
 
 _PROGRAMS = 8  # per planner: programs of large models are big
 
@@ -58,12 +58,13 @@ class ModelPlanner:
             base = self._legal_state(target)
             state = _State(target, False, self.index)
             state.graph = base.graph
-            state.analyses = [copy.copy(a) for a in base.analyses]  # the tiler marks sram-fit
+            state.plans = [copy.copy(p) for p in base.plans]  # npu-tile records its outcome on each
             module = base.program_module
             with module.context:
                 self._step(state.tile, module)
-                key = (legality_key(target), tuple(sorted(state.tilings.items())),
-                       tuple((a.rule, a.reason) for a in state.analyses))
+                key = (legality_key(target),
+                       tuple((p.site.index, p.tiling) for p in state.plans if p.tiling is not None),
+                       tuple((p.rule, p.reason) for p in state.plans))
                 known = self._programs.get(key)
                 if known is not None and known.sram_peak <= target.sram_bytes:
                     self._programs.move_to_end(key)

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from ..textio import without_gc
+from ...textio import without_gc
 
 _HEAD = re.compile(r"module(?: attributes (\{.*\}))? \{")
 _SIMPLE = re.compile(r'"(npu\.[\w.]+)"\(\) (\{.*\}) : \(\) -> \(\)')

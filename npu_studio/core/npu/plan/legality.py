@@ -15,13 +15,13 @@ from dataclasses import replace
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..ir.flow_graph import DispatchSite, FlowGraph
-from ..ir.linalg import OpDescription
+from ...ir.flow_graph import DispatchSite, FlowGraph
+from ...ir.linalg import OpDescription
 from .access import Source, accesses, loops_of
-from .analysis import DispatchAnalysis
-from .output_stage import split_epilogue, vector_work
-from .rules import MAC_KINDS, RULES, VECTOR_KINDS, function_of
-from .target import NpuTarget
+from .dispatch_plan import DispatchPlan
+from ..target.output_stage import split_epilogue, vector_work
+from .rules import MAC_KINDS, VECTOR_KINDS, check_rules, function_of
+from ..target.target import NpuTarget
 from .transfers import memcpy_transfer, op_transfer
 
 
@@ -78,92 +78,88 @@ def _transposed(desc: OpDescription, maps: list[ir.AffineMap] | None) -> tuple[s
     return tuple(found)
 
 
-def _facts(a: DispatchAnalysis, graph: FlowGraph, target: NpuTarget) -> None:
-    site, rec = a.site, a.site.record
+def _facts(plan: DispatchPlan, graph: FlowGraph, target: NpuTarget) -> None:
+    site, rec = plan.site, plan.site.record
     func = graph.func_of(site)
     ops = linalg_ops(func) if func is not None else []
     if len(ops) != len(rec.ops) or any(o.name != d.op_name for o, d in zip(ops, rec.ops)):
-        a.unmapped = "the dispatch index and the module disagree on its ops"
+        plan.unmapped = "the dispatch index and the module disagree on its ops"
         return
     by_desc = {id(d): o for o, d in zip(ops, rec.ops)}
     desc = rec.root
-    a.input_shapes = [graph.buffers[b].shape for b in site.reads]
-    a.output_shapes = [graph.buffers[b].shape for b in site.writes]
-    a.all_shapes = [(f"input {i}", s) for i, s in enumerate(a.input_shapes)] + \
-        [(f"output {i}", s) for i, s in enumerate(a.output_shapes)]
-    a.dtypes_used = [(f"input {i}", graph.buffers[b].dtype) for i, b in enumerate(site.reads)] + \
+    plan.input_shapes = [graph.buffers[b].shape for b in site.reads]
+    plan.output_shapes = [graph.buffers[b].shape for b in site.writes]
+    plan.all_shapes = [(f"input {i}", s) for i, s in enumerate(plan.input_shapes)] + \
+        [(f"output {i}", s) for i, s in enumerate(plan.output_shapes)]
+    plan.dtypes_used = [(f"input {i}", graph.buffers[b].dtype) for i, b in enumerate(site.reads)] + \
         [(f"output {i}", graph.buffers[b].dtype) for i, b in enumerate(site.writes)]
     if desc is None:
-        a.kind = rec.kind or "none"  # the index's name for what it moves: copy, slice, insert
-        a.transfer = memcpy_transfer(graph, site, func) if func is not None else None
-        if a.transfer is not None:
-            a.unit = "dma"
+        plan.kind = rec.kind or "none"  # the index's name for what it moves: copy, slice, insert
+        plan.transfer = memcpy_transfer(graph, site, func) if func is not None else None
+        if plan.transfer is not None:
+            plan.unit = "dma"
         else:
-            a.unmapped = ", ".join(sorted({o.name for o in ops})) or "no linalg op"
+            plan.unmapped = ", ".join(sorted({o.name for o in ops})) or "no linalg op"
         return
-    a.desc, a.kind, a.op_name = desc, desc.kind, desc.op_name
-    a.root_op = by_desc[id(desc)]
-    maps = _maps(a.root_op)
+    plan.desc, plan.kind, plan.op_name = desc, desc.kind, desc.op_name
+    plan.root_op = by_desc[id(desc)]
+    maps = _maps(plan.root_op)
     # rec.fused labels the non-root ops in order; fills only set up outputs
     labelled = [(lb, d) for lb, d in zip(rec.fused, [x for x in rec.ops if x is not desc])
                 if d.op_name != "linalg.fill"]
     fused = [d for _, d in labelled]
-    a.fused_ops = [by_desc[id(d)] for d in fused]
-    a.fused_kinds = [(lb, d.kind) for lb, d in labelled]
-    a.root_input_dtypes = tuple(t.dtype for t in desc.inputs if t.shape)
-    a.dtypes_used += [(f"root input {i}", dt) for i, dt in enumerate(a.root_input_dtypes)]
-    a.all_shapes += [(f"root input {i}", t.shape) for i, t in enumerate(desc.inputs) if t.shape]
-    a.root_shapes = [(f"root input {i}", t.shape) for i, t in enumerate(desc.inputs) if t.shape] + \
+    plan.fused_ops = [by_desc[id(d)] for d in fused]
+    plan.fused_kinds = [(lb, d.kind) for lb, d in labelled]
+    plan.root_input_dtypes = tuple(t.dtype for t in desc.inputs if t.shape)
+    plan.dtypes_used += [(f"root input {i}", dt) for i, dt in enumerate(plan.root_input_dtypes)]
+    plan.all_shapes += [(f"root input {i}", t.shape) for i, t in enumerate(desc.inputs) if t.shape]
+    plan.root_shapes = [(f"root input {i}", t.shape) for i, t in enumerate(desc.inputs) if t.shape] + \
         [(f"root output {i}", t.shape) for i, t in enumerate(desc.outputs)]
     if desc.kind in MAC_KINDS:
-        a.unit = "mac"
-        a.acc_dtype = desc.outputs[0].dtype if desc.outputs else ""
-        a.grouped = bool(desc.groups) and desc.kind == "conv" and "G" in desc.dims
-        a.transposed = _transposed(desc, maps)
-        split = split_epilogue(a.fused_ops, target.output_stage)
-        a.vector_ops, a.requant, a.stage_note = tuple(split.vector_ops), split.requant, split.why_not
-        a.epilogue = _epilogue_text(a)
+        plan.unit = "mac"
+        plan.acc_dtype = desc.outputs[0].dtype if desc.outputs else ""
+        plan.grouped = bool(desc.groups) and desc.kind == "conv" and "G" in desc.dims
+        plan.transposed = _transposed(desc, maps)
+        split = split_epilogue(plan.fused_ops, target.output_stage)
+        plan.vector_ops, plan.requant, plan.stage_note = tuple(split.vector_ops), split.requant, split.why_not
+        plan.epilogue = _epilogue_text(plan)
     elif desc.kind in VECTOR_KINDS:
-        a.unit = "vector"
-        a.vector_ops = tuple(o for d, op in zip([desc, *fused], [a.root_op, *a.fused_ops])
+        plan.unit = "vector"
+        plan.vector_ops = tuple(o for d, op in zip([desc, *fused], [plan.root_op, *plan.fused_ops])
                              for o in (vector_work(op) if op.regions else d.body_ops))
     else:
-        a.transfer = op_transfer(desc, maps) if not fused else None
-        if a.transfer is not None:
-            a.unit = "dma"
+        plan.transfer = op_transfer(desc, maps) if not fused else None
+        if plan.transfer is not None:
+            plan.unit = "dma"
         else:
-            a.unmapped = f"{desc.kind} {desc.op_name}" + (
-                " with fused " + ", ".join(lb for lb, _ in a.fused_kinds) if fused else "")
-    a.vector_cost = sum(target.function_cost(function_of(o)) or 0 for o in a.vector_ops)
+            plan.unmapped = f"{desc.kind} {desc.op_name}" + (
+                " with fused " + ", ".join(lb for lb, _ in plan.fused_kinds) if fused else "")
+    plan.vector_cost = sum(target.function_cost(function_of(o)) or 0 for o in plan.vector_ops)
 
 
-def _epilogue_text(a: DispatchAnalysis) -> str:
+def _epilogue_text(plan: DispatchPlan) -> str:
     """'requantize per-tensor, round half-even, zero point, clamp -128, 127, i8; vector: sub, mul'."""
-    parts = [r.describe() for r in a.requant]
-    functions = list(dict.fromkeys(function_of(o) for o in a.vector_ops))
+    parts = [r.describe() for r in plan.requant]
+    functions = list(dict.fromkeys(function_of(o) for o in plan.vector_ops))
     if functions:
         parts.append("vector: " + ", ".join(functions))
     return "; ".join(parts)
 
 
-def analyze(graph: FlowGraph, site: DispatchSite, target: NpuTarget) -> DispatchAnalysis:
-    a = DispatchAnalysis(site)
-    _facts(a, graph, target)
-    if a.unit in ("mac", "vector"):
-        a.loops = loops_of(a.desc)
-        a.accesses = accesses(a.root_op, a.fused_ops, a.consts)
-    for r in RULES:
-        if r.pass_ != "npu-legalize" or a.unit not in r.units:
-            continue
-        value = r.check(a, target)
-        if value is not None:
-            a.rule, a.reason = r.id, r.reason(value)
-            return a
-    if a.accesses:
-        for i, b in enumerate(a.accesses):
+def analyze(graph: FlowGraph, site: DispatchSite, target: NpuTarget) -> DispatchPlan:
+    """The dispatch's plan after npu-legalize: its facts, and the first npu-legalize rule that fails."""
+    plan = DispatchPlan(site)
+    _facts(plan, graph, target)
+    if plan.unit in ("mac", "vector"):
+        plan.loops = loops_of(plan.desc)
+        plan.accesses = accesses(plan.root_op, plan.fused_ops, plan.consts)
+    if not check_rules(plan, target, "npu-legalize"):
+        return plan
+    if plan.accesses:
+        for i, b in enumerate(plan.accesses):
             if b.access.role == "input" and _is_weight(graph, site, b.source):
-                a.accesses[i] = replace(b, access=replace(b.access, role="weight"))
-    return a
+                plan.accesses[i] = replace(b, access=replace(b.access, role="weight"))
+    return plan
 
 
 def _is_weight(graph: FlowGraph, site: DispatchSite, src: Source) -> bool:

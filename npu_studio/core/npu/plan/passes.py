@@ -19,18 +19,18 @@ from pathlib import Path
 
 from iree.compiler import ir, passmanager
 
-from ..ir.context import first_diagnostic, mlir_context
-from ..ir.dispatch_index import PhaseIndex, index_text
-from ..ir.flow_graph import FlowGraph
-from ..ir.linalg import dtype_nbytes
-from ..textio import read_text
-from .analysis import DispatchAnalysis
+from ...ir.context import first_diagnostic, mlir_context
+from ...ir.dispatch_index import PhaseIndex, index_text
+from ...ir.flow_graph import FlowGraph
+from ...ir.linalg import dtype_nbytes
+from ...textio import read_text
+from .dispatch_plan import DispatchPlan
 from .legality import analyze
 from .memory_plan import Request, allocate
-from .npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram
-from .rules import fail
+from ..program.npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram
+from .rules import check_rules
 from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch, build_tasks, task_positions
-from .target import NpuTarget, load_target
+from ..target.target import NpuTarget, load_target
 from .tile_search import best_tiling
 from .tiling import Tiling, TilingError, TilingProblem, access_bytes, tile_counts
 
@@ -65,8 +65,7 @@ class _State:
     def __init__(self, target: NpuTarget, strict: bool, index: PhaseIndex | None = None):
         self.target, self.strict, self.index = target, strict, index
         self.graph: FlowGraph | None = None
-        self.analyses: list[DispatchAnalysis] = []
-        self.tilings: dict[int, Tiling] = {}
+        self.plans: list[DispatchPlan] = []
         self.buffers: list[Buffer] = []
         self.program: NpuProgram | None = None
         self.error: Exception | None = None
@@ -74,43 +73,43 @@ class _State:
     # -- passes ----------------------------------------------------------------
     def legalize(self, module: ir.Operation) -> None:
         self.graph = FlowGraph(module, self.index)
-        self.analyses = [analyze(self.graph, s, self.target) for s in self.graph.sites]
-        for a in self.analyses:
-            self._mark(a)
-        bad = [a for a in self.analyses if not a.legal]
+        self.plans = [analyze(self.graph, s, self.target) for s in self.graph.sites]
+        for plan in self.plans:
+            self._mark(plan)
+        bad = [plan for plan in self.plans if not plan.legal]
         if self.strict and bad:
             raise NpuError("model rejected by npu-legalize (strict):\n" + "\n".join(
-                f"Dispatch #{a.site.index} not supported: {a.reason}" for a in bad))
+                f"Dispatch #{plan.site.index} not supported: {plan.reason}" for plan in bad))
 
     def tile(self, module: ir.Operation) -> None:
-        for a in self.analyses:
-            if not a.legal or a.unit not in ("mac", "vector"):
+        for plan in self.plans:
+            if not plan.legal or plan.unit not in ("mac", "vector"):
                 continue
-            arr, arr_sizes = array_loops(a.kind, a.loops, self.target)
+            arr, arr_sizes = array_loops(plan.kind, plan.loops, self.target)
             # softmax needs a whole row per tile (max, then sum, then divide)
-            whole = tuple(i for i, lp in enumerate(a.loops) if lp.reduction) \
-                if a.kind == "softmax" else ()
-            problem = TilingProblem(a.loops, tuple(b.access for b in a.accesses), arr, arr_sizes,
+            whole = tuple(i for i, lp in enumerate(plan.loops) if lp.reduction) \
+                if plan.kind == "softmax" else ()
+            problem = TilingProblem(plan.loops, tuple(b.access for b in plan.accesses), arr, arr_sizes,
                                     whole)
             try:
-                t = best_tiling(problem, self.target, lambda t, a=a: self._tiled(a, t))
+                plan.tiling = best_tiling(problem, self.target, lambda t, plan=plan: self._tiled(plan, t))
             except TilingError as e:
-                a.sram_error = str(e)
-                fail(a, "sram-fit", str(e))
-                self._mark(a)
+                plan.tiling_error = str(e)
+            if not check_rules(plan, self.target, "npu-tile"):  # sram-fit: no tile fits
+                self._mark(plan)
                 continue
-            self.tilings[a.site.index] = t
-            op = a.site.op
+            t = plan.tiling
+            op = plan.site.op
             op.attributes["npu.tile"] = _i64_array(t.sizes)
             op.attributes["npu.loop_order"] = _i64_array(t.order)
-            op.attributes["npu.tiles"] = _i64(math.prod(tile_counts(a.loops, t.sizes)))
-        if self.strict and any(not a.legal for a in self.analyses):
+            op.attributes["npu.tiles"] = _i64(math.prod(tile_counts(plan.loops, t.sizes)))
+        if self.strict and any(not plan.legal for plan in self.plans):
             raise NpuError("model rejected by npu-tile (strict):\n" + "\n".join(
-                f"Dispatch #{a.site.index} not supported: {a.reason}"
-                for a in self.analyses if not a.legal))
+                f"Dispatch #{plan.site.index} not supported: {plan.reason}"
+                for plan in self.plans if not plan.legal))
 
     def plan_memory(self, module: ir.Operation) -> None:
-        counts = [self._num_tasks(a) for a in self.analyses]
+        counts = [self._num_tasks(plan) for plan in self.plans]
         self.positions = task_positions(counts)
         total = self.positions[-1][1] if self.positions else 0
         g = self.graph
@@ -124,33 +123,33 @@ class _State:
                 live = (0, max(total, 1))
             dram.append((b.id, b.nbytes, b.dtype, tuple(d if d is not None else -1 for d in b.shape),
                          b.kind, live))
-        for a in self.analyses:
-            if a.legal:
-                for k, c in enumerate(a.consts):
+        for plan in self.plans:
+            if plan.legal:
+                for k, c in enumerate(plan.consts):
                     t = c.results[0].type
                     shape = tuple(t.shape) if isinstance(t, ir.ShapedType) else ()
                     dtype = str(t.element_type) if isinstance(t, ir.ShapedType) else str(t)
-                    dram.append((_const_id(a, k), math.prod(shape) * dtype_nbytes(dtype),
+                    dram.append((_const_id(plan, k), math.prod(shape) * dtype_nbytes(dtype),
                                  dtype, shape, "weight", (0, max(total, 1))))
         offs, self.dram_peak = allocate([Request(i, max(s, 1), *lv) for i, s, _, _, _, lv in dram])
         self.buffers = [Buffer(i, s, dt, sh, "dram", offs[i], k, lv) for i, s, dt, sh, k, lv in dram]
         sram: list[tuple[Request, str, tuple]] = []
-        for a in self.analyses:
-            t = self.tilings.get(a.site.index)
-            if not a.legal or t is None:
+        for plan in self.plans:
+            t = plan.tiling
+            if not plan.legal or t is None:
                 continue
-            live = self.positions[a.site.index]
-            for b in a.accesses:
+            live = self.positions[plan.site.index]
+            for b in plan.accesses:
                 for slot in (0, 1):
-                    sram.append((Request(_slot_id(a, b.access.name, slot),
+                    sram.append((Request(_slot_id(plan, b.access.name, slot),
                                          access_bytes(b.access, t.sizes), *live), b.dtype, b.shape))
         offs, self.sram_peak = allocate([r for r, _, _ in sram], self.target.sram_bytes)
         self.buffers += [Buffer(r.id, r.size, dt, (), "sram", offs[r.id], "tile", (r.start, r.end))
                          for r, dt, _ in sram]
-        for a in self.analyses:
-            t = self.tilings.get(a.site.index)
-            if a.legal and t is not None:
-                a.site.op.attributes["npu.sram_bytes"] = _i64(t.sram_bytes)
+        for plan in self.plans:
+            t = plan.tiling
+            if plan.legal and t is not None:
+                plan.site.op.attributes["npu.sram_bytes"] = _i64(t.sram_bytes)
         module.attributes["npu.sram_peak"] = _i64(self.sram_peak)
         module.attributes["npu.dram_peak"] = _i64(self.dram_peak)
 
@@ -158,98 +157,98 @@ class _State:
         deps = {s.index: set(s.deps) for s in self.graph.sites}
         self._memory_deps(deps)
         work = []
-        for a in self.analyses:
-            s = a.site
-            if a.legal and a.unit == "dma":
-                tr = a.transfer
+        for plan in self.plans:
+            s = plan.site
+            if plan.legal and plan.unit == "dma":
+                tr = plan.transfer
                 work.append(TransferDispatch(s.index, tuple(s.reads), tuple(s.writes),
                                              tr.bytes_read, tr.bytes_written))
-            elif a.legal:
-                work.append(self._tiled(a, self.tilings[s.index])[0])
+            elif plan.legal:
+                work.append(self._tiled(plan, plan.tiling)[0])
             else:
-                ops = (a.desc.flops or 0) if a.desc else 0
+                ops = (plan.desc.flops or 0) if plan.desc else 0
                 work.append(FallbackDispatch(s.index, tuple(s.reads), tuple(s.writes), ops))
         tasks = build_tasks(work, deps)
-        for a in self.analyses:
-            first, end = self.positions[a.site.index]
-            a.site.op.attributes["npu.tasks"] = _i64_array((first, end - first))
+        for plan in self.plans:
+            first, end = self.positions[plan.site.index]
+            plan.site.op.attributes["npu.tasks"] = _i64_array((first, end - first))
         module.attributes["npu.num_tasks"] = _i64(len(tasks))
         infos = []
-        for a in self.analyses:
-            s, t = a.site, self.tilings.get(a.site.index)
-            tr = a.transfer if a.legal else None
+        for plan in self.plans:
+            s, t = plan.site, plan.tiling
+            tr = plan.transfer if plan.legal else None
             infos.append(DispatchInfo(
-                index=s.index, symbol=s.export, location=s.location, kind=a.kind,
-                op_name=a.op_name, legal=a.legal, reason=a.reason,
-                unit=a.unit if a.legal else "cpu", rule=a.rule, flops=a.flops,
-                dims={k: -1 if v is None else v for k, v in a.desc.dims.items()} if a.desc else {},
-                dtype=a.desc.dtype if a.desc else (
+                index=s.index, symbol=s.export, location=s.location, kind=plan.kind,
+                op_name=plan.op_name, legal=plan.legal, reason=plan.reason,
+                unit=plan.unit if plan.legal else "cpu", rule=plan.rule, flops=plan.flops,
+                dims={k: -1 if v is None else v for k, v in plan.desc.dims.items()} if plan.desc else {},
+                dtype=plan.desc.dtype if plan.desc else (
                     self.graph.buffers[s.writes[0]].dtype if s.writes else ""),
-                acc_dtype=a.acc_dtype,
-                transposed=a.transposed, transpose_by=self.target.transpose_by if a.transposed
-                else "", vector_cost=a.vector_cost if a.unit in ("mac", "vector") else 0,
+                acc_dtype=plan.acc_dtype,
+                transposed=plan.transposed, transpose_by=self.target.transpose_by if plan.transposed
+                else "", vector_cost=plan.vector_cost if plan.unit in ("mac", "vector") else 0,
                 transfer=tr.kind if tr else "", pad_value=tr.pad_value if tr else "",
                 transfer_read=tr.bytes_read if tr else 0,
-                requant=tuple(r.to_dict() for r in a.requant), epilogue=a.epilogue,
-                loop_dims=tuple(lp.name for lp in a.loops),
-                loop_ranges=tuple(lp.size for lp in a.loops),
-                iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
-                tile_sizes=t.sizes if a.legal and t else (),
-                loop_order=t.order if a.legal and t else (),
-                num_tiles=math.prod(tile_counts(a.loops, t.sizes)) if a.legal and t else 0,
-                sram_bytes=t.sram_bytes if a.legal and t else 0,
+                requant=tuple(r.to_dict() for r in plan.requant), epilogue=plan.epilogue,
+                loop_dims=tuple(lp.name for lp in plan.loops),
+                loop_ranges=tuple(lp.size for lp in plan.loops),
+                iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in plan.loops),
+                tile_sizes=t.sizes if plan.legal and t else (),
+                loop_order=t.order if plan.legal and t else (),
+                num_tiles=math.prod(tile_counts(plan.loops, t.sizes)) if plan.legal and t else 0,
+                sram_bytes=t.sram_bytes if plan.legal and t else 0,
                 inputs=tuple(s.reads), outputs=tuple(s.writes),
                 deps=tuple(sorted(s.deps))))
         self.program = NpuProgram(self.target, tuple(infos), tuple(self.buffers), tuple(tasks),
                                   self.sram_peak, self.dram_peak)
 
     # -- helpers ---------------------------------------------------------------
-    def _tiled(self, a: DispatchAnalysis, t: Tiling) -> tuple[DispatchTiles, DispatchInfo]:
+    def _tiled(self, plan: DispatchPlan, t: Tiling) -> tuple[DispatchTiles, DispatchInfo]:
         """The dispatch as npu-schedule turns it into tasks with tiling `t`, and
         what the simulator reads of it (the tile search simulates both)."""
-        s = a.site
+        s = plan.site
         out_bytes = dtype_nbytes(self.graph.buffers[s.writes[0]].dtype) if s.writes else 0
         ops = tuple(
-            TiledOperand(b.access.name, b.access.role, b.access, self._dram_of(a, b.source),
-                         (_slot_id(a, b.access.name, 0), _slot_id(a, b.access.name, 1)),
+            TiledOperand(b.access.name, b.access.role, b.access, self._dram_of(plan, b.source),
+                         (_slot_id(plan, b.access.name, 0), _slot_id(plan, b.access.name, 1)),
                          dtype_nbytes(b.dtype),
                          out_bytes if b.access.role == "output" and out_bytes else
                          dtype_nbytes(b.dtype))
-            for b in a.accesses)
-        tiles = DispatchTiles(s.index, a.kind, a.loops, t.sizes, t.order, ops, tuple(s.writes))
+            for b in plan.accesses)
+        tiles = DispatchTiles(s.index, plan.kind, plan.loops, t.sizes, t.order, ops, tuple(s.writes))
         info = DispatchInfo(
-            index=s.index, symbol=s.export, location="", kind=a.kind, op_name=a.op_name,
-            legal=True, reason="", loop_dims=tuple(lp.name for lp in a.loops),
-            loop_ranges=tuple(lp.size for lp in a.loops),
-            iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in a.loops),
+            index=s.index, symbol=s.export, location="", kind=plan.kind, op_name=plan.op_name,
+            legal=True, reason="", loop_dims=tuple(lp.name for lp in plan.loops),
+            loop_ranges=tuple(lp.size for lp in plan.loops),
+            iterator_types=tuple("reduction" if lp.reduction else "parallel" for lp in plan.loops),
             tile_sizes=t.sizes, loop_order=t.order, num_tiles=0, sram_bytes=t.sram_bytes,
-            inputs=tuple(s.reads), outputs=tuple(s.writes), deps=(), unit=a.unit,
-            vector_cost=a.vector_cost, dtype=a.desc.dtype if a.desc else "")
+            inputs=tuple(s.reads), outputs=tuple(s.writes), deps=(), unit=plan.unit,
+            vector_cost=plan.vector_cost, dtype=plan.desc.dtype if plan.desc else "")
         return tiles, info
 
-    def _mark(self, a: DispatchAnalysis) -> None:
-        op = a.site.op
-        op.attributes["npu.index"] = _i64(a.site.index)
-        op.attributes["npu.kind"] = ir.StringAttr.get(a.kind)
-        op.attributes["npu.legal"] = ir.BoolAttr.get(a.legal)
-        op.attributes["npu.reason"] = ir.StringAttr.get(a.reason)
+    def _mark(self, plan: DispatchPlan) -> None:
+        op = plan.site.op
+        op.attributes["npu.index"] = _i64(plan.site.index)
+        op.attributes["npu.kind"] = ir.StringAttr.get(plan.kind)
+        op.attributes["npu.legal"] = ir.BoolAttr.get(plan.legal)
+        op.attributes["npu.reason"] = ir.StringAttr.get(plan.reason)
 
-    def _num_tasks(self, a: DispatchAnalysis) -> int:
-        t = self.tilings.get(a.site.index) if a.unit in ("mac", "vector") else None
-        return math.prod(tile_counts(a.loops, t.sizes)) if a.legal and t else 1
+    def _num_tasks(self, plan: DispatchPlan) -> int:
+        t = plan.tiling
+        return math.prod(tile_counts(plan.loops, t.sizes)) if plan.legal and t else 1
 
-    def _dram_of(self, a: DispatchAnalysis, src) -> str | None:
+    def _dram_of(self, plan: DispatchPlan, src) -> str | None:
         if src.kind == "const":
-            return _const_id(a, src.index)
-        if src.kind == "arg" and src.index < len(a.site.args):
-            return a.site.args[src.index]
+            return _const_id(plan, src.index)
+        if src.kind == "arg" and src.index < len(plan.site.args):
+            return plan.site.args[src.index]
         return None
 
     def _memory_deps(self, deps: dict[int, set[int]]) -> None:
         """A dispatch reusing memory another one used must run after it."""
         users: dict[str, set[int]] = {}
-        for a in self.analyses:
-            s = a.site
+        for plan in self.plans:
+            s = plan.site
             for b in s.reads + s.writes:
                 users.setdefault(b, set()).add(s.index)
             for b in self.buffers:
@@ -272,12 +271,12 @@ class _State:
                             u for u in users.get(early.id, ()) if u < d)
 
 
-def _slot_id(a: DispatchAnalysis, name: str, slot: int) -> str:
-    return f"s{a.site.index}.{name}.{slot}"
+def _slot_id(plan: DispatchPlan, name: str, slot: int) -> str:
+    return f"s{plan.site.index}.{name}.{slot}"
 
 
-def _const_id(a: DispatchAnalysis, k: int) -> str:
-    return f"w{a.site.index}.{k}"
+def _const_id(plan: DispatchPlan, k: int) -> str:
+    return f"w{plan.site.index}.{k}"
 
 
 def _i64(v: int) -> ir.Attribute:

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import StudioError
-from ..textio import typed, without_gc
-from .target import NpuTarget
+from ...errors import StudioError
+from ...textio import typed, without_gc
+from ..target.target import NpuTarget
 
 
 class NpuError(StudioError):
@@ -37,6 +37,7 @@ STEP_KINDS = ("dma_in", "compute", "dma_out", "dma_copy", "cpu")
 UNITS = ("mac", "vector", "dma", "cpu")
 STEP_LIMIT = 1 << 40  # bytes or operations of one step (a TiB)
 MAX_STEPS = 1 << 22  # steps of a whole program: STEP_LIMIT * MAX_STEPS stays inside int64
+TRANSFER_OP = "npu.transfer"  # a data-movement dispatch's one task: DRAM to DRAM, no SRAM
 
 
 def _lists(x: Any) -> Any:
@@ -117,7 +118,7 @@ class DispatchInfo:
     deps: tuple[int, ...]  # dispatches whose results this one reads
     # Issue 11: where it runs and why not.
     unit: str = "cpu"  # mac | vector | dma | cpu
-    rule: str = ""  # id of the failed rule (rules.py), "" when legal
+    rule: str = ""  # id of the failed rule (plan/rules.py), "" when legal
     flops: int = 0  # the dispatch index's FLOPs of all its ops
     dims: dict = field(default_factory=dict)  # the dispatch index's named dims (M, N, K, ...)
     dtype: str = ""  # element type of the root op's first input
@@ -232,8 +233,8 @@ class NpuProgram:
     @without_gc
     def load(cls, path: str | Path) -> "NpuProgram":
         """Read a model.npu.json; anything malformed is a BadFile naming `path`."""
-        from ..errors import BadFile
-        from ..textio import parse_json, read_bytes
+        from ...errors import BadFile
+        from ...textio import parse_json, read_bytes
 
         data = parse_json(read_bytes(path), path)
         try:

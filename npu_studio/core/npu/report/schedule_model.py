@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..lazy_import import lazy_module
+from ...lazy_import import lazy_module
 
-from .npu_ir import NpuProgram
-from .sim.results import STEP_KINDS
+from ..program.npu_ir import NpuProgram
+from ..sim.results import STEP_KINDS
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
@@ -224,7 +224,7 @@ class Run:
 
 def simulate_run(program: NpuProgram) -> Run:
     """Simulate `program` and build the chart's arrays (both off the GUI thread)."""
-    from .sim import simulate
+    from ..sim import simulate
 
     result = simulate(program)
     return Run(program, result, ScheduleModel.from_result(program, result))

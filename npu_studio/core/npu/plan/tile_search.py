@@ -32,14 +32,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from .cost_model import CostModel
+from ..target.cost_model import CostModel
 from .memory_plan import Request, allocate
-from .npu_ir import Buffer, DispatchInfo, NpuProgram
+from ..program.npu_ir import Buffer, DispatchInfo, NpuProgram
 from .schedule import DispatchTiles, tile_tasks
-from .sim.cost import tile_compute_cycles
-from .sim.plan import Plan, build_plan
-from .sim.timing import run
-from .target import NpuTarget
+from ..sim.cost import tile_compute_cycles
+from ..sim.plan import Plan, build_plan
+from ..sim.timing import run
+from ..target.target import NpuTarget
 from .tiling import (Tiling, TilingError, TilingProblem, access_bytes, choose_tiles, footprint,
                      loop_order, working_set)
 

@@ -20,8 +20,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import config_dir
-from ..textio import write_text_atomic
+from ...paths import config_dir
+from ...textio import write_text_atomic
 from .target import RESOURCES, TargetError, parse_target
 
 RECORD_TOML = "target.toml"

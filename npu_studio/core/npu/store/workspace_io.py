@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..textio import write_text_atomic
-from ..workspace.workspace import Workspace
-from . import target_store
-from .npu_ir import NpuError, NpuProgram
-from .target import parse_target, read_target_text, target_file
+from ...textio import write_text_atomic
+from ...workspace.workspace import Workspace
+from ..program.npu_ir import NpuError, NpuProgram
+from ..target import target_store
+from ..target.target import parse_target, read_target_text, target_file
 
 NPU_DIR = "npu"
 JSON_NAME = "model.npu.json"
@@ -63,8 +63,8 @@ def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
     npu/model.npu.json, npu/model.npu.mlir and the target they were built
     with (target_store.record). Earlier results stay on disk when this
     raises (TargetError, NpuError)."""
-    from .npu_dialect import to_mlir
-    from .passes import run_npu_pipeline
+    from ..program.npu_dialect import to_mlir
+    from ..plan.passes import run_npu_pipeline
 
     path = target_file(target_path)
     text = read_target_text(path)  # TargetError names the file

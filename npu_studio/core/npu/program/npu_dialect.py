@@ -27,12 +27,11 @@ from typing import Any
 
 from iree.compiler import ir
 
-from ..errors import StudioError
-from ..ir.context import mlir_context
+from ...errors import StudioError
+from ...ir.context import mlir_context
 from . import npu_text_reader
-from .npu_ir import VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
-from .schedule import TRANSFER_OP
-from .target import NpuTarget
+from .npu_ir import TRANSFER_OP, VERSION, Buffer, DispatchInfo, NpuProgram, Step, Task
+from ..target.target import NpuTarget
 
 FORMAT = "npu-studio.npu-ir"
 TOKEN = "!npu.token"

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
-from ..errors import StudioError
+from ....resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
+from ...errors import StudioError
 from .output_stage import NARROW_TYPES, ROUNDING_MODES, SCALE_MODES, OutputStage
 from .cost_model import COST_TABLES, CostModel, parse_cost_model
 

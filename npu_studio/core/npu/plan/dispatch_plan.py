@@ -1,7 +1,10 @@
-"""What the NPU passes know about one dispatch: the facts legality gathers and the rules check.
+"""One dispatch as the NPU passes plan it: the facts the rules check, the tiler's outcome, the verdict.
 
-Filled by `legality.analyze` (unit, types, loops, accesses, transfer), then
-by the tiler (`sram_error`); `rule` and `reason` name the first rule that failed.
+npu-legalize (`legality.analyze`) fills the facts: the unit, types, loops,
+accesses or transfer, read from the dispatch and the target. npu-tile
+records its outcome (`tiling`, or `tiling_error` when no tile fits). The
+rules (`rules.RULES`) read both; `rule` and `reason` name the first that
+failed, and the dispatch then falls back to the CPU.
 """
 
 from __future__ import annotations
@@ -10,18 +13,19 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from ..ir.dispatch_index import DispatchRecord
-from ..ir.flow_graph import DispatchSite
-from ..ir.linalg import OpDescription
-from ..ir.linalg.requant import Requantization
+from ...ir.dispatch_index import DispatchRecord
+from ...ir.flow_graph import DispatchSite
+from ...ir.linalg import OpDescription
+from ...ir.linalg.requant import Requantization
 from .access import BoundAccess
-from .tiling import Loop
+from .tiling import Loop, Tiling
 from .transfers import Transfer
 
 
 @dataclass
-class DispatchAnalysis:
+class DispatchPlan:
     site: DispatchSite
+    # -- facts (npu-legalize) --
     kind: str = "none"  # the dispatch index's kind: the root op's, or the data it moves ("none": neither)
     unit: str = "cpu"  # mac | vector | dma | cpu
     op_name: str = ""
@@ -48,7 +52,10 @@ class DispatchAnalysis:
     dtypes_used: list[tuple[str, str]] = field(default_factory=list)
     grouped: bool = False
     unmapped: str = ""  # what a CPU-only dispatch holds
-    sram_error: str = ""
+    # -- the tiler's outcome (npu-tile) --
+    tiling: Tiling | None = None
+    tiling_error: str = ""  # why no tile fits ("" when tiled or not tiled yet); rule sram-fit reads it
+    # -- the verdict --
     rule: str = ""  # id of the rule that failed ("" when legal)
     reason: str = ""
 

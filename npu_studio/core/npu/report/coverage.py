@@ -13,13 +13,13 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ..units import format_count
-from .npu_ir import NpuProgram
-from .rules import RULES
-from .target import NpuTarget
+from ...units import format_count
+from ..program.npu_ir import NpuProgram
+from ..plan.rules import RULES
+from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
-    from .analysis import DispatchAnalysis
+    from ..plan.dispatch_plan import DispatchPlan
 
 
 @dataclass(frozen=True)
@@ -87,21 +87,21 @@ def coverage(program: NpuProgram) -> Coverage:
     return c
 
 
-def coverage_of_analyses(analyses: list[DispatchAnalysis]) -> Coverage:
+def coverage_of_plans(plans: list[DispatchPlan]) -> Coverage:
     c = Coverage()
-    for a in analyses:
-        _add(c, a.site.index, a.legal, a.unit if a.legal else "cpu", a.flops, a.rule, a.reason)
+    for p in plans:
+        _add(c, p.site.index, p.legal, p.unit if p.legal else "cpu", p.flops, p.rule, p.reason)
     return c
 
 
-def legalize_flow(flow: str | Path, target: NpuTarget) -> list[DispatchAnalysis]:
-    """The legality analysis alone of a flow snapshot (text or path)."""
+def legalize_flow(flow: str | Path, target: NpuTarget) -> list[DispatchPlan]:
+    """The legality analysis alone of a flow snapshot (text or path): each dispatch's plan after npu-legalize."""
     from iree.compiler import ir  # here: the coverage of a program needs no MLIR (the app's start)
 
-    from ..ir.context import mlir_context
-    from ..ir.dispatch_index import index_text
-    from ..ir.flow_graph import FlowGraph
-    from .legality import analyze
+    from ...ir.context import mlir_context
+    from ...ir.dispatch_index import index_text
+    from ...ir.flow_graph import FlowGraph
+    from ..plan.legality import analyze
 
     text = Path(flow).read_text(encoding="utf-8") if isinstance(flow, Path) or (
         "\n" not in str(flow) and Path(flow).exists()) else str(flow)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
-from ..ir.flow_graph import tensor_shape_dtype
-from ..ir.linalg import OpDescription, dtype_nbytes
-from ..ir.linalg.affine import affine_terms
+from ...ir.flow_graph import tensor_shape_dtype
+from ...ir.linalg import OpDescription, dtype_nbytes
+from ...ir.linalg.affine import affine_terms
 from .tiling import Access, Loop
 
 PASS_THROUGH = {"iree_tensor_ext.dispatch.tensor.load", "flow.dispatch.tie_shape"}

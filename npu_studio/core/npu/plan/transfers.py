@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from ..ir.flow_graph import DispatchSite, FlowGraph
-from ..ir.linalg import OpDescription, dtype_nbytes
+from ...ir.flow_graph import DispatchSite, FlowGraph
+from ...ir.linalg import OpDescription, dtype_nbytes
 
 _LOAD = "iree_tensor_ext.dispatch.tensor.load"
 _STORE = "iree_tensor_ext.dispatch.tensor.store"
