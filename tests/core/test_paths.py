@@ -55,7 +55,7 @@ def test_our_own_variables_come_first(bare, tmp_path):
 
 
 def test_every_user_of_a_folder_asks_paths(bare, tmp_path):
-    from npu_studio.core.npu import target_store
+    from npu_studio.core.npu.target import target_store
     from npu_studio.core.npu.hal import plugin_build
     from npu_studio.core.workspace.workspace import default_workspace_for
 

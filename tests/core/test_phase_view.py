@@ -6,14 +6,9 @@ import pytest
 
 from npu_studio.core.errors import StudioError
 from npu_studio.core.phase_view import DRAFT_STATE, FAILED_STATE
-from npu_studio.core.session import NPU_PHASE, Session
-from npu_studio.core.workspace.workspace import Workspace
+from npu_studio.core.session import NPU_PHASE
 
-
-def opened(ws: Workspace) -> Session:
-    s = Session()
-    s.open_workspace(Workspace.open(ws.root))
-    return s
+from .test_session import opened
 
 
 def test_a_compiled_phase_shows_its_snapshot_with_its_file_and_state(example_workspace):
