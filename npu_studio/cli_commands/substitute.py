@@ -45,7 +45,7 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--repetitions", type=int, default=MIN_REPETITIONS, metavar="N",
                    help=f"time at least N repetitions each, more until the spread (IQR / median) is under "
-                        f"{TARGET_SPREAD:.0%} (default {MIN_REPETITIONS}; 0: no timing)")
+                        f"{TARGET_SPREAD:.0%}% (default {MIN_REPETITIONS}; 0: no timing)")
     p.add_argument("--max-repetitions", type=int, default=MAX_REPETITIONS, metavar="M",
                    help=f"stop a timing that has not settled after M repetitions (default {MAX_REPETITIONS}) "
                         f"or {MAX_SECONDS:g} s")

@@ -172,11 +172,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.addToolBar(toolbar)
 
     def add_dispatch_action(self, action: QtGui.QAction, on_double_click: bool = False) -> None:
-        table = self.dispatch_table
-        table.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
-        table.addAction(action)
-        if on_double_click:
-            table.cellDoubleClicked.connect(lambda _row, _col: action.trigger())
+        self.dispatch_table.add_row_action(action, on_double_click)
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)

@@ -128,3 +128,21 @@ def test_detail_is_a_summary_with_the_raw_record_behind_a_toggle(panel):
     assert json.loads(panel.detail.toPlainText()) == rec.to_json()
     panel.raw_toggle.setChecked(False)
     assert panel.detail.toPlainText() == text
+
+
+def test_a_row_action_works_on_the_frozen_columns_too(panel, qtbot):
+    """Right-click or double-click on `#` or kind (a view of its own on top) reaches the row's action."""
+    from PySide6 import QtGui
+
+    t = panel.table
+    triggered = []
+    action = QtGui.QAction("Open executable", t)
+    action.triggered.connect(lambda: triggered.append(t.selected_dispatch()))
+    t.add_row_action(action, on_double_click=True)
+    assert action in t.actions() and action in t.frozen.actions()
+    assert t.frozen.contextMenuPolicy() == QtCore.Qt.ContextMenuPolicy.ActionsContextMenu
+    row = t.visible_dispatches().index(2)
+    cell = t.frozen.visualRect(t.frozen.model().index(row, 1)).center()
+    qtbot.mouseClick(t.frozen.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=cell)  # a double-click's first press
+    qtbot.mouseDClick(t.frozen.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=cell)
+    assert triggered == [2]

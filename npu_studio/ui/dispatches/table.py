@@ -102,6 +102,16 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.frozen = self._build_frozen_view()
         self.itemSelectionChanged.connect(self._on_selection)
 
+    def add_row_action(self, action: QtGui.QAction, on_double_click: bool = False) -> None:
+        """An action on the selected row in the context menu (and on a double-click), on the frozen
+        columns too: they are a view of their own on top of the table."""
+        for view in (self, self.frozen):
+            view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
+            view.addAction(action)
+        if on_double_click:
+            self.cellDoubleClicked.connect(lambda _row, _col: action.trigger())
+            self.frozen.doubleClicked.connect(lambda _index: action.trigger())
+
     # -- the frozen `#` and kind columns (Qt's frozen-column pattern: a view on top) --------------
 
     def _build_frozen_view(self) -> QtWidgets.QTableView:
