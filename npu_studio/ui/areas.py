@@ -2,9 +2,10 @@
 
 The one place where areas meet: each is built against the narrow shell (shell.py), and where one
 area's result is shown by another (the numerics trace's error column in the dispatch table, the
-compile profile's top passes on the timeline, a clicked Pareto point in the schedule), the link is
-a signal connected here, not a reference one area keeps to another. Where each dock opens by
-default is layout.py's.
+compile profile's top passes on the timeline), the link is a signal connected here, not a
+reference one area keeps to another. One link is still a reference: the sweep controller is handed
+the schedule controller, to show a clicked Pareto point's schedule. Where each dock opens by default
+is layout.py's.
 """
 
 from __future__ import annotations
