@@ -13,7 +13,7 @@ from PySide6 import QtCore  # noqa: E402
 from npu_studio.core.ir.dispatch_index import DispatchRecord, PhaseIndex  # noqa: E402
 from npu_studio.core.ir.linalg import OpDescription, TensorInfo  # noqa: E402
 from npu_studio.ui.dispatches.panel import DispatchPanel  # noqa: E402
-from npu_studio.ui.npu.panel import HEADERS  # noqa: E402
+from npu_studio.core.npu_columns import HEADERS  # noqa: E402
 
 
 def op(kind: str, flops: int) -> OpDescription:

@@ -16,7 +16,7 @@ from npu_studio.core.ir.dispatch_index import index_text  # noqa: E402
 from npu_studio.core.npu.plan.passes import run_npu_pipeline  # noqa: E402
 from npu_studio.core.npu.report.schedule_model import simulate_run  # noqa: E402
 from npu_studio.ui.dispatches.panel import DispatchPanel  # noqa: E402
-from npu_studio.ui.npu.panel import detail_text  # noqa: E402
+from npu_studio.core.npu_columns import detail_text  # noqa: E402
 from npu_studio.ui.schedule.summary import ScheduleSummary  # noqa: E402
 
 _DT = "!iree_tensor_ext.dispatch.tensor"

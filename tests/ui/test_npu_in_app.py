@@ -15,7 +15,9 @@ from npu_studio.core.npu.store import workspace_io
 from npu_studio.core.workspace.workspace import Workspace
 from npu_studio.resources import TARGETS_DIR
 from npu_studio.ui.main_window import MainWindow
-from npu_studio.ui.npu.panel import HEADERS, NPU_PHASE, SETTINGS_KEY
+from npu_studio.core.npu_columns import HEADERS
+from npu_studio.core.session import NPU_PHASE
+from npu_studio.ui.npu.panel import SETTINGS_KEY
 
 from ..conftest import EXAMPLE
 
@@ -126,7 +128,7 @@ def test_target_tiny_turns_dispatch_0_into_cpu_fallback(window, qtbot, settings,
     assert "CPU fallback: element type not supported (f32 in input 0)" in window.detail.toPlainText()
     assert window.timeline.phase_info(NPU_PHASE).dispatches == 0
     # the coverage: NPU against total, and the fallbacks grouped by rule
-    assert "0 of 1 dispatches on the NPU, 0.00% of " in window.npu.label()
+    assert "0 of 1 dispatches on the NPU, 0.00% of " in window.session.phase_view(NPU_PHASE).label
     assert "1 on the CPU by rule dtype" in window.log.toPlainText()
     assert '"npu.fallback"' in workspace_io.mlir_path(fresh_example).read_text()
     assert settings.value(SETTINGS_KEY) == str(TARGETS_DIR / "tiny.toml")

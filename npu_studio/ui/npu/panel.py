@@ -1,6 +1,7 @@
-"""The NPU backend's view: the `npu` phase's text and columns, the target picker and editor.
+"""The NPU backend's controls: the target picker and editor, Run on NPU.
 
-`NpuPanel` reads the NPU result and the target from the session and sends the user's
+(The `npu` phase's text and the NPU columns of the dispatch table are the session's:
+core/phase_view.py and core/npu_columns.py.) `NpuPanel` reads the NPU result and the target from the session and sends the user's
 intents (pick a target, apply an edit, re-run) to the Studio, which runs the pipeline as a
 job. It builds its own menu, toolbar and editor dock; the window only places them.
 """
@@ -13,8 +14,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...core.npu.store import workspace_io
 from ...core.npu.target import target_store
-from ...core.npu_columns import HEADERS, detail_text, table_values
-from ...core.session import NPU_PHASE, NPU_SOURCE, Session
+from ...core.session import NPU_SOURCE, Session
 from ...resources import TARGETS_DIR
 from ..studio import Studio
 from .target_editor import TargetEditor
@@ -143,18 +143,3 @@ class NpuPanel(QtCore.QObject):
 
     def is_running(self) -> bool:
         return self.studio.jobs.is_running("npu")
-
-    def columns(self) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
-        if self.session.npu is None:
-            return (), {}
-        return HEADERS, table_values(self.session.npu.program)
-
-    def detail(self, dispatch: int) -> str:
-        r = self.session.npu
-        return detail_text(r.program, dispatch) if r is not None else ""
-
-    def text(self) -> str:
-        return self.session.phase_view(NPU_PHASE).text
-
-    def label(self) -> str:
-        return self.session.phase_view(NPU_PHASE).label
