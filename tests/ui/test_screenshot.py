@@ -61,3 +61,33 @@ def test_a_phase_the_workspace_lacks_is_refused(example_workspace, tmp_path):
     done = run_app("--screenshot", str(tmp_path / "x.png"), "--phase", "nonsense", str(ws), cwd=tmp_path)
     assert done.returncode == 2 and "--phase nonsense: no such phase" in done.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_a_workspace_with_a_recorded_profile_reopens(example_workspace, tmp_path):
+    # A recorded profile restores into a sorted table; its items once recursed in __lt__ (exit 139).
+    ws = tmp_path / "ws"
+    shutil.copytree(example_workspace.root, ws)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    recorded = subprocess.run([sys.executable, "-m", "npu_studio.cli", "profile", str(ws)], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=600)
+    assert recorded.returncode == 0, recorded.stderr
+    assert (ws / "profiles").is_dir()
+    out = tmp_path / "shot.png"
+    done = run_app("--screenshot", str(out), "--size", "1280x800", "--all-docks", str(ws), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert QtGui.QImage(str(out)).width() == 1280
+
+
+def test_value_sorted_items_sort_mixed_values_without_recursing():
+    from PySide6 import QtWidgets
+
+    from npu_studio.ui.sort_items import VALUE_ROLE, ValueSortTableItem
+
+    _app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    table = QtWidgets.QTableWidget(5, 1)
+    for row, (text, value) in enumerate([("b", "b"), ("10", 10), ("a", None), ("2", 2.0), ("c", "c")]):
+        item = ValueSortTableItem(text)
+        item.setData(VALUE_ROLE, value)
+        table.setItem(row, 0, item)
+    table.sortItems(0)
+    assert [table.item(r, 0).text() for r in range(5)] == ["2", "10", "b", "c", "a"]

@@ -19,22 +19,15 @@ from ...core.workspace import variants
 from ...core.session import Session
 from ...core.workspace.workspace import Workspace
 from ..shell import Shell
+from ..sort_items import VALUE_ROLE, ValueSortTableItem
 from ..studio import Studio
 
 COLUMNS = ("pass", "wall s", "user s", "share", "runs")
 
 
-class _NumberSortItem(QtWidgets.QTableWidgetItem):
-    def __lt__(self, other) -> bool:  # noqa: D105
-        a, b = self.data(QtCore.Qt.ItemDataRole.UserRole), other.data(QtCore.Qt.ItemDataRole.UserRole)
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            return a < b
-        return super().__lt__(other)
-
-
 def _item(value, text: str | None = None) -> QtWidgets.QTableWidgetItem:
-    item = _NumberSortItem(text if text is not None else str(value))
-    item.setData(QtCore.Qt.ItemDataRole.UserRole, value)
+    item = ValueSortTableItem(text if text is not None else str(value))
+    item.setData(VALUE_ROLE, value)
     return item
 
 

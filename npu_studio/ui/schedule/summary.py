@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.npu.report.schedule_model import Comparison, ScheduleModel
 from ..sort_arrows import use_desktop_sort_arrows
+from ..sort_items import ValueSortStandardItem
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
            "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
@@ -28,18 +29,8 @@ COLUMNS = ("#", "kind", "ONNX", "cycles", "share", "MAC util", "DRAM bytes", "SR
 _NUMERIC = {0, 3, 4, 5, 6, 7, 9}
 
 
-class _Item(QtGui.QStandardItem):
-    """Sorts numeric columns by value, not by text."""
-
-    def __lt__(self, other: QtGui.QStandardItem) -> bool:
-        a, b = self.data(QtCore.Qt.ItemDataRole.UserRole), other.data(QtCore.Qt.ItemDataRole.UserRole)
-        if a is not None and b is not None:
-            return a < b
-        return super().__lt__(other)
-
-
-def _item(text: str, value=None) -> _Item:
-    it = _Item(text)
+def _item(text: str, value=None) -> ValueSortStandardItem:
+    it = ValueSortStandardItem(text)
     it.setEditable(False)
     if value is not None:
         it.setData(value, QtCore.Qt.ItemDataRole.UserRole)
