@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 
 def open_ws(window, qtbot, ws):
@@ -119,3 +119,39 @@ def test_the_executable_editor_keeps_its_selection_when_its_text_comes_again(qtb
     assert editor.view.textCursor().selectedText() == "line 120\u2029"  # Qt's paragraph separator
     editor.set_text("@other", text)  # another executable starts at the top
     assert editor.view.textCursor().position() == 0
+
+
+def _click_line(qtbot, view, line: int, double: bool = False) -> None:
+    rect = view.cursorRect(QtGui.QTextCursor(view.document().findBlockByNumber(line - 1)))
+    pos = rect.center() + QtCore.QPoint(view.fontMetrics().horizontalAdvance("    %"), 0)
+    if double:
+        qtbot.mouseDClick(view.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+    else:
+        qtbot.mouseClick(view.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_a_click_in_the_ir_selects_its_dispatch_without_moving_the_view(window, qtbot, fresh_example):
+    open_ws(window, qtbot, fresh_example)
+    window.show_phase("flow")
+    view = window.ir_view
+    view.resize(700, 200)
+    (region,) = view.regions()
+    assert region.end_line - region.start_line > 8, "the example's dispatch spans many lines"
+    for editing in (False, True):
+        window.select_dispatch(None)
+        window.edit_action.setChecked(editing)
+        assert view.document().defaultFont() == view.font()  # edit mode keeps the font and its metrics
+        view.goto(region.end_line - 1, 1, center=False)  # scrolled so that the region's end is on screen
+        # laid out, as on screen before a user clicks, and not the third click of the last double-click
+        qtbot.wait(QtWidgets.QApplication.doubleClickInterval() + 50)
+        first, last = view.visible_line_range()
+        assert first > region.start_line
+        scroll, target = view.verticalScrollBar().value(), (first + last) // 2
+        _click_line(qtbot, view, target)
+        assert window.selected_dispatch == region.key and view.marked_key() == region.key
+        assert view.verticalScrollBar().value() == scroll  # nothing jumped
+        assert view.textCursor().blockNumber() == target - 1  # the cursor where the click was
+        _click_line(qtbot, view, target, double=True)  # the dispatch already selected: still no jump
+        assert view.verticalScrollBar().value() == scroll
+        assert view.textCursor().blockNumber() == target - 1
+    window.edit_action.setChecked(False)

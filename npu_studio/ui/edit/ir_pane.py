@@ -34,6 +34,7 @@ class IrPane(QtCore.QObject):
         super().__init__(shell.parent_widget())
         self.session, self.studio, self.shell = session, studio, shell
         self._regions_of: str | None = None  # the phase whose regions are drawn
+        self._clicked_in_view = False  # a selection made by a click here marks without scrolling
         self._build_widgets()
         self._build_actions()
         e = session.events
@@ -44,7 +45,7 @@ class IrPane(QtCore.QObject):
         e.phases.connect(self.update_actions)
         studio.sig_compile_finished.connect(self._on_compiled)
         studio.sig_busy.connect(lambda _busy: self.update_actions())
-        self.view.sig_region_clicked.connect(session.select_dispatch)
+        self.view.sig_region_clicked.connect(self._on_region_clicked)
 
     def _build_widgets(self) -> None:
         self.view = IrView()
@@ -180,11 +181,18 @@ class IrPane(QtCore.QObject):
         self._regions_of = phase
         self._mark_selection()
 
+    def _on_region_clicked(self, dispatch: int) -> None:
+        self._clicked_in_view = True
+        try:
+            self.session.select_dispatch(dispatch)
+        finally:
+            self._clicked_in_view = False
+
     def _mark_selection(self) -> None:
         selection = self.session.selection
         dispatch = selection.dispatch
         has_region = dispatch is not None and any(r.key == dispatch for r in self.view.regions())
-        self.view.mark_region(dispatch if has_region else None)
+        self.view.mark_region(dispatch if has_region else None, reveal=not self._clicked_in_view)
         if selection.task is not None and selection.phase == NPU_PHASE:
             self.goto_npu_task(selection.task)
 

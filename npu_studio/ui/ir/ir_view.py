@@ -165,8 +165,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         for slot in (self._on_contents_change, *self._change_listeners):
             self.document().contentsChange.disconnect(slot)
         highlighter = self._base[1] if document is self._base[0] else document.findChild(MlirHighlighter)
+        # The widget's font reaches a document only on a font change, and the view's font never changes:
+        # a phase's document would keep the proportional default (other metrics, clicks off by lines).
+        document.setDefaultFont(self.font())
         self.setDocument(document)
-        self.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont))
         self.highlighter = highlighter
         for slot in (self._on_contents_change, *self._change_listeners):
             document.contentsChange.connect(slot)
@@ -285,12 +287,15 @@ class IrView(QtWidgets.QPlainTextEdit):
     def regions(self) -> list[Region]:
         return list(self._regions)
 
-    def mark_region(self, key: object | None) -> None:
-        """Draw region `key` stronger and scroll its first line near the top;
-        None clears the mark. Raises KeyError for an unknown key."""
-        if key is not None:
+    def mark_region(self, key: object | None, reveal: bool = True) -> None:
+        """Draw region `key` stronger; with `reveal`, scroll it to the middle (a region taller than the
+        view: its first line near the top). None clears the mark. Raises KeyError for an unknown key."""
+        if key is not None and reveal:
             region = self._regions_by_key[key]
-            self.verticalScrollBar().setValue(max(0, region.start_line - 1 - 2))
+            shown = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
+            span = region.end_line - region.start_line + 1
+            above = (shown - span) // 2 if span <= shown else 2
+            self.verticalScrollBar().setValue(max(0, region.start_line - 1 - above))
         self._marked = key
         self.viewport().update()
         self._gutter.update()
