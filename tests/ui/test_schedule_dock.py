@@ -136,3 +136,17 @@ def test_a_long_verdict_and_a_stale_banner_stay_one_line_and_take_no_rows(dock, 
         assert "\n" not in banner.text() and banner.full_text() in banner.toolTip()
     assert dock.check_label.full_text() == "\n".join(lines)  # every line kept, in the tooltip
     assert dock.chart.row_pixels() >= 14  # the engine rows keep their readable pitch
+
+
+def test_the_bar_tooltip_stays_while_the_pointer_rests(dock, qtbot):
+    from PySide6 import QtWidgets
+
+    chart = dock.chart
+    vb = chart.engines.getViewBox()
+    scene = vb.mapViewToScene(QtCore.QPointF(450, 2))  # the MAC bar of task #1
+    pos = chart.view.mapFromScene(scene)
+    qtbot.mouseMove(chart.view.viewport(), pos)
+    qtbot.waitUntil(lambda: QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text().startswith("task #1"))
+    # Resting: Qt sends the viewport a ToolTip event about 700 ms later; the scene used to hide the tip then.
+    qtbot.wait(2000)
+    assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text().startswith("task #1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "npu"))
 from flowgen import flow_snapshot  # noqa: E402
@@ -54,6 +54,9 @@ def test_clicking_a_front_point_opens_its_schedule(window, qtbot, tmp_path):
     assert view.row_at(scene) is row  # what hover shows and click opens
     tip = tip_text(row, view.params)
     assert f"sram.size_kib = {row['sram.size_kib']}" in tip and "energy_pj = " in tip
+    qtbot.mouseMove(view.plot.viewport(), view.point_position(row))  # hover, and rest 2 s: the tip stays
+    qtbot.wait(2000)
+    assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == tip
     with qtbot.waitSignal(view.sig_point_clicked, timeout=5000) as clicked:
         qtbot.mouseClick(view.plot.viewport(), QtCore.Qt.MouseButton.LeftButton,
                          pos=view.point_position(row))

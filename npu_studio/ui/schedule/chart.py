@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.npu.report.schedule_model import ScheduleModel
 from ...core.units import format_bytes
+from ..hover_tips import HoverTips
 from .metrics import ADDRESS_PX, SRAM_PX, TIME_AXIS_PX, chart_min_height, engines_height
 from .span_rects import SpanRects
 from .summary import PALETTE, dispatch_color
@@ -112,7 +113,7 @@ class ScheduleChart(QtWidgets.QWidget):
         self.highlighted: list[int] = []
         self._arrows: list[QtWidgets.QGraphicsItem] = []
         self.view.viewport().setMouseTracking(True)
-        self.view.viewport().installEventFilter(self)
+        self._tips = HoverTips(self.view, self._text_at_scene)
         self.view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
     # -- data -------------------------------------------------------------
@@ -273,17 +274,9 @@ class ScheduleChart(QtWidgets.QWidget):
         x0, x1 = self.x_range()
         return self.task_at(p.x(), p.y(), 2 * (x1 - x0) / max(vb.width(), 1.0))
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self.view.viewport() and event.type() == QtCore.QEvent.Type.MouseMove:
-            pos = self.view.mapToScene(event.position().toPoint())
-            task = self._task_at_scene(pos)
-            text = "" if task is None else self.model.task_text(task, self.unit)
-            self.view.setToolTip(text)
-            if text:
-                QtWidgets.QToolTip.showText(event.globalPosition().toPoint(), text, self.view)
-            else:
-                QtWidgets.QToolTip.hideText()
-        return super().eventFilter(obj, event)
+    def _text_at_scene(self, pos: QtCore.QPointF) -> str | None:
+        task = self._task_at_scene(pos)
+        return None if task is None else self.model.task_text(task, self.unit)
 
     @QtCore.Slot(object)
     def _on_mouse_clicked(self, event) -> None:

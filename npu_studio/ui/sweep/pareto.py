@@ -22,6 +22,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.sweep.analysis import knee, pareto_mask, sensitivity
 from ...core.sweep.evaluate import METRIC_NAMES
+from ..hover_tips import HoverTips
 
 AXES = ("time_us", "cycles", "energy_pj", "edp_pj_us", "area_mm2", "sram_kib", "dram_bytes")
 DOT_PEN = pg.mkPen(140, 140, 140, width=5, cap=QtCore.Qt.PenCapStyle.RoundCap)
@@ -134,7 +135,7 @@ class ParetoView(QtWidgets.QWidget):
         self.knee_item = pg.ScatterPlotItem(size=16, pen=KNEE_PEN, brush=None)
         for item in (self.scatter, self.front_curve, self.knee_item):
             self.plot.addItem(item)
-        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._tips = HoverTips(self.plot, self._tip_at)
         self.plot.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         # sensitivity: one metric against one parameter, the others held at the base
         self.sens_param, self.sens_metric = QtWidgets.QComboBox(self), QtWidgets.QComboBox(self)
@@ -278,12 +279,9 @@ class ParetoView(QtWidgets.QWidget):
         i = int(np.argmin(dist))
         return self.shown[i] if dist[i] <= PICK_PIXELS else None
 
-    def _on_mouse_moved(self, scene_pos) -> None:
+    def _tip_at(self, scene_pos: QtCore.QPointF) -> str | None:
         row = self.row_at(scene_pos)
-        if row is None:
-            QtWidgets.QToolTip.hideText()
-            return
-        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), tip_text(row, self.params), self.plot)
+        return None if row is None else tip_text(row, self.params)
 
     def _on_mouse_clicked(self, ev) -> None:
         if ev.button() != QtCore.Qt.MouseButton.LeftButton:
