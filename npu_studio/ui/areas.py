@@ -3,9 +3,8 @@
 The one place where areas meet: each is built against the narrow shell (shell.py), and where one
 area's result is shown by another (the numerics trace's error column in the dispatch table, the
 compile profile's top passes on the timeline), the link is a signal connected here, not a
-reference one area keeps to another. One link is still a reference: the sweep controller is handed
-the schedule controller, to show a clicked Pareto point's schedule. Where each dock opens by default
-is layout.py's.
+reference one area keeps to another. A clicked Pareto point's schedule shows in a schedule dock of
+the sweep's own, never in place of the open model's. Where each dock opens by default is layout.py's.
 """
 
 from __future__ import annotations
@@ -81,8 +80,11 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
         lambda notes: [timeline.set_phase_note(phase, note) for phase, note in notes.items()])
     compile_profile.sig_finished.connect(executables.refresh)  # its compile-time column
     sweep = SweepDock(parent)
-    sweep_controller = SweepController(studio.jobs, sweep, schedule_controller, parent)
+    sweep_point = ScheduleDock(parent)
+    sweep_point.setObjectName("sweep_point_dock")
+    sweep_controller = SweepController(studio.jobs, sweep, sweep_point, parent)
     shell.add_dock(sweep, Area.BottomDockWidgetArea, visible=False)
+    shell.add_dock(sweep_point, Area.BottomDockWidgetArea, visible=False)
     trace_dock = TraceDock(parent)
     trace = TraceController(session, studio.jobs, trace_dock, parent)
     trace.sig_dispatch_column.connect(dispatches.set_trace_column)

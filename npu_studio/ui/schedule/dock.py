@@ -36,6 +36,10 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.setObjectName("schedule_dock")
         body = QtWidgets.QWidget(self)
         self.toolbar = QtWidgets.QToolBar(body)
+        self.heading = QtWidgets.QLabel(body)  # what this schedule is, when it is not the open model's
+        self.heading.setWordWrap(True)
+        self.heading.setStyleSheet("background:#e7f1ff;color:#084298;padding:3px;font-weight:bold;")
+        self.heading.hide()
         self.unit_box = QtWidgets.QComboBox(body)
         self.unit_box.addItem("cycles", "cycles")
         self.unit_box.addItem("µs", "us")
@@ -78,6 +82,7 @@ class ScheduleDock(QtWidgets.QDockWidget):
         split.setMinimumHeight(chart_min_height())  # readable rows before the chart is even built
         layout = QtWidgets.QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.heading)
         layout.addWidget(self.toolbar)
         layout.addWidget(self.banner)
         layout.addWidget(self.check_label)
@@ -130,6 +135,11 @@ class ScheduleDock(QtWidgets.QDockWidget):
             self.set_empty_reason(None)
         for action in self.run_actions:
             action.setEnabled(model is not None)
+
+    def set_heading(self, text: str | None) -> None:
+        """A line above the chart saying whose schedule this is (None: none)."""
+        self.heading.setText(text or "")
+        self.heading.setVisible(bool(text))
 
     def set_empty_reason(self, why: str | None) -> None:
         """With no run on show, say why in place of the chart (None: a run is shown)."""

@@ -4,9 +4,9 @@
 scheduler the address field names, as a background job (progress,
 time left, Cancel; rerunning resumes), into the folder `npu-studio sweep`
 would use; "Open results…" takes a folder `npu-studio sweep SPEC --out DIR`
-wrote. Either is shown in a ParetoView. Clicking a point runs the NPU pipeline for that point's model
-and target as a background job, then hands the program to the schedule
-controller, which simulates it and shows it in the schedule dock.
+wrote. Either is shown in a ParetoView. Clicking a point plans and simulates that point's model
+and target as a background job and shows it in a schedule dock of its own, titled with the point
+(the open model's schedule stays as it is).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...core.errors import Cancelled, StudioError
 from ..jobs import JobManager
+from ..schedule.dock import ScheduleDock
 
 if TYPE_CHECKING:
     from ...core.sweep.run import OpenedSweep
@@ -143,10 +144,17 @@ class SweepDock(QtWidgets.QDockWidget):
 class SweepController(QtCore.QObject):
     sig_message = QtCore.Signal(str)  # a line for the log
 
-    def __init__(self, jobs: JobManager, dock: SweepDock, schedule_controller,
+    def __init__(self, jobs: JobManager, dock: SweepDock, point_dock: ScheduleDock,
                  parent: QtCore.QObject | None = None):
         super().__init__(parent)
-        self.jobs, self.dock, self.schedule = jobs, dock, schedule_controller
+        # A point's schedule has its own dock, titled with the point: it never takes the place of the open
+        # model's schedule, and is compared only with another point of the same model.
+        self.jobs, self.dock, self.point_dock = jobs, dock, point_dock
+        point_dock.setWindowTitle("Sweep point schedule")
+        point_dock.check_action.setVisible(False)  # they act on the open model's build
+        point_dock.measure_action.setVisible(False)
+        point_dock.set_empty_reason("Click a point of a sweep to see its schedule here.")
+        self._shown_point: dict | None = None
         self.sweep: OpenedSweep | None = None
         dock.sig_open_requested.connect(self.open)
         dock.sig_run_requested.connect(self.run_spec)
@@ -216,13 +224,28 @@ class SweepController(QtCore.QObject):
         if sweep is None:
             return
         self.sig_message.emit(f"Planning sweep point {row['point']} of {row['model']}…")
-        self.jobs.start(POINT_JOB, lambda report, token: sweep.program_of(row),
-                        on_done=self._on_program, on_failed=self._on_failed)
 
-    def _on_program(self, program, generation: int) -> None:
-        self.schedule.simulate(program)
-        self.schedule.dock.show()
-        self.schedule.dock.raise_()
+        def work(report, token):
+            from ...core.npu.report.schedule_model import simulate_run
+
+            return row, simulate_run(sweep.program_of(row))
+
+        self.jobs.start(POINT_JOB, work, on_done=self._on_point_run, on_failed=self._on_failed)
+
+    def _on_point_run(self, done, generation: int) -> None:
+        row, run = done
+        shown = self._shown_point
+        same_model = shown is not None and shown["row"]["model"] == row["model"]
+        dock = self.point_dock
+        dock.show_run(run.model, shown["model"] if same_model else None)
+        params = ", ".join(f"{p} = {row[p]}" for p in self.sweep.params()) if self.sweep else ""
+        against = f"; change against point {shown['row']['point']}" if same_model else ""
+        dock.set_heading(f"Sweep point {row['point']} of {row['model']}: {params}{against}. "
+                         "Not the open model's schedule.")
+        dock.setWindowTitle(f"Sweep point {row['point']} ({row['model']})")
+        self._shown_point = {"row": row, "model": run.model}
+        dock.show()
+        dock.raise_()
 
     def _on_failed(self, exc: Exception, tb: str, generation: int) -> None:
         message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
