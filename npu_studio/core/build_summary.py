@@ -42,21 +42,20 @@ class TargetSummary:
     bundled: bool
     origin: Path | None  # the bundled target it is, or was made from
     changes: tuple[tuple[str, object, object], ...]  # (key, bundled value, this value)
+    label: str = ""  # "default (bundled)", "mine (user)", "default (recorded in this workspace)"
 
     def text(self, max_keys: int | None = MAX_KEYS_SHOWN) -> str:
-        if self.bundled:
-            return f"NPU target {self.name} (bundled)"
-        if self.origin is None:
-            return f"NPU target {self.name} (user)"
+        if self.bundled or self.origin is None:
+            return f"NPU target {self.label}"
         if not self.changes:
-            return f"NPU target {self.name} (user): the same as bundled {self.origin.stem}"
+            return f"NPU target {self.label}: the same as bundled {self.origin.stem}"
         shown = self.changes if max_keys is None else self.changes[:max_keys]
         parts = [f"{k} {_value(a)} → {_value(b)}" for k, a, b in shown]
         more = len(self.changes) - len(shown)
         if more:
             parts.append(f"+{more} more")
         n = len(self.changes)
-        return (f"NPU target {self.name} (user): {n} key{'s' if n > 1 else ''} changed from bundled "
+        return (f"NPU target {self.label}: {n} key{'s' if n > 1 else ''} changed from bundled "
                 f"{self.origin.stem}: {', '.join(parts)}")
 
 
@@ -123,15 +122,19 @@ def _value(v: object) -> str:
 
 
 def summarize_target(path: Path, ws: Workspace | None = None) -> TargetSummary:
-    """The target at `path` against the bundled one it is or came from (a workspace's recorded
-    copy counts as the file it was copied from)."""
+    """The target at `path` against the bundled one it is or came from. A workspace's recorded copy
+    is named for the file it was copied from and compared by its own text (it may have been edited
+    since). The one naming the summary, the toolbar's picker and the target dock use."""
     path = Path(path)
     recorded = workspace_io.recorded_target(ws) if ws is not None else None
-    source = recorded.origin if recorded is not None and recorded.path == path else path
+    is_record = recorded is not None and recorded.path == path
+    source = recorded.origin if is_record else path
     origin = target_store.bundled_origin(source)
-    bundled = target_store.is_bundled(source)
+    bundled = not is_record and target_store.is_bundled(path)
     changes = () if bundled or origin is None else tuple(target_store.changed_keys(path, origin))
-    return TargetSummary(source.stem, path, bundled, origin, changes)
+    label = (f"{source.stem} (recorded in this workspace)" if is_record
+             else f"{path.stem} (bundled)" if bundled else f"{path.stem} (user)")
+    return TargetSummary(source.stem, path, bundled, origin, changes, label)
 
 
 def summarize(ws: Workspace | None, target: Path | None, drafts=()) -> BuildSummary:

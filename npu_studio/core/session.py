@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .build_summary import BuildSummary, summarize
+from .build_summary import BuildSummary, summarize, summarize_target
 from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
 from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, Problems
@@ -441,11 +441,10 @@ class Session:
 
     def target_label(self) -> str:
         """Which target this model's NPU result was (or will be) built with."""
-        if self.workspace is not None:
-            rec = workspace_io.recorded_target(self.workspace)
-            if rec is not None and self.npu is not None and self.npu_state() == DONE:
-                return f"built with {rec.label}"
-        return f"target {self.target.stem}"
+        label = summarize_target(self.target, self.workspace).label  # the picker's and the summary's name
+        if self.workspace is not None and self.npu is not None and self.npu_state() == DONE:
+            return f"built with {label}"
+        return f"target {label}"
 
     def build_summary(self) -> BuildSummary:
         """What this build holds besides the compiler's output: edits, substitutions, the target."""

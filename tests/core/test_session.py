@@ -116,17 +116,39 @@ def test_a_cancelled_compile_keeps_the_finished_phases(fresh_example):
 
 def test_changing_the_target_makes_the_npu_stale_until_it_runs_again(fresh_example):
     s = opened(fresh_example)
-    assert s.target == RESOURCES / "default.toml" and s.target_label() == "target default"
+    assert s.target == RESOURCES / "default.toml" and s.target_label() == "target default (bundled)"
     gen = s.begin("npu")
     s.npu_finished(npu_result(fresh_example), gen)
-    assert s.target_label() == "built with npu-mid (from default.toml)"
+    assert s.target_label() == "built with default (bundled)"
     events = Recorder(s)
     s.set_target(RESOURCES / "tiny.toml")
     assert s.npu_state() == "stale" and events.seen == ["target", "npu"]
     gen = s.begin("npu")
     s.npu_finished(npu_result(fresh_example, s.target), gen)
-    assert s.npu_state() == "done" and s.target_label() == "built with npu-tiny (from tiny.toml)"
+    assert s.npu_state() == "done" and s.target_label() == "built with tiny (bundled)"
     assert not s.npu.program.dispatches[0].legal
+
+
+def test_an_edited_recorded_target_is_named_with_its_changes_everywhere(fresh_example):
+    # The workspace's copy of the target, edited after it was recorded (rows 32 -> 8 by hand): the summary,
+    # the picker and the phase label all name the copy, and the summary lists the changed key.
+    from npu_studio.core.build_summary import summarize_target
+    from npu_studio.core.npu.store import workspace_io
+
+    s = opened(fresh_example)
+    gen = s.begin("npu")
+    s.npu_finished(npu_result(fresh_example), gen)
+    copy = workspace_io.recorded_target(fresh_example).path
+    text = copy.read_text()
+    assert "rows = 32" in text
+    copy.write_text(text.replace("rows = 32", "rows = 8", 1))
+    s.set_target(copy)
+    summary = summarize_target(copy, fresh_example)
+    assert summary.label == "default (recorded in this workspace)" and not summary.bundled
+    assert [(k, a, b) for k, a, b in summary.changes] == [("mac_array.rows", 32, 8)]
+    assert summary.text().startswith("NPU target default (recorded in this workspace): 1 key changed from "
+                                     "bundled default: mac_array.rows 32 → 8")
+    assert s.build_summary().target.label == summary.label and summary.label in s.target_label()
 
     # A rejected edit: nothing saved, the result stays but goes stale.
     bad = (RESOURCES / "tiny.toml").read_text().replace("rows = 8", "rows = -8")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
+from ...core.build_summary import summarize_target
 from ...core.npu.store import workspace_io
 from ...core.npu.target import target_store
 from ...core.session import NPU_SOURCE, Session
@@ -79,7 +80,7 @@ class NpuPanel(QtCore.QObject):
         ws = self.session.workspace
         recorded = workspace_io.recorded_target(ws) if ws is not None else None
         if recorded is not None and recorded.path == target:
-            entries.append((f"{recorded.label}, recorded in this workspace", recorded.path))
+            entries.append((summarize_target(target, ws).label, recorded.path))
         elif all(path != target for _, path in entries):
             entries.append((target.name, target))
         blocked = self.picker.blockSignals(True)

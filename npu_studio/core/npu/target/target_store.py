@@ -50,10 +50,6 @@ class RecordedTarget:
     origin: Path  # the file that text came from
     name: str  # the target's own `name`
 
-    @property
-    def label(self) -> str:
-        return f"{self.name} (from {self.origin.name})"
-
 
 def user_targets_dir() -> Path:
     return config_dir() / "targets"
