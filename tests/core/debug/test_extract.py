@@ -22,6 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from npu_studio.cli import main as cli_main
 from npu_studio.core.compile.params import ParamOptions
+from npu_studio.core.debug.extract import extract
 from npu_studio.core.run.onnx_reference import run_with_intermediates
 from npu_studio.core.run.runner import pick_function, random_inputs
 from npu_studio.core.workspace.workspace import Workspace, compile_model
@@ -152,3 +153,26 @@ def test_bad_dispatch_bad_workspace_and_a_used_folder_are_one_line(ws, tmp_path,
     assert not (tmp_path / "a").exists()
     assert [p.name for p in used.iterdir()] == ["mine.txt"] and (used / "mine.txt").read_text() == "the user's"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+
+
+def test_substituted_executable_is_in_the_reproducer(ws, tmp_path):
+    # A substitution (addf -> subf on the conv's bias) carries the workspace build's buffer layout;
+    # the reproducer keeps it fitted to its own module, as a file of the folder.
+    from npu_studio.core.executables import substitution as subs
+    from npu_studio.core.executables.catalog import list_executables
+    from npu_studio.core.workspace import substitutions as sub_records
+
+    info = next(e for e in list_executables(ws) if e.dispatches == [CONV])
+    source = info.source.read_text()
+    at = source.rfind("arith.addf %in")
+    subs.substitute(ws, info.name, sub_records.SOURCE, source[:at] + "arith.subf" + source[at + 10:]).run()
+    out = tmp_path / "sub"
+    repro = extract(Workspace.open(ws.root), CONV, out)
+    assert repro.departs  # the substituted bias add departs from onnxruntime's tensor
+    assert "arith.subf" not in (out / "dispatch.mlir").read_text()
+    [kept] = (out / "substituted").iterdir()
+    assert any(f.endswith(f"=substituted/{kept.name}") for f in repro.compile_flags)
+    done = _run_sh(out)
+    assert done.returncode == 0 and "against ONNX tensor r: DEPARTS" in done.stdout, done.stdout + done.stderr
+    _nudge(out / "iree_output0.npy")
+    assert _run_sh(out).returncode == 1
