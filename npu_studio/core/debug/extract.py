@@ -51,10 +51,9 @@ from ..run.dispatches.host import HostInterpreter
 from ..run.dispatches.scalar_ops import NotInterpretable
 from ..run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
 from ..run.onnx_reference import imported_model, run_with_intermediates
-from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .numerics_trace import build_inputs, check_traceable, flow_records, trace_inputs
+from .numerics_trace import build_inputs, check_traceable, compare, flow_records, trace_inputs
 
 FORMAT = "npu-studio.reproducer"
 DEVICE = "local-sync"  # as the trace's dispatch server runs it: one thread, the same workgroup order
@@ -159,35 +158,22 @@ def _capture(ws: Workspace, b: variants.Build, function: str, inputs: list[np.nd
 
 
 def _references(ws: Workspace, rec, inputs: list[np.ndarray], results: list[np.ndarray]):
-    """Per result, the ONNX values it is compared with (as the trace views them), and the pairing facts."""
+    """Per result, the ONNX values it is compared with (as the trace views them, or None), and the
+    trace's own judgement of the dispatch (`numerics_trace.compare`: one pairing, one tolerance rule)."""
     model = imported_model(ws.source_path)
     graph = OnnxGraphOrder(model)
     nodes = dispatch_nodes(rec, graph)
     _, reference = run_with_intermediates(model, inputs, graph.tensors(nodes), ws.source_path)
     shapes = {n: tuple(np.shape(v)) for n, v in reference.items()}
     pairings = pair_results([np.shape(r) for r in results], nodes, graph, shapes)
+    judged = compare(rec.index, rec, results, pairings, reference, None, 0.0)
     refs: list[np.ndarray | None] = []
-    facts = {"onnx_tensor": None, "why_unpaired": pairings[0].why_not if pairings else "it has no result"}
-    worst = None
     for result, p in zip(results, pairings):
-        if p.tensor is None:
-            refs.append(None)
-            continue
-        view, ref = p.view(np.asarray(result), np.asarray(reference[p.tensor]))
-        if view.shape != np.shape(result):  # compared on an interior: not an expected output of the dispatch
-            refs.append(None)
-        else:
-            refs.append(np.ascontiguousarray(ref.astype(np.asarray(result).dtype)))
-        err, scale = max_error(view, ref)
-        bound = tolerance_of(view.dtype) * max(1.0, scale)
-        if facts["onnx_tensor"] is None:
-            facts["onnx_tensor"] = p.tensor
-        if worst is None or err / bound > worst[0] / worst[1]:
-            worst = (err, bound)
-    if worst is not None:
-        facts.update(max_abs_error=worst[0], tolerance_bound=worst[1], departs=worst[0] > worst[1],
-                     why_unpaired="")
-    return refs, facts
+        view, ref = (None, None) if p.tensor is None else p.view(np.asarray(result), np.asarray(reference[p.tensor]))
+        # compared on an interior (a padded result): no whole expected output for iree-run-module
+        whole = view is not None and view.shape == np.shape(result)
+        refs.append(np.ascontiguousarray(ref.astype(np.asarray(result).dtype)) if whole else None)
+    return refs, judged
 
 
 def _compile_flags(ws: Workspace) -> list[str]:
@@ -246,7 +232,8 @@ def extract(ws: Workspace, index: int, out: Path, inputs: list[np.ndarray] | Non
     except iree_dispatches.DispatchBuildFailed as exc:
         raise StudioError(flow, f"dispatch #{index} cannot stand alone: {exc.reason}") from None
     operands, results, capture_notes = _capture(ws, b, sig.name, build_inputs(b, sig.name, inputs), index)
-    refs, facts = _references(ws, rec, inputs, results)
+    refs, judged = _references(ws, rec, inputs, results)
+    bound = judged.tolerance * max(1.0, judged.scale) if judged.paired else None
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.extract-", dir=out.parent))
     try:
         (staging / "dispatch.mlir").write_text(text, encoding="utf-8")
@@ -257,8 +244,8 @@ def extract(ws: Workspace, index: int, out: Path, inputs: list[np.ndarray] | Non
         function = f"dispatch_{index}"
         run_flags = [f"--device={DEVICE}", f"--function={function}", *(f"--input=@{n}" for n in names[0])]
         repro = Reproducer(str(out), index, rec.export or rec.executable or "", function, names[0], names[1],
-                           names[2], facts["onnx_tensor"], facts["why_unpaired"], facts.get("max_abs_error"),
-                           facts.get("tolerance_bound"), facts.get("departs"), compile_flags, run_flags,
+                           names[2], judged.onnx_tensor, judged.why_unpaired, judged.max_abs_error, bound,
+                           judged.departs if judged.paired else None, compile_flags, run_flags,
                            [*capture_notes, *sub_notes])
         (staging / "run.sh").write_text(run_script(repro), encoding="utf-8")
         (staging / "run.sh").chmod(0o755)
