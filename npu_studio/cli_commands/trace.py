@@ -57,4 +57,9 @@ def run(args) -> int:
     report = trace(ws, inputs, tolerance=args.tolerance, seed=args.seed, function=args.function,
                    method=args.method)
     print(json.dumps(report.to_dict(), indent=1) if args.json else "\n".join(report.summary_lines()))
+    if not args.json and report.first_divergent is not None:
+        from ..core.debug.extract import command_line
+
+        first = report.first_divergent.index
+        print(f"reproducer of #{first}: {command_line(ws.root, first, seed=args.seed, inputs=args.input)}")
     return 0 if report.ok else 1

@@ -31,6 +31,7 @@ from .studio import Studio
 from .sweep.dock import SweepController, SweepDock
 from .timeline import PhaseTimeline
 from .trace.controller import TraceController
+from .trace.extract_action import ExtractAction
 from .trace.dock import TraceDock
 
 Area = QtCore.Qt.DockWidgetArea
@@ -51,6 +52,7 @@ class Areas:
     sweep_controller: SweepController
     trace_dock: TraceDock
     trace: TraceController
+    extract: ExtractAction
     module_dock: ModuleDock
     module: ModuleController
     edit: EditController
@@ -88,6 +90,7 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     trace_dock = TraceDock(parent)
     trace = TraceController(session, studio.jobs, trace_dock, parent)
     trace.sig_dispatch_column.connect(dispatches.set_trace_column)
+    extract = ExtractAction(session, studio, shell)
     module_dock = ModuleDock(parent)
     module = ModuleController(session, studio.jobs, module_dock, parent)
     for dock in (trace_dock, module_dock):
@@ -96,4 +99,4 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
         controller.sig_message.connect(shell.append_log)
     edit = EditController(session, studio, shell, ir)
     return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
-                 compare_builds, sweep, sweep_controller, trace_dock, trace, module_dock, module, edit)
+                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit)

@@ -92,26 +92,44 @@ def _wrapper(k: int, site: ir.Operation) -> str:
     return "\n".join([head, *lines, f"    util.return {', '.join(rets)} : {', '.join(ret_types)}", "  }"])
 
 
-def dispatch_module_text(flow_text: str) -> str:
+def _executable_of(site: ir.Operation) -> str:
+    """The flow.executable symbol a dispatch site calls (`@exe::@entry` -> `exe`)."""
+    entry = ir.SymbolRefAttr(ir.ArrayAttr(site.attributes["entry_points"])[0])
+    return entry.value[0]  # [root, nested...]
+
+
+def dispatch_module_text(flow_text: str, only: int | None = None) -> str:
     """The flow module with one `@dispatch_<k>` function per site instead of its host program.
 
     A site that cannot be wrapped (dynamic shapes, a scalar known only at
-    run time) is left out, with a comment saying why.
+    run time) is left out, with a comment saying why. `only`: that one
+    site's function and executable alone (a standalone reproducer);
+    DispatchBuildFailed when it cannot be wrapped or does not exist.
     """
     from ...ir.flow_graph import FlowGraph
 
     ctx = mlir_context()
     module = ir.Module.parse(flow_text, ctx)
     graph = FlowGraph(module.operation)
+    sites = graph.sites
+    if only is not None:
+        sites = [s for s in sites if s.index == only]
+        if not sites:
+            raise DispatchBuildFailed(None, f"no dispatch #{only}: the module has {len(graph.sites)} "
+                                            f"(#0..#{len(graph.sites) - 1})")
     wrappers = []
-    for site in graph.sites:
+    for site in sites:
         try:
             wrappers.append(_wrapper(site.index, site.op))
         except DispatchBuildFailed as exc:  # left out; needed only if the simulation asks for it
+            if only is not None:
+                raise
             wrappers.append(f"  // dispatch_{site.index} left out: {exc.reason}")
+    executables = {_executable_of(s.op) for s in sites} if only is not None else None
     for op in list(module.body.operations):
         op = op.operation
-        keep = op.name == "flow.executable" or (
+        keep = (op.name == "flow.executable" and (
+            executables is None or ir.StringAttr(op.attributes["sym_name"]).value in executables)) or (
             op.name == "util.global" and "hal.device" in str(ir.TypeAttr(op.attributes["type"]).value))
         if not keep:
             op.erase()
