@@ -38,11 +38,12 @@ class BuildSummaryStrip(QtWidgets.QWidget):
         self.build_label.setAccessibleName("What the build contains")
         self.target_label = _Line()
         self.target_label.setAccessibleName("NPU target of the build")
-        layout = QtWidgets.QVBoxLayout(self)  # a line each: the build, the target
+        # One line for both, side by side (each elides, its tooltip whole): the IR keeps the height.
+        layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(2, 0, 2, 0)
-        layout.setSpacing(0)
-        layout.addWidget(self.build_label)
-        layout.addWidget(self.target_label)
+        layout.setSpacing(12)
+        layout.addWidget(self.build_label, 1)
+        layout.addWidget(self.target_label, 1)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
 
     def show_summary(self, summary: BuildSummary) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 # Bump when the default layout changes in a way an old saved state would undo.
-LAYOUT_VERSION = 4
+LAYOUT_VERSION = 5
 STATE_KEY, GEOMETRY_KEY = "layout/state", "layout/geometry"
 VERSION_KEY = "layout/version"
 
@@ -20,11 +20,14 @@ Area = QtCore.Qt.DockWidgetArea
 # Dock object names, by area, in tab order (the first is raised), and which are open by default.
 DEFAULT_AREAS = {
     Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock", "compileProfileDock", "compareBuildsDock"),
-    Area.BottomDockWidgetArea: ("schedule_dock", "logDock", "passDock", "trace_dock", "module_dock", "sweep_dock"),
+    Area.BottomDockWidgetArea: ("logDock", "schedule_dock", "passDock", "trace_dock", "module_dock", "sweep_dock",
+                                "sweep_point_dock"),
 }
 OPEN_BY_DEFAULT = {"schedule_dock", "logDock"}
 DEFAULT_SIZE = QtCore.QSize(1400, 900)
 BOTTOM_SHARE, RIGHT_SHARE = 0.36, 0.36  # of the window's height / width
+IR_LINES = 25  # lines the IR view keeps in the default layout: the bottom docks start no taller than that allows
+BOTTOM_FLOOR = 110  # the bottom tabs' least default height (the Log's last lines)
 
 
 def scrollable(widget: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
@@ -77,8 +80,9 @@ def apply_default_layout(window: QtWidgets.QMainWindow) -> None:
     size_docks(window)
 
 
-def size_docks(window: QtWidgets.QMainWindow) -> None:
-    """The default shares of the window for the bottom and right areas."""
+def size_docks(window: QtWidgets.QMainWindow, ir_view: QtWidgets.QPlainTextEdit | None = None) -> None:
+    """The default shares of the window for the bottom and right areas. With `ir_view` on show, the
+    bottom area takes no more than leaves that view IR_LINES lines (the work comes first)."""
     size = window.size() if window.isVisible() else DEFAULT_SIZE
     for area, names in DEFAULT_AREAS.items():
         # The tab on show of each group (Qt sizes a tab group by it; hidden tabs are ignored).
@@ -91,9 +95,35 @@ def size_docks(window: QtWidgets.QMainWindow) -> None:
             # Enough for the tallest dock's contents (the schedule's readable rows), up to half the window.
             needed = max(dock_contents(d).minimumSizeHint().height() for d in docks) + 64
             height = max(int(size.height() * BOTTOM_SHARE), min(needed, size.height() // 2))
+            if ir_view is not None and ir_view.isVisible():
+                spare = ir_view.viewport().height() - IR_LINES * ir_view.fontMetrics().lineSpacing()
+                height = max(BOTTOM_FLOOR, min(height, docks[0].height() + spare))
             window.resizeDocks(docks, [height] * len(docks), QtCore.Qt.Orientation.Vertical)
         else:
             window.resizeDocks(docks, [int(size.width() * RIGHT_SHARE)] * len(docks), QtCore.Qt.Orientation.Horizontal)
+
+
+def readable_height(dock: QtWidgets.QDockWidget) -> int:
+    """The height at which the dock's contents need no scrolling (its title and tabs included)."""
+    inner = dock_contents(dock)
+    return (inner.minimumSizeHint().height() if inner is not None else 0) + 64
+
+
+def show_readable(window: QtWidgets.QMainWindow, dock: QtWidgets.QDockWidget) -> None:
+    """Raise `dock` and, docked, grow it (up to half the window) until its contents need no scrolling:
+    a tool opened from the View menu or its tab is readable at once, not a strip."""
+    dock.show()
+    dock.raise_()
+    if dock.isFloating():
+        return
+    area = window.dockWidgetArea(dock)
+    vertical = area in (Area.BottomDockWidgetArea, Area.TopDockWidgetArea)
+    have = dock.height() if vertical else dock.width()
+    limit = (window.height() if vertical else window.width()) // 2
+    want = min(readable_height(dock) if vertical else dock_contents(dock).minimumSizeHint().width() + 24, limit)
+    if have < want:
+        window.resizeDocks([dock], [want], QtCore.Qt.Orientation.Vertical if vertical
+                           else QtCore.Qt.Orientation.Horizontal)
 
 
 def fit_to_screen(window: QtWidgets.QWidget) -> None:

@@ -24,7 +24,7 @@ from .areas import build_areas, central_areas
 from .banner import error_banner
 from .build_summary import install_build_summary
 from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
-                     scrolling_timeline, size_docks)
+                     scrolling_timeline, show_readable, size_docks)
 from .opening import Opener
 from .log_handler import install_log_handler
 from .log_panel import LogPanel
@@ -95,6 +95,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.pages = QtWidgets.QStackedWidget()
         self.pages.addWidget(self.welcome)
         self.pages.addWidget(workbench)
+        self.pages.currentChanged.connect(self._on_page)
         central = QtWidgets.QWidget()
         outer = QtWidgets.QVBoxLayout(central)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -127,7 +128,7 @@ class MainWindow(QtWidgets.QMainWindow):
         menu.addSeparator()
         menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
         self.view_menu = self.menuBar().addMenu("&View")
-        self.view_menu.addAction(self.log_dock.toggleViewAction())
+        self.view_menu.addAction(self._view_action(self.log_dock))
 
         bar = self.addToolBar("Main")
         bar.setObjectName("mainToolbar")
@@ -155,8 +156,18 @@ class MainWindow(QtWidgets.QMainWindow):
         scroll when the dock is smaller than them (see layout.py), never widening the window."""
         make_dock_fit(dock)
         self.addDockWidget(area, dock)
-        self.view_menu.addAction(dock.toggleViewAction())
+        self.view_menu.addAction(self._view_action(dock))
         dock.setVisible(visible)
+
+    def _view_action(self, dock: QtWidgets.QDockWidget) -> QtGui.QAction:
+        """The dock's View menu entry: opening it raises the dock at a readable size, not as a background tab."""
+        action = dock.toggleViewAction()
+        action.triggered.connect(lambda checked: checked and show_readable(self, dock))
+        # A tab brought to the front by a click grows the same way, once the window has its layout.
+        dock.visibilityChanged.connect(
+            lambda shown: shown and getattr(self, "_docks_sized", False) and self.isVisible()
+            and show_readable(self, dock))
+        return action
 
     # -- the shell (shell.py): what the areas may ask of the window ---------------------------
 
@@ -258,12 +269,19 @@ class MainWindow(QtWidgets.QMainWindow):
         fit_to_screen(self)  # a layout saved on a larger screen still fits this one
         if not self._layout_restored and not getattr(self, "_docks_sized", False):
             self._docks_sized = True
-            QtCore.QTimer.singleShot(0, lambda: size_docks(self))  # the default shares of the size it opens at
+            QtCore.QTimer.singleShot(0, lambda: size_docks(self, self.ir_view))  # the shares of the size it opens at
+
+    def _on_page(self, index: int) -> None:
+        # The workbench's first showing in the default layout: the bottom docks give the IR its lines.
+        if index == 1 and not self._layout_restored and not getattr(self, "_workbench_sized", False):
+            self._workbench_sized = True
+            QtCore.QTimer.singleShot(0, lambda: size_docks(self, self.ir_view))
 
     def reset_layout(self) -> None:
         """View > Reset Layout: every dock back in its default place, open or closed."""
         apply_default_layout(self)
         self.splitter.setSizes([self.width() * 3 // 5, self.width() * 2 // 5])
+        QtCore.QTimer.singleShot(0, lambda: size_docks(self, self.ir_view))  # laid out: the IR keeps its lines
 
     def save_drafts(self) -> None:
         """Keep uncompiled edits (IR and executables) in the workspace; reopening it brings them back."""

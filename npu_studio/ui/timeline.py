@@ -79,11 +79,11 @@ class PhaseInfo:
     dispatches: int | None = None
     details: str = ""  # further lines for the tooltip (op counts by dialect, ...)
 
-    def labels(self) -> tuple[str, str, str]:
-        """The lines under the name: time, IR size, dispatch count (one each, to stay narrow)."""
+    def labels(self) -> tuple[str, str]:
+        """The lines under the name: time and dispatch count (one each, to stay narrow; two, so the
+        strip leaves the IR its lines at 1280x800). The IR size is in the tooltip."""
         return (
             format_seconds(self.seconds) if self.seconds is not None else "",
-            format_size(self.size_bytes) if self.size_bytes is not None else "",
             f"{self.dispatches} disp" if self.dispatches is not None else "",
         )
 
@@ -291,7 +291,7 @@ class PhaseTimeline(QtWidgets.QWidget):
     def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802
         width = sum(self._min_width(p) for p in self._phases)
         width += self.GAP * max(0, len(self._phases) - 1)
-        return QtCore.QSize(int(width) + 1, self.fontMetrics().height() * 4 + 12)
+        return QtCore.QSize(int(width) + 1, self.fontMetrics().height() * (1 + len(PhaseInfo().labels())) + 12)
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802
         return self.minimumSizeHint()

@@ -166,3 +166,35 @@ def test_the_timeline_scrolls_instead_of_widening_the_window(qtbot, tmp_path):
     assert w.timeline.minimumSizeHint().width() > scroller.viewport().width()  # it would not fit...
     assert scroller.horizontalScrollBar().maximum() > 0  # ... so it scrolls
     assert w.width() == 1280
+
+
+@pytest.mark.slow
+def test_at_1280x800_the_default_layout_gives_the_ir_and_the_table_the_room(qtbot, tmp_path):
+    # resnet50 from the light zoo, compiled: the IR view shows at least 25 lines and the dispatch table 8 rows,
+    # counted from what Qt lays out (the view's visible blocks, the table's visible rows).
+    from tests.zoo_cache import zoo_workspace
+
+    ws = tmp_path / "r50"
+    shutil.copytree(zoo_workspace("resnet50").root, ws)
+    w = make_window(qtbot, settings_at(tmp_path / "s.ini"), size=(1280, 800))
+    with qtbot.waitSignal(w.sig_index_finished, timeout=120_000):
+        w.open_path(ws)
+    w.show_phase("flow")
+    qtbot.waitUntil(lambda: w.session.npu is not None, timeout=120_000)
+    qtbot.wait(300)
+    first, last = w.ir_view.visible_line_range()
+    fully = last - first  # the last one may be cut
+    assert fully >= 25, (first, last)
+    table = w.dispatch_table
+    top_row = table.rowAt(2)
+    bottom_row = table.rowAt(table.viewport().height() - 2)
+    rows = (bottom_row if bottom_row >= 0 else table.rowCount()) - top_row
+    assert table.rowCount() > 8 and rows >= 8, rows
+    # The schedule waits as a tab; brought to the front it grows to its readable height.
+    assert not on_show(w.schedule) and on_show(w.log_dock)
+    view_entry = w.schedule.toggleViewAction()
+    view_entry.trigger()  # closes it (it was open, behind the Log) ...
+    view_entry.trigger()  # ... and opens it again, raised
+    qtbot.wait(100)
+    assert on_show(w.schedule)
+    assert w.schedule.widget().verticalScrollBar().maximum() == 0  # its contents need no scrolling

@@ -99,6 +99,8 @@ class DispatchPanel(QtWidgets.QSplitter):
         layout.addWidget(self.detail, 1)
         self.addWidget(top)
         self.addWidget(bottom)
+        self.setStretchFactor(0, 3)  # the table first: the detail of one dispatch scrolls
+        self.setStretchFactor(1, 2)
         self._shown: tuple[DispatchRecord | None, dict, str, str] = (None, {}, "", "")
         self._update_kinds()
 

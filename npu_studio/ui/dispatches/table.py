@@ -88,6 +88,8 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalHeader().setVisible(False)
+        # Rows as tall as their text needs (the style's default is about twice that): more dispatches on show.
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.horizontalHeader().setStretchLastSection(True)
         use_desktop_sort_arrows(self.horizontalHeader())
         self.setWordWrap(False)  # one line per dispatch; long values elide (the tooltip has them)
@@ -120,6 +122,7 @@ class DispatchTable(QtWidgets.QTableWidget):
         view.setSelectionModel(self.selectionModel())
         view.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         view.verticalHeader().hide()
+        view.verticalHeader().setDefaultSectionSize(self.verticalHeader().defaultSectionSize())
         view.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Fixed)
         use_desktop_sort_arrows(view.horizontalHeader())
         view.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
