@@ -63,6 +63,7 @@ _RESERVED = ("-o", "--output-file", "--compile-from", "--compile-to", "--dump-co
              "--iree-hal-dump-executable-", "--mlir-pass-pipeline-crash-reproducer", "--iree-hal-target-device",
              "--iree-hal-local-target-device-backends", "--mlir-timing")
 _CHECK_SECONDS = 60.0
+REPRODUCER = "crash-reproducer.mlir"  # kept in variants/<name>/ by a build that crashed the compiler
 
 
 @dataclass
@@ -273,6 +274,7 @@ def remove(ws, name: str) -> None:
         rec = manifest.variants.pop(name, None) or {}
         for rel in _build_files(rec.get("build")):
             publish.delete(rel)
+        _drop_reproducer(ws, name, publish)
         for suffix in RECORD_SUFFIXES:
             if (ws.root / PROFILES_DIR / f"{name}{suffix}").is_file():
                 publish.delete(f"{PROFILES_DIR}/{name}{suffix}")
@@ -368,11 +370,17 @@ class VariantJob(CancellableBuild):
         for old in _build_files(manifest.variants[name].get("build")):
             if old not in new_files:
                 publish.delete(old)
+        _drop_reproducer(ws, name, publish)  # it told of an earlier build's crash
         manifest.variants[name]["build"] = {
             "phases": phases, "vmfb": vmfb, "files": [str(f) for f in files], "command": result.command,
             "total_seconds": result.total_seconds, "built": time.time(), "params": params}
         txn.commit(manifest.to_json())
         ws.manifest = manifest
+
+
+def _drop_reproducer(ws, name: str, publish: Publish) -> None:
+    if (ws.root / FOLDER / name / REPRODUCER).is_file():
+        publish.delete(f"{FOLDER}/{name}/{REPRODUCER}")
 
 
 def _build_files(build: dict | None) -> list[str]:

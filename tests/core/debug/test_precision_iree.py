@@ -135,6 +135,8 @@ def test_softmax_f16_is_iree_link_failure_with_flag_and_kept_reproducer(tmp_path
     assert reproducer.is_file() and reproducer.parent == ws.root / "variants" / "demote-f16"
     assert "hal.executable" in reproducer.read_text()
     assert not list(ws.root.glob(".staging-*"))
+    variants.remove(Workspace.open(ws.root), "demote-f16")  # the reproducer is the variant's: it goes with it
+    assert not reproducer.exists()
 
 
 def test_depthwise_f16_that_iree_cannot_run_is_a_run_failure(tmp_path, capsys):
