@@ -20,9 +20,12 @@ import os
 from pathlib import Path
 
 from ..dtypes import numpy_value_dtype
+from ..lazy_import import lazy_module
 from ..errors import Cancelled, StudioError
 from .param_refs import held_types
 from .params import ParameterArchive
+
+np = lazy_module("numpy")
 
 _CHUNK_ELEMENTS = 1 << 22
 
@@ -67,7 +70,8 @@ def convert_archive(source: Path, stored: Declared, wanted: Declared, dest: Path
     work.mkdir(parents=True, exist_ok=True)
     scratch = work / "converted.bin"
     index = rt.ParameterIndex()
-    with open(scratch, "wb") as out:
+    # A value past the demoted type's range becomes inf, as in IREE's own demotion: no warning for it.
+    with open(scratch, "wb") as out, np.errstate(over="ignore", invalid="ignore"):
         spans = {}
         for key, (old, new) in changed.items():
             shape = stored[key][0]
