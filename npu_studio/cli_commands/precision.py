@@ -14,11 +14,13 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser(
         "precision", help="build the model with IREE's demotion flags and trace each build against ONNX",
-        description="One build variant per demotion (demote-KIND, kept in the workspace), each traced "
-                    "dispatch by dispatch against onnxruntime and compared with the workspace's own build: "
-                    "does the model run in f16 or bf16, and which layer departs first. "
+        description="One build variant per demotion (demote-KIND, kept in the workspace), run whole by IREE "
+                    "and compared with the workspace's own build, and traced dispatch by dispatch against "
+                    "onnxruntime: does the model run in f16 or bf16, and which layer departs first. "
                     + "; ".join(f"{k}: {' '.join(v)}" for k, v in DEMOTIONS.items())
-                    + ". Exit code 1 when a demoted build departs.")
+                    + ". Exit code 0 when every demoted build agrees, 1 when one departs, 3 when none departs "
+                      "but IREE could not build or run one (IREE's first error line, the flags and the crash "
+                      "reproducer are printed) or it could not be traced.")
     p.add_argument("workspace", type=Path)
     p.add_argument("--demote", action="append", default=[], choices=list(DEMOTIONS), required=True,
                    help="a demotion to try (repeat for several)")
@@ -49,6 +51,7 @@ def npu_plan(flow: Path) -> dict:
 def run(args) -> int:
     from ..core.debug.numerics_trace import check_traceable
     from ..core.debug.precision import precision
+    from ..core.debug.precision_report import DEPARTS, OK
     from ..core.run.runner import load_inputs, pick_function
     from ..core.workspace.workspace import Workspace
 
@@ -65,6 +68,8 @@ def run(args) -> int:
 
         plans = {"f32": npu_plan(ws.snapshot_path("flow"))}
         for r in report.results:
+            if r.failure is not None and r.failure.stage == "build":
+                continue
             plans[r.demotion] = npu_plan(variants.resolve(ws, r.variant).snapshot_path("flow"))
         data["npu"] = plans
         base = plans["f32"]["cycles"]
@@ -72,4 +77,4 @@ def run(args) -> int:
             f"{k}: {v['on_npu']}/{v['dispatches']} dispatches, {v['cycles']:,} cycles"
             + (f" ({v['cycles'] / base:.2f}x f32)" if k != "f32" and base else "") for k, v in plans.items()))
     print(json.dumps(data, indent=1) if args.json else "\n".join(lines))
-    return 0 if report.ok else 1
+    return {OK: 0, DEPARTS: 1}.get(report.verdict, 3)

@@ -263,6 +263,7 @@ class CompileJob:
             return None
         kept = self.keep_dir / "crash-reproducer.mlir"
         if kept != reproducer:
+            self.keep_dir.mkdir(parents=True, exist_ok=True)
             os.replace(reproducer, kept)
         return kept
 

@@ -89,6 +89,24 @@ def declared_types(text: str) -> dict[str, tuple[tuple[int, ...], str]]:
     return found
 
 
+_GLOBAL = re.compile(r'util\.global\b[^@\n]*@\S+\s*(?::\s*tensor<(?P<held>[^>]*)>\s*)?=\s*' + _REF.pattern)
+
+
+def held_types(text: str) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Shape and element type of the global holding each parameter in `text`.
+
+    After a demotion the global's type differs from its reference's
+    (`util.global @W : tensor<4xf16> = #stream.parameter.named<"model"::"W"> : tensor<4xf32>`),
+    and the runtime reads the parameter's bytes as the global's type.
+    """
+    found: dict[str, tuple[tuple[int, ...], str]] = {}
+    for m in _GLOBAL.finditer(text):
+        shape, element = _parse_type(m.group("held") or m.group("type"))
+        if shape is not None and element:
+            found.setdefault(m.group("key"), (shape, element))
+    return found
+
+
 def as_float(values: np.ndarray, element_type: str) -> np.ndarray:
     """Values to take statistics of: the raw bits of a type numpy lacks (bf16, f8) as f32; others as they are."""
     stored, value = numpy_storage_dtype(element_type), numpy_value_dtype(element_type)

@@ -156,6 +156,10 @@ class ParameterArchive:
     def names(self) -> list[str]:
         return list(self._entries)
 
+    def entries(self) -> dict:
+        """The runtime's index entries by name (file span or splat pattern, length)."""
+        return dict(self._entries)
+
     def nbytes(self, name: str) -> int:
         return self._entry(name).length
 

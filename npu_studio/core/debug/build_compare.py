@@ -157,15 +157,15 @@ def _compare_outputs(ws, build_a, build_b, result: BuildComparison, input_files,
     if build_a.vmfb_path is None or build_b.vmfb_path is None:
         result.notes.append("a build has no module (compiled only part of the way): outputs not compared")
         return
-    out_a = run_vmfb(build_a.vmfb_path, sig.name, inputs, parameters=ws.params_path)
+    out_a = run_vmfb(build_a.vmfb_path, sig.name, inputs, parameters=build_a.params_path)
     try:
-        out_b = run_vmfb(build_b.vmfb_path, sig.name, inputs, parameters=ws.params_path)
+        out_b = run_vmfb(build_b.vmfb_path, sig.name, inputs, parameters=build_b.params_path)
     except RunFailed:
         sig_b = pick_function(build_b.snapshot_path("input") or ws.snapshot_path("input"), sig.name)
         cast = [x.astype(spec.numpy_dtype) for x, spec in zip(inputs, sig_b.inputs)]
         if all(x.dtype == y.dtype for x, y in zip(inputs, cast)):
             raise
-        out_b = run_vmfb(build_b.vmfb_path, sig.name, cast, parameters=ws.params_path)
+        out_b = run_vmfb(build_b.vmfb_path, sig.name, cast, parameters=build_b.params_path)
         result.notes.append(f"{result.b} takes other input types: inputs cast to "
                             + ", ".join(str(x.dtype) for x in cast))
     if any(x.dtype != y.dtype for x, y in zip(out_a, out_b)):

@@ -16,7 +16,9 @@ then computed by its initializer at run time.
 
 `break_after(ws, index)` builds that variant of the workspace
 (`variants`, named `break-<index>`, from the imported model: phase edits are
-not in it; substitutions are, fitted to its buffer layout), checks that its
+not in it; substitutions are, fitted to its buffer layout; with
+`build=NAME`, a variant's dispatch, the variant `NAME.break-<index>` with
+that variant's flags too, e.g. a demoted build), checks that its
 last dispatch is the one asked for, runs it, and compares the output with
 the ONNX tensor the dispatch computes (onnxruntime with that tensor
 exposed): shape, statistics, histogram, first differing elements.
@@ -98,8 +100,8 @@ def _bars(histogram: dict, width: int = 40, rows: int = 8) -> list[str]:
     return [f"    [{lo:>11.4g}, {hi:>11.4g})  {'#' * round(width * c / top):<{width}} {c}" for lo, hi, c in merged]
 
 
-def variant_name(index: int) -> str:
-    return f"{PREFIX}{index}"
+def variant_name(index: int, build: str = variants.MAIN) -> str:
+    return f"{PREFIX}{index}" if build == variants.MAIN else f"{build}.{PREFIX}{index}"
 
 
 def _sites(flow: Path) -> list[tuple[str | None, str | None]]:
@@ -120,9 +122,9 @@ def _sites(flow: Path) -> list[tuple[str | None, str | None]]:
     return found
 
 
-def break_target(ws: Workspace, index: int) -> tuple[str, int]:
-    """(function, ordinal) IREE's break flag names for dispatch `index` of the workspace's flow snapshot."""
-    flow = ws.snapshot_path("flow")
+def break_target(ws: Workspace, index: int, build: str = variants.MAIN) -> tuple[str, int]:
+    """(function, ordinal) IREE's break flag names for dispatch `index` of the build's flow snapshot."""
+    flow = variants.resolve(ws, build).snapshot_path("flow")
     sites = _sites(flow)
     if not 0 <= index < len(sites):
         raise StudioError(flow, f"no dispatch #{index}: the build has {len(sites)} (#0..#{len(sites) - 1})")
@@ -160,16 +162,19 @@ def _iree_compile():
     return iree_compile()
 
 
-def build_break(ws: Workspace, index: int, on_progress=None, attach=None) -> tuple[variants.Variant, str, list[str]]:
-    """The built variant broken after dispatch `index`, its break flag, and notes on its substitutions.
+def build_break(ws: Workspace, index: int, on_progress=None, attach=None,
+                build: str = variants.MAIN) -> tuple[variants.Variant, str, list[str]]:
+    """The built variant broken after dispatch `index` of `build`, its break flag, and notes on its substitutions.
 
     Reused when already built with the same flags and the workspace has no
     substitutions (whose fitting depends on them); built (again) otherwise.
     `attach(stop)` receives the build's cancel (the app's job token).
     """
-    function, ordinal = break_target(ws, index)
+    function, ordinal = break_target(ws, index, build)
     flag = f"{BREAK_FLAG}=@{function}:{ordinal}"
-    name, flags = variant_name(index), [SYNC_ENTRY, NO_CONST_EVAL, flag]
+    base = variants.get(ws, build).flags if build != variants.MAIN else []
+    name = variant_name(index, build)
+    flags = [*(f for f in base if f not in (SYNC_ENTRY, NO_CONST_EVAL)), SYNC_ENTRY, NO_CONST_EVAL, flag]
     existing = ws.manifest.variants.get(name)
     if existing is not None and list(existing.get("flags", [])) != flags:
         variants.remove(ws, name)  # an older build's dispatch #index was another one
@@ -201,9 +206,11 @@ def _check_last_dispatch(variant: variants.Variant, expected: str | None, index:
 
 
 def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = None, *,
-                tolerance: float | None = None, seed: int = 0, on_progress=None, attach=None) -> BreakResult:
-    """Build (or reuse) the variant broken after dispatch `index`, run it, compare with onnxruntime."""
-    main = check_traceable(ws)
+                tolerance: float | None = None, seed: int = 0, on_progress=None, attach=None,
+                build: str = variants.MAIN) -> BreakResult:
+    """Build (or reuse) the variant of `build` broken after its dispatch `index`, run it, compare with
+    onnxruntime."""
+    main = check_traceable(ws, build)
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed)
@@ -213,14 +220,14 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
                                                     f"(#0..#{len(records) - 1})")
     rec = records[index]
     t0 = time.perf_counter()
-    variant, flag, notes = build_break(ws, index, on_progress, attach)
+    variant, flag, notes = build_break(ws, index, on_progress, attach, build)
     build_seconds = time.perf_counter() - t0
     _check_last_dispatch(variant, rec.export, index)
     notes.insert(0, "IREE's own break; built from the imported model, so edits of its phase snapshots are "
                     "not in it")
     t0 = time.perf_counter()
     results = run_vmfb(variant.vmfb_path, sig.name, build_inputs(variant.build, sig.name, inputs),
-                       parameters=ws.params_path)
+                       parameters=variant.build.params_path)
     run_seconds = time.perf_counter() - t0
     model = imported_model(ws.source_path)
     graph = OnnxGraphOrder(model)

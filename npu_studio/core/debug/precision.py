@@ -1,35 +1,45 @@
-"""Precision experiments: the model built with IREE's demotion flags, each build traced.
+"""Precision experiments: the model built with IREE's demotion flags, each build run and traced.
 
 Each demotion is a build variant of the workspace (workspace/variants.py),
 named `demote-<kind>`, built from the workspace's imported module with the
 demotion's flags (and any extra flags the user gives, checked by the
-compiler before anything is recorded). Each variant is then traced against
-onnxruntime dispatch by dispatch (`numerics_trace`), which gives the
-per-dispatch error and the first dispatch that departs, and its outputs are
-compared with the workspace's own (f32) build run by the IREE runtime on the
-same inputs.
+compiler before anything is recorded). A variant whose parameters are
+demoted gets its own converted parameter archive (compile/param_convert).
 
-The outputs of a demoted build come from its dispatch-by-dispatch run:
-IREE 3.x's `--iree-input-demote-f32-to-f16` leaves the module's ABI
-declaring f32 buffers for f16 storage (`tensor<...xf32> as tensor<...xf16>`),
-so the demoted module itself cannot be called; each dispatch can.
+Each built variant is then run whole by IREE's runtime, as a caller would
+run it (inputs in the element types its entry point asserts), and its
+outputs are compared with the workspace's own (f32) build on the same
+inputs; and it is traced against onnxruntime dispatch by dispatch
+(`numerics_trace`), which gives each dispatch's error and the first
+dispatch that departs.
+
+A variant iree-compile fails on, or whose module IREE's runtime refuses,
+is reported as that (precision_report: IREE's first error line, the flags,
+the crash reproducer kept in `variants/NAME/`). In IREE 3.13,
+`--iree-input-demote-f32-to-f16` fails to link Softmax and LayerNorm
+(`undefined symbol: fmaxf`), and its async entry point declares f32
+buffers for f16 storage (`tensor<...xf32> as tensor<...xf16>`): the
+runtime refuses its results ("buffer view byte length ... exceeds backing
+buffer"). The dispatches of such a module still run, so its trace is kept.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from ..errors import Cancelled, StudioError
+from ..errors import Cancelled, CompileFailed, RunFailed, StudioError
 from ..run.runner import run_vmfb
+from ..run.signature import public_functions
 from ..run.tolerance import max_error, tolerance_of
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .numerics_trace import check_traceable, trace, trace_inputs
-from .trace_report import OutputTrace, TraceReport
+from .numerics_trace import build_inputs, check_traceable, trace, trace_inputs
+from .precision_report import IreeFailure, PrecisionReport, PrecisionResult
+from .trace_report import OutputTrace
 
 # The demotions IREE offers, by the name the user gives. IREE has no bf16
 # demotion of the whole model; bf16 demotes the inputs of contractions.
@@ -47,72 +57,6 @@ PREFIX = "demote-"
 # The narrowest float type each demotion computes in: its tolerance is the default.
 DEMOTED_TYPE = {"f16": "float16", "bf16": "bfloat16", "contractions-f16": "float16", "i64-to-i32": "float32",
                 "f64-to-f32": "float32"}
-
-
-@dataclass
-class PrecisionResult:
-    demotion: str
-    variant: str
-    flags: list[str]
-    build_seconds: float
-    trace: TraceReport | None  # None when the variant could not be traced (see `error`)
-    vs_f32: list[OutputTrace] = field(default_factory=list)  # its outputs against the workspace's own build
-    error: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.trace is not None and self.trace.ok and all(o.ok for o in self.vs_f32)
-
-    def to_dict(self) -> dict:
-        t = self.trace
-        return {"demotion": self.demotion, "variant": self.variant, "flags": self.flags, "ok": self.ok,
-                "build_seconds": self.build_seconds, "error": self.error,
-                "vs_f32": [{"index": o.index, "max_abs_error": o.max_abs_error, "scale": o.scale,
-                            "tolerance": o.tolerance, "ok": o.ok} for o in self.vs_f32],
-                "trace": t.to_dict() if t is not None else None}
-
-
-@dataclass
-class PrecisionReport:
-    function: str
-    inputs: list[list[int]]
-    results: list[PrecisionResult]
-    f32_seconds: float
-
-    @property
-    def ok(self) -> bool:
-        return all(r.ok for r in self.results)
-
-    def to_dict(self) -> dict:
-        return {"format": "npu-studio.precision", "version": 1, "ok": self.ok, "function": self.function,
-                "inputs": self.inputs, "f32_run_seconds": self.f32_seconds,
-                "results": [r.to_dict() for r in self.results]}
-
-    def summary_lines(self) -> list[str]:
-        lines = [(f"precision of @{self.function}: {len(self.results)} demoted build(s), "
-                  "each against the f32 build and onnxruntime")]
-        for r in self.results:
-            head = f"  {r.demotion:<17} ({' '.join(r.flags)}; built in {r.build_seconds:.1f} s)"
-            if r.trace is None:
-                lines += [head, f"    cannot trace: {r.error}"]
-                continue
-            lines.append(head)
-            for o in r.vs_f32:
-                lines.append(f"    output {o.index} vs f32 build:   max abs error {o.max_abs_error:.3g} "
-                             f"(largest value {o.scale:.3g}, tolerance {o.tolerance:g}) {'ok' if o.ok else 'DIFFERS'}")
-            for o in r.trace.outputs:
-                lines.append(f"    output {o.index} vs onnxruntime: max abs error {o.max_abs_error:.3g} "
-                             f"{'ok' if o.ok else 'DIFFERS'}")
-            worst = max((d for d in r.trace.dispatches if d.paired), key=lambda d: d.max_rel_error, default=None)
-            if worst is not None:
-                lines.append(f"    worst dispatch #{worst.index} ({worst.onnx_tensor}): relative error "
-                             f"{worst.max_rel_error:.3g}")
-            first = r.trace.first_divergent
-            lines.append(f"    first dispatch that departs: #{first.index} {first.symbol} ({first.onnx_tensor}, "
-                         f"max abs error {first.max_abs_error:.3g}, largest value {first.scale:.3g})"
-                         if first is not None else "    no dispatch departs")
-        lines.append("OK" if self.ok else "DEPARTS")
-        return lines
 
 
 def check_demotions(names: list[str]) -> list[str]:
@@ -152,22 +96,82 @@ def precision(ws: Workspace, demotions: list[str], inputs: list[np.ndarray] | No
     for demotion, name in zip(demotions, names):
         if should_stop is not None and should_stop():
             raise Cancelled("precision")
-        if on_progress is not None:
-            on_progress(f"building {name}")
-        t0 = time.perf_counter()
-        variants.build(ws, name)
-        result = PrecisionResult(demotion, name, variants.get(ws, name).flags, time.perf_counter() - t0, None)
-        if on_progress is not None:
-            on_progress(f"tracing {name}")
         tol = tolerance if tolerance is not None else tolerance_of(DEMOTED_TYPE[demotion])
-        try:
-            result.trace = trace(ws, inputs, tolerance=tol, build=name, should_stop=should_stop)
-        except Cancelled:
-            raise
-        except StudioError as exc:  # e.g. a demoted parameter whose archive still holds f32 data
-            result.error = str(exc)
-        if result.trace is not None:
-            for i, (ours, ref) in enumerate(zip(result.trace.values, f32)):
-                result.vs_f32.append(OutputTrace(i, *max_error(ours, ref), tol))
-        results.append(result)
+        results.append(_try(ws, demotion, name, sig.name, inputs, f32, tol, on_progress, should_stop))
     return PrecisionReport(sig.name, [list(np.shape(a)) for a in inputs], results, f32_seconds)
+
+
+def _try(ws: Workspace, demotion: str, name: str, function: str, inputs: list[np.ndarray],
+         f32: list[np.ndarray], tol: float, on_progress, should_stop) -> PrecisionResult:
+    """Build, run and trace one variant; what IREE cannot build or run is the result, not an error."""
+    flags = variants.get(ws, name).flags
+    if on_progress is not None:
+        on_progress(f"building {name}")
+    t0 = time.perf_counter()
+    try:
+        variants.build(ws, name)
+    except CompileFailed as exc:
+        result = PrecisionResult(demotion, name, flags, time.perf_counter() - t0, None)
+        result.failure = IreeFailure("build", first_error_line(exc), flags, _relative(ws, exc.reproducer))
+        return result
+    result = PrecisionResult(demotion, name, flags, time.perf_counter() - t0, None)
+    b = variants.resolve(ws, name)
+    if on_progress is not None:
+        on_progress(f"running {name}")
+    outputs = None
+    try:
+        outputs = run_vmfb(b.vmfb_path, function, called_inputs(b, function, inputs), parameters=b.params_path)
+        result.ran = True
+    except RunFailed as exc:
+        result.failure = IreeFailure("run", exc.reason, flags)
+    if on_progress is not None:
+        on_progress(f"tracing {name}")
+    try:
+        result.trace = trace(_BuildArchive(ws, b.params_path), inputs, tolerance=tol, build=name,
+                             should_stop=should_stop)
+    except Cancelled:
+        raise
+    except StudioError as exc:  # e.g. a host operation the dispatch-by-dispatch run cannot interpret
+        result.error = str(exc)
+    if outputs is None and result.trace is not None:
+        outputs = result.trace.values
+    for i, (ours, ref) in enumerate(zip(outputs or [], f32)):
+        result.vs_f32.append(OutputTrace(i, *max_error(np.asarray(ours), ref), tol))
+    return result
+
+
+def called_inputs(b: variants.Build, function: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """`inputs` in the element types `b`'s entry point asserts of its caller's buffers."""
+    sig = next((s for s in public_functions(b.snapshot_path("input"), as_called=True) if s.name == function), None)
+    if sig is None:  # the trace names the problem
+        return build_inputs(b, function, inputs)
+    return [np.asarray(a).astype(spec.numpy_dtype, copy=False) for a, spec in zip(inputs, sig.inputs)]
+
+
+def first_error_line(exc: CompileFailed) -> str:
+    """iree-compile's first `error:` line, as it printed it (its reason, without our reproducer note)."""
+    for line in exc.log.splitlines():
+        if "error:" in line:
+            return line.strip()
+    return exc.reason
+
+
+def _relative(ws: Workspace, path: Path | None) -> str | None:
+    if path is None:
+        return None
+    path = Path(path)
+    return str(path.relative_to(ws.root)) if path.is_relative_to(ws.root) else str(path)
+
+
+class _BuildArchive:
+    """The workspace, for a trace of one build, with that build's parameter archive as its own.
+
+    The trace reads `ws.params_path`; a demoted build reads its own
+    converted archive (`Build.params_path`). Everything else is the workspace's.
+    """
+
+    def __init__(self, ws: Workspace, archive: Path | None):
+        self._ws, self.params_path = ws, archive
+
+    def __getattr__(self, name: str):
+        return getattr(self._ws, name)

@@ -94,7 +94,7 @@ def capture_run(ws, build_name: str, function: str, inputs: list[np.ndarray], *,
 
     def measure(staging: Path) -> Path:
         trace = staging / "run.tracy"
-        found.update(_capture(build.vmfb_path, function, inputs, trace, ws.params_path, timeout))
+        found.update(_capture(build.vmfb_path, function, inputs, trace, build.params_path, timeout))
         return trace
 
     publish_record(ws, rel, measure, build_name=build_name, stamp=stamp_of(build))

@@ -6,6 +6,7 @@ down, and numbers never come from state left over by an earlier run.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -91,10 +92,22 @@ def run_vmfb(
         except subprocess.TimeoutExpired:
             raise RunFailed(vmfb, f"the runtime did not finish within {timeout:g} s; stopped") from None
         if proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-            raise RunFailed(vmfb, lines[-1] if lines else f"runtime exited with {proc.returncode}")
+            raise RunFailed(vmfb, runtime_reason(proc.stderr, proc.returncode))
         count = int(proc.stdout.strip().splitlines()[-1])
         return [np.load(tmp / f"output{i}.npy") for i in range(count)]
+
+
+_RAISED = re.compile(r"^\w+(?:Error|Exception): (?:Error invoking function: )?(?P<reason>.+)$")
+
+
+def runtime_reason(stderr: str, returncode: int) -> str:
+    """IREE's own error line from a failed run's stderr: the exception the runtime raised (its VM stack
+    frames, `[ 0] bytecode module@2:64 -`, follow it and say nothing), else the last line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    raised = [m.group("reason").strip() for m in map(_RAISED.match, lines) if m]
+    if raised:
+        return raised[-1]
+    return lines[-1] if lines else f"runtime exited with {returncode}"
 
 
 def load_inputs(sig: FunctionSignature, paths: list[Path], source: Path | None = None) -> list[np.ndarray]:

@@ -59,13 +59,16 @@ def _spec(t) -> TensorSpec:
     return TensorSpec(shape, str(rt.element_type))
 
 
-def public_functions(snapshot: Path) -> list[FunctionSignature]:
+def public_functions(snapshot: Path, *, as_called: bool = False) -> list[FunctionSignature]:
     """Public entry points of `snapshot` with tensor-typed arguments and results.
 
     Works on plain tensor functions (an .mlir input) and on phases after
     `abi`, where arguments are `!hal.buffer_view`s: their tensor types are
     read off the `hal.tensor.import` / `hal.tensor.export` ops of the
-    function (or of its `$async` twin, which does the work).
+    function (or of its `$async` twin, which does the work). Those give the
+    types the program computes on; with `as_called`, the types the caller's
+    buffer views must have (`hal.tensor.import ... -> tensor<4xf32> as
+    tensor<4xf16>`: f32 after a demotion, while the program holds f16).
     """
     from iree.compiler import ir
 
@@ -92,7 +95,7 @@ def public_functions(snapshot: Path) -> list[FunctionSignature]:
                     name, tuple(_spec(t) for t in ftype.inputs), tuple(_spec(t) for t in ftype.results)
                 )
             else:
-                sig = _abi_signature(name, funcs.get(name + "$async", op), len(ftype.inputs))
+                sig = _abi_signature(name, funcs.get(name + "$async", op), as_called)
             if sig is not None:
                 sigs.append(sig)
         return sigs
@@ -106,7 +109,7 @@ def _visibility(op) -> str:
     return ir.StringAttr(op.attributes["sym_visibility"]).value
 
 
-def _abi_signature(name: str, func, num_args: int) -> FunctionSignature | None:
+def _abi_signature(name: str, func, as_called: bool) -> FunctionSignature | None:
     from iree.compiler import ir
 
     inputs: dict[int, TensorSpec] = {}
@@ -117,9 +120,11 @@ def _abi_signature(name: str, func, num_args: int) -> FunctionSignature | None:
         if op.name == "hal.tensor.import" and isinstance(op.operands[0], ir.BlockArgument):
             arg = ir.BlockArgument(op.operands[0])
             if arg.owner == entry:
-                inputs[arg.arg_number] = _spec(op.results[0].type)
+                inputs[arg.arg_number] = _spec(ir.TypeAttr(op.attributes["target_encoding"]).value
+                                               if as_called else op.results[0].type)
         elif op.name == "hal.tensor.export":
-            outputs.append(_spec(op.operands[0].type))
+            outputs.append(_spec(ir.TypeAttr(op.attributes["source_encoding"]).value
+                                 if as_called else op.operands[0].type))
         return ir.WalkResult.ADVANCE
 
     func.walk(visit)

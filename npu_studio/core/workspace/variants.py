@@ -10,6 +10,9 @@ workspace's imported module into its own folder:
     variants/<name>/module.vmfb              its module
     variants/<name>/executables/<kind>/...   its executable dumps
     variants/<name>/stderr.log               its compiler diagnostics
+    variants/<name>/params.irpa              its parameter archive, when it declares the workspace's
+                                             parameters with other element types (a demotion)
+    variants/<name>/crash-reproducer.mlir    kept when its last build crashed the compiler
 
 and listed in the manifest under `variants` (manifest.py, schema beside it).
 Creating, building and removing a variant are workspace transactions like any
@@ -60,6 +63,7 @@ _RESERVED = ("-o", "--output-file", "--compile-from", "--compile-to", "--dump-co
              "--iree-hal-dump-executable-", "--mlir-pass-pipeline-crash-reproducer", "--iree-hal-target-device",
              "--iree-hal-local-target-device-backends", "--mlir-timing")
 _CHECK_SECONDS = 60.0
+REPRODUCER = "crash-reproducer.mlir"  # kept in variants/<name>/ by a build that crashed the compiler
 
 
 @dataclass
@@ -72,10 +76,16 @@ class Build:
     vmfb: str | None = None
     command: list[str] = field(default_factory=list)
     total_seconds: float | None = None
+    params: str | None = None  # the parameter archive its module reads (relative), if any
 
     @property
     def vmfb_path(self) -> Path | None:
         return self.root / self.vmfb if self.vmfb else None
+
+    @property
+    def params_path(self) -> Path | None:
+        """The archive this build's `#stream.parameter.named` references read from."""
+        return self.root / self.params if self.params else None
 
     def snapshot_path(self, phase: str) -> Path | None:
         rec = self.phases.get(phase)
@@ -134,7 +144,7 @@ def resolve(ws, name: str) -> Build:
         if not m.phases:
             raise WorkspaceError(ws.root, "the workspace has no build; compile it first")
         phases = {p: {"file": r.file, "seconds": r.seconds, "size_bytes": r.size_bytes} for p, r in m.phases.items()}
-        return Build(MAIN, ws.root, phases, m.vmfb, list(m.command), m.total_seconds)
+        return Build(MAIN, ws.root, phases, m.vmfb, list(m.command), m.total_seconds, _archive(ws))
     variant = get(ws, name)
     if variant.build is None:
         raise WorkspaceError(ws.root, f"build variant {name!r} is not built yet; build it first")
@@ -150,13 +160,17 @@ def options_for(ws, name: str) -> CompileOptions:
     return base.with_(extra_flags=(*base.extra_flags, *rec.flags), compiler=rec.compiler)
 
 
+def _archive(ws) -> str | None:
+    return ws.manifest.params["archive"] if ws.manifest.params else None
+
+
 def _variant(ws, name: str) -> Variant:
     rec = ws.manifest.variants[name]
     b = rec.get("build")
     build = None
     if b:
         build = Build(name, ws.root, dict(b.get("phases", {})), b.get("vmfb"), list(b.get("command", [])),
-                      b.get("total_seconds"))
+                      b.get("total_seconds"), b.get("params") or _archive(ws))
     return Variant(name, list(rec.get("flags", [])), rec.get("compiler"), rec.get("compiler_version", ""), build)
 
 
@@ -260,6 +274,7 @@ def remove(ws, name: str) -> None:
         rec = manifest.variants.pop(name, None) or {}
         for rel in _build_files(rec.get("build")):
             publish.delete(rel)
+        _drop_reproducer(ws, name, publish)
         for suffix in RECORD_SUFFIXES:
             if (ws.root / PROFILES_DIR / f"{name}{suffix}").is_file():
                 publish.delete(f"{PROFILES_DIR}/{name}{suffix}")
@@ -297,19 +312,35 @@ class VariantJob(CancellableBuild):
                 options = self.options
                 if self.prepare is not None:
                     options = self.prepare(ws.imported_path, options, staging / "prepare")
+                # A crash reproducer outlives the failed build, in the variant's own folder.
                 self._job = CompileJob(ws.imported_path, staging / "build", options,
                                        on_progress=self.on_progress, display_path=ws.user_model_path,
-                                       keep_dir=staging)
+                                       keep_dir=ws.root / FOLDER / name)
                 if self._cancel.is_set():
                     raise Cancelled()
                 result = self._job.run()
-                self._publish(txn, result)
+                archive = self._convert_archive(result, staging)
+                self._publish(txn, result, archive)
             except BaseException:
                 ws.manifest = Manifest.load(ws.root)
                 raise
         return get(ws, name)
 
-    def _publish(self, txn, result) -> None:
+    def _convert_archive(self, result, staging: Path) -> Path | None:
+        """The variant's own archive when its flow declares parameters in other types (param_convert)."""
+        from ..compile.param_convert import convert_archive, declared_in
+
+        ws = self.ws
+        flow = next((t.path for t in result.phases if t.phase == "flow"), None)
+        if ws.params_path is None or flow is None:
+            return None
+        imported = ws.imported_path if ws.imported_path.suffix == ".mlir" else ws.snapshot_path("input")
+        dest = staging / "params.irpa"
+        converted = convert_archive(ws.params_path, declared_in(imported), declared_in(flow), dest,
+                                    staging / "convert", flow, should_stop=self._cancel.is_set)
+        return dest if converted else None
+
+    def _publish(self, txn, result, archive: Path | None = None) -> None:
         ws, name = self.ws, self.name
         base = f"{FOLDER}/{name}"
         staging, publish = txn.staging, txn.publish
@@ -331,15 +362,25 @@ class VariantJob(CancellableBuild):
         if result.vmfb is not None:
             vmfb = f"{base}/module.vmfb"
             publish.move(result.vmfb, vmfb)
+        params = None
+        if archive is not None:
+            params = f"{base}/params.irpa"
+            files.append(publish.move(archive, params).relative_to(ws.root))
         new_files = {str(f) for f in files} | {p["file"] for p in phases.values()} | ({vmfb} if vmfb else set())
         for old in _build_files(manifest.variants[name].get("build")):
             if old not in new_files:
                 publish.delete(old)
+        _drop_reproducer(ws, name, publish)  # it told of an earlier build's crash
         manifest.variants[name]["build"] = {
             "phases": phases, "vmfb": vmfb, "files": [str(f) for f in files], "command": result.command,
-            "total_seconds": result.total_seconds, "built": time.time()}
+            "total_seconds": result.total_seconds, "built": time.time(), "params": params}
         txn.commit(manifest.to_json())
         ws.manifest = manifest
+
+
+def _drop_reproducer(ws, name: str, publish: Publish) -> None:
+    if (ws.root / FOLDER / name / REPRODUCER).is_file():
+        publish.delete(f"{FOLDER}/{name}/{REPRODUCER}")
 
 
 def _build_files(build: dict | None) -> list[str]:
