@@ -40,7 +40,8 @@ from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import WorkspaceError
 from ..paths import workspaces_dir
-from ..textio import read_text, write_text_atomic
+from ..textio import read_text
+from .confine import write_text_inside
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, ensure_writable_folder
 from .manifest import DEFAULT_TARGET, MANIFEST, STALE, Manifest
@@ -297,10 +298,7 @@ class Workspace:
     _draft_path = draft_path
 
     def save_draft(self, phase: str, text: str) -> Path:
-        path = self.draft_path(phase)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-        return path
+        return write_text_inside(self.root, self.draft_path(phase), text)
 
     def drafts(self) -> dict[str, str]:
         return {p: read_text(self.draft_path(p)) for p in SNAPSHOT_PHASES if self.draft_path(p).is_file()}
