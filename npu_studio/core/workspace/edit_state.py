@@ -21,7 +21,7 @@ from pathlib import Path
 from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
-from ..textio import write_bytes_atomic, write_text_atomic
+from ..textio import write_bytes_atomic
 from .confine import write_text_inside
 from .manifest import DONE, EDITED, STALE
 from .publish_journal import new_staging
