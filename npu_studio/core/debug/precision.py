@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import Cancelled, StudioError
 from ..run.runner import run_vmfb
 from ..run.tolerance import max_error, tolerance_of
-from ..workspace import variants
+from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
 from .numerics_trace import check_traceable, trace, trace_inputs
 from .trace_report import OutputTrace, TraceReport
@@ -141,6 +141,7 @@ def precision(ws: Workspace, demotions: list[str], inputs: list[np.ndarray] | No
               should_stop: Callable[[], bool] | None = None) -> PrecisionReport:
     """Build and trace one variant per demotion; StudioError before any build for bad input or flags."""
     demotions = check_demotions(demotions)
+    trust.require(ws.root, "precision (demoted builds, run)")  # before any variant is made
     check_traceable(ws)
     sig, inputs = trace_inputs(ws, inputs, seed)
     extra = variants.parse_flags(list(extra_flags or []), ws.root)

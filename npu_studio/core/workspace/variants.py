@@ -46,6 +46,7 @@ from ..compile.options import CompileOptions
 from ..compile.phases import SNAPSHOT_PHASES
 from ..errors import Cancelled, StudioError, WorkspaceError
 from . import trust
+from .confine import inside
 from .job import CancellableBuild
 from .manifest import MANIFEST, Manifest
 from .publish_journal import Publish
@@ -292,6 +293,7 @@ class VariantJob(CancellableBuild):
         ws, name = self.ws, self.name
         if ws.pending_import is not None:
             raise WorkspaceError(ws.root, "an import is waiting for its compile; compile first")
+        inside(ws.root, f"{FOLDER}/{name}")  # before the compile: variants/ a symbolic link is refused
         with ws.transaction() as txn:
             staging = txn.staging
             try:
