@@ -56,7 +56,10 @@ def check_compiler(path: str | Path) -> tuple[Path, str]:
         raise BadFile(path, "is not an executable file")
     real = path.resolve()
     st = real.stat()
-    return _checked_compiler(real, st.st_ino, st.st_size, st.st_mtime_ns)
+    try:
+        return _checked_compiler(real, st.st_ino, st.st_size, st.st_mtime_ns)
+    except BadFile as exc:
+        raise BadFile(path, exc.reason) from None  # named as the user or the manifest gave it
 
 
 @functools.lru_cache(maxsize=64)
