@@ -49,6 +49,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module.add_parser(sub)
     for command in {id(p): p for p in sub.choices.values()}.values():  # after the command name too
         add_verbose_option(command)
+        command.add_argument("--trust", action="store_true",
+                             help="trust the workspace for this run: let it run what it holds (its modules, "
+                                  "its variants' recorded compilers and flags), even if it was not created "
+                                  "here; nothing is recorded")
     return parser
 
 
@@ -126,6 +130,10 @@ def run_command(args) -> int:
     main_thread = threading.current_thread() is threading.main_thread()
     lines = {signal.SIGINT: "npu-studio: interrupted", signal.SIGTERM: "npu-studio: terminated"}
     watchdog = SignalWatchdog(lines.get) if main_thread else contextlib.nullcontext()
+    if getattr(args, "trust", False):
+        from .core.workspace import trust
+
+        trust.trust_this_run()
     try:
         with watchdog:
             return args.func(args)

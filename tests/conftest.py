@@ -31,6 +31,22 @@ def _shared_run_dir(tmp_path_factory):
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     os.environ[RUN_DIR_ENV] = str(shared / "shared")
+    # Workspaces made by session fixtures record themselves in a config of the run, never the user's.
+    os.environ["NPU_STUDIO_CONFIG"] = str(trusting_config(base / "session-config"))
+
+
+def trusting_config(folder: Path) -> Path:
+    """A config folder whose user trusts every workspace under this test run's temporary folders (the
+    copies tests make of compiled workspaces are not "created here"); the workspace trust tests use
+    a config without it (tests/core/test_workspace_trust.py)."""
+    import json
+
+    from npu_studio.core.workspace.trust import TRUST_FILE
+
+    run_tmp = Path(os.environ["NPU_STUDIO_TEST_RUN_DIR"]).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / TRUST_FILE).write_text(json.dumps({"version": 1, "trusted_folders": [str(run_tmp)]}))
+    return folder
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +54,7 @@ def _isolated_workspace_root(tmp_path_factory, monkeypatch):
     # Never write into the real user cache from tests.
     monkeypatch.setenv("NPU_STUDIO_HOME", str(tmp_path_factory.getbasetemp() / "workspaces"))
     # Nor into the user's config folder (user NPU targets): a fresh one per test.
-    monkeypatch.setenv("NPU_STUDIO_CONFIG", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("NPU_STUDIO_CONFIG", str(trusting_config(tmp_path_factory.mktemp("config"))))
     # Nor into its cache (the NPU plugin's builds): one per run, shared by the xdist workers.
     from tests.zoo_cache import RUN_DIR_ENV
 

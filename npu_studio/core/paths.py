@@ -2,8 +2,9 @@
 
 - config (user targets): $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio
 - cache (built NPU plugins): $XDG_CACHE_HOME/npu-studio, else ~/.cache/npu-studio
-- workspaces (a model's default workspace): $NPU_STUDIO_HOME, else <cache>/workspaces;
-  the dispatch index cache sits beside them
+- workspaces (a model's default workspace): $NPU_STUDIO_HOME, else <cache>/workspaces
+- the dispatch index cache: <cache>/dispatch-index-cache, never beside $NPU_STUDIO_HOME
+  (which may be a shared folder: the cache holds pickles)
 
 Read from the environment on every call, so a test (or a user) that sets a
 variable sees it at once.
@@ -37,8 +38,8 @@ def workspaces_dir() -> Path:
 
 
 def dispatch_index_cache_dir() -> Path:
-    """Beside the workspaces, so that $NPU_STUDIO_HOME moves it with them."""
-    return workspaces_dir().parent / "dispatch-index-cache"
+    """In the user's own cache: its entries are unpickled, so it must be a folder nobody else writes."""
+    return cache_dir() / "dispatch-index-cache"
 
 
 def _xdg(variable: str, fallback: str) -> Path:

@@ -8,6 +8,11 @@ and waits for everything (the window calls it on close), like Spyder's WorkerMan
 
 Jobs never share a core object with the GUI while they change it: they work on their own
 objects (a workspace they open themselves, copies of indexes) and hand them back as results.
+
+A job that would run what an untrusted workspace holds fails with UntrustedWorkspace before it
+runs anything (core/workspace/trust.py); the manager then asks once, through `ask_trust` (the
+shell's dialog): trusted, the decision is kept in the user's config and the job starts again;
+declined, the job fails as any other.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Callable
 from PySide6 import QtCore
 
 from ..core.session import Session
+from ..core.workspace import trust
 from .workers import Worker
 
 
@@ -65,6 +71,8 @@ class JobManager(QtCore.QObject):
         self.session = session
         self._jobs: list[Job] = []
         self.history: list[str] = []  # the kind of every job started, in order (the job log)
+        # (workspace root, what would run) -> whether the user trusts it; None: never asked, the job fails
+        self.ask_trust: Callable[[Any, str], bool] | None = None
 
     def start(self, kind: str, fn: Callable[[Callable[..., None], CancelToken], Any], *,
               on_done: Callable[[Any, int], None],
@@ -87,13 +95,24 @@ class JobManager(QtCore.QObject):
         if on_progress is not None:
             worker.sig_progress.connect(lambda args: on_progress(*args) if current() else None)
         worker.sig_done.connect(lambda result: on_done(result, generation) if current() else None)
-        if on_failed is not None:
-            worker.sig_failed.connect(lambda exc, tb: on_failed(exc, tb, generation) if current() else None)
+        again = lambda: self.start(kind, fn, on_done=on_done, on_failed=on_failed,  # noqa: E731
+                                   on_progress=on_progress, on_finished=on_finished)
+        worker.sig_failed.connect(lambda exc, tb: self._failed(exc, tb, generation, on_failed, again)
+                                  if current() else None)
         worker.finished.connect(lambda: self._finished(job, on_finished))
         self._jobs.append(job)
         self.sig_running_changed.emit(kind, True)
         worker.start()
         return generation
+
+    def _failed(self, exc: Exception, tb: str, generation: int, on_failed, again) -> None:
+        if isinstance(exc, trust.UntrustedWorkspace) and self.ask_trust is not None \
+                and self.ask_trust(exc.root, exc.action):
+            trust.grant(exc.root)
+            again()
+            return
+        if on_failed is not None:
+            on_failed(exc, tb, generation)
 
     def _finished(self, job: Job, on_finished) -> None:
         if job in self._jobs:

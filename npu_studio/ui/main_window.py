@@ -22,6 +22,7 @@ from ..core.workspace.workspace import Workspace
 from ..resources import EXAMPLE_MODEL
 from .areas import build_areas, central_areas
 from .banner import error_banner
+from . import trust_dialog
 from .build_summary import install_build_summary
 from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
                      scrolling_timeline, show_readable, size_docks)
@@ -47,6 +48,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.session = Session()
         self.studio = Studio(self.session, self)
         self.jobs = self.studio.jobs
+        self.jobs.ask_trust = self.ask_to_trust
         self.setWindowTitle(APP)
         self.setAcceptDrops(True)
         self.resize(DEFAULT_SIZE)
@@ -193,6 +195,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_error(self, message: str, condition: str = GENERAL) -> None:
         self.studio.error(message, condition)
+
+    def ask_to_trust(self, root: Path, action: str) -> bool:
+        return trust_dialog.ask(self, root, action)
 
     def _wire(self) -> None:
         s, studio = self.session.events, self.studio

@@ -51,3 +51,7 @@ class Shell(Protocol):
 
     def show_error(self, message: str, condition: str = GENERAL) -> None:
         """A problem in the error banner, bound to `condition` (core/problems.py) until it ends."""
+
+    def ask_to_trust(self, root, action: str) -> bool:
+        """Whether the user trusts a workspace not created here, told what would run (`jobs` asks it
+        before a job runs what such a workspace holds; core/workspace/trust.py)."""

@@ -50,7 +50,8 @@ def test_our_own_variables_come_first(bare, tmp_path):
     bare.setenv("NPU_STUDIO_HOME", str(tmp_path / "ws"))
     assert paths.config_dir() == tmp_path / "cfg"
     assert paths.workspaces_dir() == tmp_path / "ws"
-    assert paths.dispatch_index_cache_dir() == tmp_path / "dispatch-index-cache"  # beside the workspaces
+    # in the user's own cache, never beside $NPU_STUDIO_HOME (a shared /tmp home: the cache holds pickles)
+    assert paths.dispatch_index_cache_dir() == tmp_path / "xk" / "npu-studio" / "dispatch-index-cache"
     assert paths.cache_dir() == tmp_path / "xk" / "npu-studio"  # plugins stay in the user cache
 
 

@@ -29,7 +29,7 @@ from typing import Callable
 
 from .. import processes
 from ..errors import Cancelled, CompileFailed
-from . import toolchain
+from . import flag_policy, toolchain
 from .options import CompileOptions
 from .phases import PHASES, SNAPSHOT_PHASES
 
@@ -81,6 +81,7 @@ def build_command(
     executables_dir: Path | None = None,
 ) -> list[str]:
     """The exact iree-compile argument list. Always a list: symbols contain `$`."""
+    flag_policy.check(options.extra_flags, where=input_path)  # nothing that loads or runs code, ever
     compiler = options.compiler or toolchain.iree_compile()
     cmd = [str(compiler), str(input_path), *options.flags()]
     cmd += [

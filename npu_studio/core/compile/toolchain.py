@@ -7,10 +7,12 @@ parse their output with.
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from pathlib import Path
 
 from .. import processes
+from ..errors import BadFile
 
 
 class ToolchainError(RuntimeError):
@@ -38,6 +40,40 @@ def compiler_version() -> str:
         if "compiler version" in line:
             return line.strip()
     return out.strip() or "unknown"
+
+
+CHECK_SECONDS = 60.0
+
+
+def check_compiler(path: str | Path) -> tuple[Path, str]:
+    """The absolute path of another iree-compile and its version line; BadFile when it is not one.
+
+    Answers from memory for a file not changed since it was last checked (same inode, size, mtime)."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise BadFile(path, "no such compiler")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise BadFile(path, "is not an executable file")
+    real = path.resolve()
+    st = real.stat()
+    try:
+        return _checked_compiler(real, st.st_ino, st.st_size, st.st_mtime_ns)
+    except BadFile as exc:
+        raise BadFile(path, exc.reason) from None  # named as the user or the manifest gave it
+
+
+@functools.lru_cache(maxsize=64)
+def _checked_compiler(real: Path, _ino: int, _size: int, _mtime_ns: int) -> tuple[Path, str]:
+    try:
+        done = processes.run_child([str(real), "--version"], timeout=CHECK_SECONDS)
+    except OSError as exc:
+        raise BadFile(real, f"cannot run it: {exc.strerror or exc}") from None
+    except subprocess.TimeoutExpired:
+        raise BadFile(real, "did not answer --version; not iree-compile") from None
+    version = next((ln.strip() for ln in done.stdout.splitlines() if "IREE compiler version" in ln), None)
+    if version is None:
+        raise BadFile(real, "is not iree-compile (its --version names no IREE compiler version)")
+    return real, version
 
 
 def compile_to_phase_names() -> list[str]:

@@ -43,6 +43,7 @@ from typing import Callable
 from .. import processes
 from ..errors import BadFile, Cancelled, CompileFailed, WorkspaceError
 from ..textio import read_text
+from ..workspace.confine import inside
 from ..workspace.variants import PROFILES_DIR
 
 PIPELINE_SUFFIX = " Pipeline"
@@ -309,6 +310,7 @@ def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"], *, bu
     from ..workspace.manifest import Manifest
     from ..workspace.variants import resolve
 
+    inside(ws.root, rel, leaf_link_ok=True)  # before measuring: profiles/ a symbolic link is refused
     txn = ws.transaction(wait=30)
     try:
         staging = txn.stage()  # before the lock: measuring does not hold the workspace

@@ -38,7 +38,7 @@ from ..executables.rebase import rebase_flags, substitution_flags, without_subst
 from ..ir.context import mlir_context
 from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import run_vmfb
-from ..workspace import variants
+from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
 from .numerics_trace import build_inputs, check_traceable, compare, flow_records, trace_inputs
 from ..run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
@@ -170,6 +170,7 @@ def build_break(ws: Workspace, index: int, on_progress=None, attach=None,
     substitutions (whose fitting depends on them); built (again) otherwise.
     `attach(stop)` receives the build's cancel (the app's job token).
     """
+    trust.require(ws.root, f"trace --break {index} (a build broken after it, run)")  # before any variant is made
     function, ordinal = break_target(ws, index, build)
     flag = f"{BREAK_FLAG}=@{function}:{ordinal}"
     base = variants.get(ws, build).flags if build != variants.MAIN else []

@@ -28,7 +28,7 @@ import numpy as np
 from ..compile.compiler import CompileJob
 from ..errors import Cancelled, StudioError
 from ..run.runner import pick_function, random_inputs, run_vmfb
-from ..workspace.variants import MAIN, get
+from ..workspace.variants import MAIN, get, options_for
 
 
 @dataclass
@@ -58,6 +58,9 @@ def flag_changes(ws, a: str, b: str) -> tuple[list[str], list[str], str | None]:
     """(A's flags, the changes from A to B, the compiler both use)."""
     va = None if a == MAIN else get(ws, a)
     vb = None if b == MAIN else get(ws, b)
+    for v in (va, vb):
+        if v is not None:
+            options_for(ws, v.name)  # a trusted workspace; its flags and compiler checked again (variants.py)
     fa, fb = (va.flags if va else []), (vb.flags if vb else [])
     ca, cb = (va.compiler if va else None), (vb.compiler if vb else None)
     if ca != cb:

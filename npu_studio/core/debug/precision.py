@@ -35,7 +35,7 @@ from ..errors import Cancelled, CompileFailed, RunFailed, StudioError
 from ..run.runner import run_vmfb
 from ..run.signature import public_functions
 from ..run.tolerance import max_error, tolerance_of
-from ..workspace import variants
+from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
 from .numerics_trace import build_inputs, check_traceable, trace, trace_inputs
 from .precision_report import IreeFailure, PrecisionReport, PrecisionResult
@@ -85,6 +85,7 @@ def precision(ws: Workspace, demotions: list[str], inputs: list[np.ndarray] | No
               should_stop: Callable[[], bool] | None = None) -> PrecisionReport:
     """Build and trace one variant per demotion; StudioError before any build for bad input or flags."""
     demotions = check_demotions(demotions)
+    trust.require(ws.root, "precision (demoted builds, run)")  # before any variant is made
     check_traceable(ws)
     sig, inputs = trace_inputs(ws, inputs, seed)
     extra = variants.parse_flags(list(extra_flags or []), ws.root)

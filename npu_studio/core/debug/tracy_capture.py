@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import processes
 from ..errors import RunFailed
+from ..workspace import trust
 from .compile_profile import PROFILES_DIR, publish_record, stamp_of
 
 CAPTURE_SECONDS = 300.0
@@ -104,6 +105,7 @@ def capture_run(ws, build_name: str, function: str, inputs: list[np.ndarray], *,
 
 def _capture(vmfb: Path, function: str, inputs: list[np.ndarray], trace: Path, params: Path | None,
              timeout: float) -> dict:
+    trust.require_for_path(vmfb, f"capturing a Tracy trace of {Path(vmfb).name}")
     folder = _tracy_runtime_dir()
     port = _free_port()
     work = trace.parent / "tracy-inputs"

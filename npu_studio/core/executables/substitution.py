@@ -31,6 +31,7 @@ from typing import Callable
 
 from ..compile.compiler import EXECUTABLES_DIR, CompileJob, CompileResult, ProgressCallback
 from ..errors import Cancelled, CompileFailed, StudioError
+from ..workspace.confine import write_text_inside
 from ..workspace.substitutions import (CONFIGURATION, FOLDER, KINDS, SOURCE, Substitution, active_flags,
                                        compiler_copy, find, load, store, update, write_compiler_copy)
 
@@ -92,10 +93,7 @@ def draft_path(ws, name: str, kind: str) -> Path:
 
 def keep_draft(ws, name: str, kind: str, text: str) -> Path:
     """Keep an edit that has not been substituted yet (the editor calls this when it lets go of it)."""
-    path = draft_path(ws, name, kind)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+    return write_text_inside(ws.root, draft_path(ws, name, kind), text)
 
 
 def current_text(ws, name: str, kind: str) -> str:

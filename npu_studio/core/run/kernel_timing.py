@@ -42,6 +42,7 @@ from ..compile import toolchain
 from ..compile.compiler import EXECUTABLES_DIR
 from ..compile.options import target_flags
 from ..errors import StudioError
+from ..workspace import trust
 
 TARGET_SPREAD = 0.10  # interquartile range / median at which a timing has settled
 MIN_REPETITIONS = 10  # fewer never settle and never call a difference
@@ -212,6 +213,7 @@ def parse_benchmark_json(text: str) -> Timing:
 
 
 def _run_benchmark(args: list[str], what: Path, repetitions: int, min_time: float) -> Timing:
+    trust.require_for_path(what, f"timing {Path(what).name}")
     cmd = [str(toolchain.runtime_tool("iree-benchmark-module")), *args, "--device=local-task",
            f"--benchmark_repetitions={repetitions}", f"--benchmark_min_time={min_time}s",
            "--benchmark_format=json"]

@@ -18,6 +18,7 @@ from .. import processes
 from ..dtypes import is_float
 from ..errors import RunFailed
 from ..processes import module_command
+from ..workspace import trust
 from .signature import FunctionSignature, check_fits_in_memory, public_functions, read_npy_input
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
@@ -77,6 +78,7 @@ def run_vmfb(
 
     `parameters` is the `.irpa` archive the module's named parameters are read from.
     """
+    trust.require_for_path(vmfb, f"running {Path(vmfb).name}")  # its native code
     with tempfile.TemporaryDirectory(prefix="npu-studio-run-") as tmp:
         tmp = Path(tmp)
         in_paths = []

@@ -21,7 +21,8 @@ from pathlib import Path
 from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
-from ..textio import write_bytes_atomic, write_text_atomic
+from ..textio import write_bytes_atomic
+from .confine import write_text_inside
 from .manifest import DONE, EDITED, STALE
 from .publish_journal import new_staging
 from .workspace import Workspace
@@ -181,9 +182,7 @@ def autosave_draft(ws: Workspace, phase: str, text: str) -> bool:
     if is_unchanged(ws, phase, text):
         ws.discard_draft(phase)
         return False
-    draft = ws.root / "edits" / "drafts" / snapshot_name(phase)
-    draft.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(draft, text)
+    write_text_inside(ws.root, Path("edits", "drafts", snapshot_name(phase)), text)
     return True
 
 

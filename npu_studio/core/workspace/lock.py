@@ -9,6 +9,7 @@ the error a second writer gets, comes from the kernel's table of locks.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
@@ -36,8 +37,11 @@ class WorkspaceLock:
         if self._fd is not None:
             return self
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            # O_NOFOLLOW: a .lock that is a symbolic link (a sent workspace) would create or open a file elsewhere
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise WorkspaceError(self.path, "is a symbolic link; refusing to follow it to lock the workspace") from None
             raise os_error(self.root, exc, "cannot lock workspace") from None
         deadline = time.monotonic() + self.wait
         while True:

@@ -12,6 +12,10 @@ with a rename: that rename is the commit point.
 - Interrupted after it: the next writer (or open) finds the journal and
   rolls it forward; every step is idempotent, so a half-done roll forward
   is finished the same way.
+
+A journal may come with a workspace someone sent: before any step, every path it
+names is checked to stay inside the workspace without passing a symbolic link
+(confine.py); one that does not is refused with one line and left unapplied.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 
 from ..errors import WorkspaceError
 from ..textio import write_text_atomic
+from .confine import inside
 
 JOURNAL = "publish.journal"
 STAGING_PREFIX = ".staging-"
@@ -63,6 +68,7 @@ class Publish:
         """Write the journal (the commit point), then apply it."""
         plan = {"staging": self.staging.name, "moves": self.moves, "deletes": self.deletes,
                 "manifest": manifest_text}
+        _check_confined(self.root, self.staging.name, self.moves, self.deletes)
         write_text_atomic(self.root / JOURNAL, json.dumps(plan))
         _fsync_dir(self.root)
         apply_journal(self.root)
@@ -84,11 +90,17 @@ def apply_journal(root: Path) -> bool:
         raise WorkspaceError(path, f"unreadable publish journal ({exc}); remove it to keep the previous build")
     if not staging.name.startswith(STAGING_PREFIX):
         raise WorkspaceError(path, "publish journal names no staging folder")
+    try:
+        _check_confined(root, plan["staging"], plan["moves"], plan["deletes"])
+    except WorkspaceError as exc:
+        raise WorkspaceError(path, f"{exc.reason}; the publish journal is refused and left unapplied") from None
     for src, dest in moves:
         if src.exists():  # gone: moved by an earlier, interrupted roll forward
+            inside(root, dest, leaf_link_ok=True, where=path)  # again: an earlier move may have made a link
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dest)
     for dest in deletes:
+        inside(root, dest, leaf_link_ok=True, where=path)
         if dest.is_dir() and not dest.is_symlink():
             shutil.rmtree(dest, ignore_errors=True)
         else:
@@ -97,6 +109,22 @@ def apply_journal(root: Path) -> bool:
     path.unlink()
     shutil.rmtree(staging, ignore_errors=True)
     return True
+
+
+def _check_confined(root: Path, staging: str, moves, deletes) -> None:
+    """Every path of a publish stays inside `root` and passes no symbolic link, or nothing is applied."""
+    inside(root, staging)
+    for src, dest in moves:
+        staged = inside(root, Path(staging) / src)  # a staged link would be moved in as a link
+        if staged.is_dir():  # nor may a staged folder bring one in
+            for folder, dirs, files in os.walk(staged):
+                for name in dirs + files:
+                    if os.path.islink(os.path.join(folder, name)):
+                        inside(root, Path(folder, name).relative_to(Path(os.path.realpath(root))))
+        inside(root, dest, leaf_link_ok=True)  # os.replace replaces a link, never follows it
+    for dest in deletes:
+        inside(root, dest, leaf_link_ok=True)  # a link is unlinked, never followed
+    inside(root, MANIFEST, leaf_link_ok=True)
 
 
 def _inside(base: Path, rel: str) -> Path:

@@ -113,10 +113,9 @@ def compiler_copy(ws, rel: str) -> Path:
 def write_compiler_copy(ws, rel: str, text: str) -> Path:
     from ..ir.mlir_text import blank_locations  # deferred: it loads IREE's MLIR bindings
 
-    path = compiler_copy(ws, rel)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(blank_locations(text, drop_resources=False))
-    return path
+    from .confine import write_text_inside
+
+    return write_text_inside(ws.root, compiler_copy(ws, rel), blank_locations(text, drop_resources=False))
 
 
 def active_flags(ws, subs: list[Substitution] | None = None) -> list[str]:

@@ -34,7 +34,6 @@ The API:
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
@@ -44,10 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import processes
+from ..compile import flag_policy, toolchain
 from ..compile.compiler import EXECUTABLES_DIR, CompileJob, ProgressCallback, snapshot_name
 from ..compile.options import CompileOptions
 from ..compile.phases import SNAPSHOT_PHASES
-from ..errors import BadFile, Cancelled, StudioError, WorkspaceError
+from ..errors import Cancelled, StudioError, WorkspaceError
+from . import trust
+from .confine import inside
 from .job import CancellableBuild
 from .manifest import MANIFEST, Manifest
 from .publish_journal import Publish
@@ -152,12 +154,30 @@ def resolve(ws, name: str) -> Build:
 
 
 def options_for(ws, name: str) -> CompileOptions:
-    """The compile options a variant's build uses: the workspace's own plus the variant's flags and compiler."""
+    """The compile options a variant's build uses: the workspace's own plus the variant's flags and compiler.
+
+    A variant's record is run only in a trusted workspace (trust.py), its flags pass the flag
+    policy again and its compiler is checked again to be iree-compile, at every use."""
     rec = get(ws, name) if name != MAIN else None
     base = ws.compile_options()
     if rec is None:
         return base
-    return base.with_(extra_flags=(*base.extra_flags, *rec.flags), compiler=rec.compiler)
+    where = ws.root / MANIFEST
+    trust.require(ws.root, f"building variant {name!r} runs {describe(rec)}")
+    flag_policy.check(rec.flags, root=ws.root, where=where)
+    compiler = None
+    if rec.compiler is not None:
+        compiler = str(toolchain.check_compiler(rec.compiler)[0])
+    return base.with_(extra_flags=(*base.extra_flags, *rec.flags), compiler=compiler)
+
+
+def describe(rec: "Variant") -> str:
+    """What a variant's build runs, as the user should see it before it does."""
+    compiler = rec.compiler or "the installed iree-compile"
+    flags = shlex.join(rec.flags)
+    if len(flags) > 300:
+        flags = flags[:297] + "..."
+    return f"{compiler} with flags {flags}" if rec.flags else compiler
 
 
 def _archive(ws) -> str | None:
@@ -177,8 +197,9 @@ def _variant(ws, name: str) -> Variant:
 # -- checking what the user typed ---------------------------------------------
 
 
-def parse_flags(text: str | list[str] | tuple[str, ...], where: Path) -> list[str]:
-    """Free text (shell quoting) or a list of flags; each must be a flag the build does not set itself."""
+def parse_flags(text: str | list[str] | tuple[str, ...], where: Path, root: Path | None = None) -> list[str]:
+    """Free text (shell quoting) or a list of flags; each must be a flag the build does not set itself and
+    pass the flag policy (flag_policy.py; paths inside the workspace `root`, default: `where`'s)."""
     if isinstance(text, str):
         try:
             flags = shlex.split(text)
@@ -191,26 +212,9 @@ def parse_flags(text: str | list[str] | tuple[str, ...], where: Path) -> list[st
             raise StudioError(where, f"{flag!r} is not a compiler flag (flags start with '-')")
         if flag.split("=", 1)[0] == "-o" or any(flag.startswith(r) for r in _RESERVED if r != "-o"):
             raise StudioError(where, f"{flag.split('=', 1)[0]} is set by the build itself; a variant cannot change it")
-    return flags
-
-
-def check_compiler(path: str | Path) -> tuple[Path, str]:
-    """The absolute path of another iree-compile and its version line; BadFile when it is not one."""
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise BadFile(path, "no such compiler")
-    if not path.is_file() or not os.access(path, os.X_OK):
-        raise BadFile(path, "is not an executable file")
-    try:
-        done = processes.run_child([str(path.resolve()), "--version"], timeout=_CHECK_SECONDS)
-    except OSError as exc:
-        raise BadFile(path, f"cannot run it: {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
-        raise BadFile(path, "did not answer --version; not iree-compile") from None
-    version = next((ln.strip() for ln in done.stdout.splitlines() if "IREE compiler version" in ln), None)
-    if version is None:
-        raise BadFile(path, "is not iree-compile (its --version names no IREE compiler version)")
-    return path.resolve(), version
+    if root is None:
+        root = where.parent if where.name == MANIFEST else where
+    return flag_policy.check(flags, root=root, where=where)
 
 
 def check_flags(options: CompileOptions, where: Path) -> None:
@@ -246,13 +250,11 @@ def create(ws, name: str, flags: str | list[str] | tuple[str, ...] = "", compile
     parsed = parse_flags(flags, where)
     compiler_path, version = (None, "")
     if compiler is not None and str(compiler).strip():
-        compiler_path, version = check_compiler(compiler)
+        compiler_path, version = toolchain.check_compiler(compiler)
     base = ws.compile_options()
     check_flags(base.with_(extra_flags=(*base.extra_flags, *parsed),
                            compiler=str(compiler_path) if compiler_path else None), where)
     if compiler_path is None:
-        from ..compile import toolchain
-
         version = toolchain.compiler_version()
     record = {"flags": parsed, "compiler": str(compiler_path) if compiler_path else None,
               "compiler_version": version, "created": time.time(), "build": None}
@@ -306,6 +308,7 @@ class VariantJob(CancellableBuild):
         ws, name = self.ws, self.name
         if ws.pending_import is not None:
             raise WorkspaceError(ws.root, "an import is waiting for its compile; compile first")
+        inside(ws.root, f"{FOLDER}/{name}")  # before the compile: variants/ a symbolic link is refused
         with ws.transaction() as txn:
             staging = txn.staging
             try:

@@ -40,7 +40,9 @@ from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import WorkspaceError
 from ..paths import workspaces_dir
-from ..textio import read_text, write_text_atomic
+from ..textio import read_text
+from . import trust
+from .confine import write_text_inside
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, ensure_writable_folder
 from .manifest import DEFAULT_TARGET, MANIFEST, STALE, Manifest
@@ -86,6 +88,7 @@ class Workspace:
         model = Path(model).absolute()
         root = Path(root).absolute() if root is not None else default_workspace_for(model)
         check_model_file(model)  # a bad model never creates, locks or touches the workspace
+        made_here = _new_folder(root)  # only a folder we make (or found empty) counts as created here
         ensure_writable_folder(root)
         txn = Transaction(root).begin()
         try:
@@ -117,6 +120,8 @@ class Workspace:
                 ws.stage_import(txn.publish, None)
                 txn.commit(manifest.to_json())
                 txn.end()
+                if made_here:
+                    trust.record_created(root)
             else:
                 ws._pending = txn  # published (or dropped) by the next compile
             return ws
@@ -297,10 +302,7 @@ class Workspace:
     _draft_path = draft_path
 
     def save_draft(self, phase: str, text: str) -> Path:
-        path = self.draft_path(phase)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-        return path
+        return write_text_inside(self.root, self.draft_path(phase), text)
 
     def drafts(self) -> dict[str, str]:
         return {p: read_text(self.draft_path(p)) for p in SNAPSHOT_PHASES if self.draft_path(p).is_file()}
@@ -319,6 +321,16 @@ class Workspace:
             publish_edit(self, txn, manifest, phase, text)
         return kept
 
+
+
+def _new_folder(root: Path) -> bool:
+    """Whether `root` is missing or holds nothing but a lock and staging folders (of an import just failed)."""
+    try:
+        return all(e.name == LOCK_NAME or e.name.startswith(STAGING_PREFIX) for e in root.iterdir())
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _refuse_foreign_folder(root: Path) -> None:

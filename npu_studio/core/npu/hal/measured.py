@@ -25,6 +25,7 @@ from ... import processes
 from ...compile import toolchain
 from ...errors import RunFailed, os_error
 from ...compile.params import SCOPE
+from ...workspace import trust
 from ..program.npu_ir import NpuProgram
 from ..sim.results import SimResult
 
@@ -60,6 +61,7 @@ class Row:
 def profile_dispatches(vmfb: Path, function: str, inputs: list[np.ndarray], *, parameters: Path | None = None,
                        plugin: Path | None = None, timeout: float | None = 900) -> list[MeasuredDispatch]:
     """Every dispatch execution of one call of `function`, in start order."""
+    trust.require_for_path(vmfb, f"profiling {Path(vmfb).name}")
     with tempfile.TemporaryDirectory(prefix="npu-studio-profile-") as tmp:
         tmp = Path(tmp)
         prof = tmp / "run.ireeprof"

@@ -23,6 +23,7 @@ from ... import processes
 from ...errors import RunFailed, StudioError
 from ...processes import module_command
 from ...run.runner import pick_function, random_inputs, run_vmfb
+from ...workspace import trust
 from ...workspace.workspace import Workspace
 from ...run.dispatches import iree_dispatches
 from ..numerics.check import Comparison, _compare, diverges, final_line, run_onnxruntime
@@ -150,6 +151,7 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
                    "fault": None if fault is None else {"dispatch": fault.dispatch, "tile": fault.tile,
                                                         "delta": fault.delta}}
         (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        trust.require_for_path(variant.vmfb, "running the NPU variant")
         cmd = [*module_command("npu_studio.core.npu.hal.inprocess"), str(tmp / "request.json")]
         try:
             proc = processes.run_child(cmd, timeout=timeout)

@@ -28,6 +28,7 @@ from ...run.dispatches.scalar_ops import numpy_dtype
 from ..numerics.functional_sim import DispatchOutcome
 from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH, ExecProgram
 from .inprocess import compare_calls
+from ...workspace import trust
 from .variant import Variant
 
 MODE = "standalone"
@@ -79,6 +80,7 @@ def run(variant: Variant, plugin: Path, function: str, inputs: list[np.ndarray],
         parameters: Path | None = None, dispatch_vmfb: Path | None = None, fault=None,
         timeout: float | None = 1800):
     """(outputs, calls, plugin calls): one run of the variant under iree-run-module (see the module doc)."""
+    trust.require_for_path(variant.vmfb, "running the NPU variant")
     described = check_described(variant)
     with tempfile.TemporaryDirectory(prefix="npu-studio-standalone-") as tmp:
         tmp = Path(tmp)
@@ -145,6 +147,7 @@ def benchmark(vmfb: Path, function: str, inputs: list[np.ndarray], *, parameters
               timeout: float | None = 3600) -> float:
     """Seconds per run of `vmfb` as iree-benchmark-module measures it (real time, mean of the repetitions);
     with `variant` and `plugin`, the NPU variant in standalone mode."""
+    trust.require_for_path(vmfb, f"timing {Path(vmfb).name}")
     if variant is not None:
         check_described(variant)
     with tempfile.TemporaryDirectory(prefix="npu-studio-bench-") as tmp:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...textio import parse_json, read_bytes, without_gc, write_text_atomic
+from ...textio import parse_json, read_bytes, without_gc
+from ...workspace.confine import write_text_inside
 from ...workspace.workspace import Workspace
 from ..program.npu_ir import VERSION, NpuProgram
 from .workspace_io import npu_dir
@@ -27,10 +28,7 @@ def result_path(ws: Workspace) -> Path:
 
 def save_result(ws: Workspace, result: SimResult) -> Path:
     """Write the workspace's last result (staged, then renamed into place)."""
-    path = result_path(ws)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, result.to_json())
-    return path
+    return write_text_inside(ws.root, result_path(ws), result.to_json())
 
 
 def load_last_result(ws: Workspace) -> SimResult | None:

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from ...textio import write_text_atomic
+from ...workspace.confine import folder_inside
 from ...workspace.workspace import Workspace
 from ..program.npu_ir import NpuError, NpuProgram
 from ..target import target_store
@@ -70,6 +71,7 @@ def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
     text = read_target_text(path)  # TargetError names the file
     target = parse_target(text, path)
     program = run_npu_pipeline(flow_path(ws), target, strict=strict)
+    folder_inside(ws.root, NPU_DIR)  # npu/ a symbolic link: refused, never written through
     _write(json_path(ws), program.to_json())
     _write(mlir_path(ws), to_mlir(program))
     target_store.record(npu_dir(ws), text, path)

@@ -31,6 +31,7 @@ from ...compile.toolchain import compile_failure, compiler_version, iree_compile
 from ...errors import StudioError
 from ...executables.rebase import rebase_flags, substitution_flags
 from ...ir.context import mlir_context
+from ...workspace import trust
 from .dispatch_server import load_array
 from .host import segments, tied_operands
 
@@ -221,6 +222,7 @@ class DispatchRunner:
     def __init__(self, vmfb: Path, timeout: float = 600):
         self.vmfb = Path(vmfb)
         self.timeout = timeout
+        trust.require_for_path(self.vmfb, f"running the dispatches of {self.vmfb.name}")
         self._tmp = tempfile.TemporaryDirectory(prefix="npu-studio-check-")
         # killed with us (its own process group, and when we die)
         self._proc = processes.start_child(

@@ -28,6 +28,7 @@ from ...compile.toolchain import compile_failure, compiler_version
 from ...errors import RunFailed, StudioError
 from ...executables.rebase import rebase_flags, without_substitutions
 from ...textio import write_text_atomic
+from ...workspace import trust
 from .dispatch_server import load_array
 
 TRACE_FLAG = "--iree-flow-trace-dispatch-tensors"
@@ -91,6 +92,7 @@ def notes(vmfb: Path) -> list[str]:
 def run_traced(vmfb: Path, function: str, inputs: list[np.ndarray], parameters: Path | None = None,
                timeout: float = 1800) -> tuple[list[TraceEvent], list[np.ndarray]]:
     """Run `function` of a traced build: every trace event in execution order, and the outputs."""
+    trust.require_for_path(vmfb, f"tracing {Path(vmfb).name}")
     with tempfile.TemporaryDirectory(prefix="npu-studio-tensor-trace-") as tmp:
         tmp = Path(tmp)
         paths = []
