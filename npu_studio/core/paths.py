@@ -3,7 +3,7 @@
 - config (user targets): $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio
 - cache (built NPU plugins): $XDG_CACHE_HOME/npu-studio, else ~/.cache/npu-studio
 - workspaces (a model's default workspace): $NPU_STUDIO_HOME, else <cache>/workspaces;
-  the dispatch index cache sits beside them
+  the dispatch index cache sits beside them; sweep results without --out go into <workspaces>/sweeps
 
 Read from the environment on every call, so a test (or a user) that sets a
 variable sees it at once.
@@ -34,6 +34,11 @@ def workspaces_dir() -> Path:
     if env:
         return Path(env)
     return cache_dir() / "workspaces"
+
+
+def sweeps_dir() -> Path:
+    """Where a sweep's results go unless told otherwise (`sweep SPEC` without --out, the app's Run sweep)."""
+    return workspaces_dir() / "sweeps"
 
 
 def dispatch_index_cache_dir() -> Path:
