@@ -109,7 +109,12 @@ def test_run_a_sweep_in_the_app_with_progress_and_cancel(window, qtbot, tmp_path
     dock.cancel_button.click()
     qtbot.waitUntil(lambda: not window.jobs.is_running("sweep-run"), timeout=60000)
     assert "sweep cancelled" in dock.banner.text()
-    cached = len(list((tmp_path / "s" / "cache").glob("*.json")))
+    from npu_studio.core.paths import sweeps_dir
+    from npu_studio.core.sweep.out_folder import latest_default
+
+    out = latest_default(spec)  # under the studio's home, never beside the spec
+    assert out.parent == sweeps_dir() and not (tmp_path / "s").exists()
+    cached = len(list((out / "cache").glob("*.json")))
     assert 0 < cached < 8
     controller.run_spec(str(spec), jobs=1)  # resumes
     qtbot.waitUntil(lambda: not window.jobs.is_running("sweep-run") and controller.sweep is not None,

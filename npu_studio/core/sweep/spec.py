@@ -184,8 +184,11 @@ def to_toml(data: dict, prefix: str = "") -> str:
 
 
 def _values(path: Path, name: str, raw: Any) -> tuple[Any, ...]:
+    shown = name if len(name) <= 80 else name[:60] + "..."  # one line a person reads
+
     def bad(reason: str) -> SweepError:
-        return SweepError(path, f"parameters.{name}: {reason}", line=key_line(path, name))
+        return SweepError(path, f"parameters.{shown}: {reason}",
+                          line=key_line(path, name) if len(name) <= MAX_TEXT else None)
 
     return parameter_values(name, raw, bad)
 
