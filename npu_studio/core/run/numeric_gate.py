@@ -245,8 +245,10 @@ def load_inputs(paths: list[Path], sig) -> list[np.ndarray]:
 
 
 def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = None,
-                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0) -> GateReport:
-    """Run the plain build and the workspace's current build on the same inputs and compare."""
+                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0,
+                   substituted_vmfb: Path | None = None) -> GateReport:
+    """Run the plain build and the workspace's current build (or `substituted_vmfb`, a build not
+    published yet) on the same inputs and compare."""
     if tolerance < 0:
         raise StudioError(None, f"tolerance must not be negative, got {tolerance}")
     sig = pick_function(ws.snapshot_path("input"))
@@ -257,7 +259,7 @@ def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = Non
         inputs = random_inputs(sig, seed)
         origin = f"seeded random inputs (seed {seed})"
     plain = run_vmfb(plain_vmfb, sig.name, inputs, parameters=ws.params_path)
-    sub = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
+    sub = run_vmfb(substituted_vmfb or ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
     outputs = [compare_arrays(p, s, tolerance, i) for i, (p, s) in enumerate(zip(plain, sub))]
     note = _against_onnxruntime(ws, inputs, plain, sub, outputs)
     return GateReport(sig.name, tolerance, origin, outputs, note)
