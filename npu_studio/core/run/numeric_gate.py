@@ -228,20 +228,10 @@ def compare_arrays(plain: np.ndarray, sub: np.ndarray, tolerance: float, output:
 
 
 def load_inputs(paths: list[Path], sig) -> list[np.ndarray]:
-    if len(paths) != len(sig.inputs):
-        raise StudioError(None, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(paths)} .npy files")
-    arrays = []
-    for path, spec in zip(paths, sig.inputs):
-        try:
-            arr = np.load(path)
-        except (OSError, ValueError) as exc:
-            raise StudioError(path, f"cannot read .npy: {exc}") from None
-        want = tuple(spec.shape)
-        if arr.dtype != spec.numpy_dtype or any(d is not None and d != s for d, s in zip(want, arr.shape)) \
-                or len(want) != arr.ndim:
-            raise StudioError(path, f"holds {arr.dtype}{list(arr.shape)}; @{sig.name} expects {spec}")
-        arrays.append(arr)
-    return arrays
+    """The --input files for `sig` through the one reader (runner.load_inputs)."""
+    from .runner import load_inputs as read_inputs
+
+    return read_inputs(sig, list(paths))
 
 
 def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = None,
