@@ -148,12 +148,13 @@ def read_npy_input(path: Path, spec: TensorSpec, what: str) -> np.ndarray:
         raise BadFile(path, "cannot read: a path cannot hold a NUL byte") from None
     except OSError as exc:
         raise BadFile(path, f"cannot read: {exc.strerror}") from None
-    with open(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
         if stat.S_ISDIR(st.st_mode):
             raise BadFile(path, "is a folder, not a .npy file")
-        if not stat.S_ISREG(st.st_mode):
-            raise BadFile(path, "not a regular file (a FIFO, socket or device); expected a .npy file")
+        raise BadFile(path, "not a regular file (a FIFO, socket or device); expected a .npy file")
+    with open(fd, "rb") as f:
         try:
             if f.read(4) == b"PK\x03\x04":
                 raise BadFile(path, "is an .npz archive (several arrays), not a .npy file: save each input "
