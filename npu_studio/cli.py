@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import runpy
@@ -110,6 +111,14 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(args)
 
 
+# Writes the file system refused, reported in one line wherever they happen (what was published
+# before stays: every workspace write is staged and published atomically, transaction.py).
+_DISK_ERRNOS = {errno.EROFS: " (this command writes into the workspace; copy it somewhere writable)",
+                errno.ENOSPC: " (the previous state is kept; free some space and run it again)",
+                errno.EDQUOT: " (the previous state is kept)", errno.EACCES: "", errno.EPERM: "",
+                errno.E2BIG: " (a command line too long: a build variant with too many recorded flags?)"}
+
+
 def run_command(args) -> int:
     """Run one command; every StudioError becomes one line on stderr and exit code 2.
 
@@ -142,6 +151,13 @@ def run_command(args) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
         return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped by a closed pipe
+    except OSError as exc:  # the file system refused a write: read-only, full, not ours
+        if exc.errno not in _DISK_ERRNOS:
+            raise
+        why = _DISK_ERRNOS[exc.errno]
+        doing = "cannot run" if exc.errno == errno.E2BIG else "cannot write"
+        say(format_error(StudioError(exc.filename or None, f"{doing}: {exc.strerror}{why}")))
+        return 2
 
 
 if __name__ == "__main__":
