@@ -22,7 +22,7 @@ import sys
 import threading
 
 from .app_args import COMMANDS, USAGE, add_app_options, parse_app_args, say
-from .core.errors import StudioError, format_error
+from .core.errors import StudioError, format_error, os_error
 from .core.processes import RUN_MODULE_FLAG
 from .verbosity import add_verbose_option, leading_verbosity, stderr_logging
 
@@ -113,9 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # Writes the file system refused, reported in one line wherever they happen (what was published
 # before stays: every workspace write is staged and published atomically, transaction.py).
-_DISK_ERRNOS = {errno.EROFS: " (this command writes into the workspace; copy it somewhere writable)",
-                errno.ENOSPC: " (the previous state is kept; free some space and run it again)",
-                errno.EDQUOT: " (the previous state is kept)", errno.EACCES: "", errno.EPERM: "",
+_DISK_ERRNOS = {errno.EROFS: "", errno.ENOSPC: "", errno.EDQUOT: "", errno.EACCES: "", errno.EPERM: "",
                 errno.E2BIG: " (a command line too long: a build variant with too many recorded flags?)"}
 
 
@@ -156,7 +154,8 @@ def run_command(args) -> int:
             raise
         why = _DISK_ERRNOS[exc.errno]
         doing = "cannot run" if exc.errno == errno.E2BIG else "cannot write"
-        say(format_error(StudioError(exc.filename or None, f"{doing}: {exc.strerror}{why}")))
+        named = os_error(exc.filename or "-", exc, doing)
+        say(format_error(named if exc.filename else StudioError(None, named.reason + why)))
         return 2
 
 

@@ -31,6 +31,7 @@ from typing import Callable
 
 from ..compile.compiler import EXECUTABLES_DIR, CompileJob, CompileResult, ProgressCallback
 from ..errors import Cancelled, CompileFailed, StudioError
+from ..textio import write_text_atomic
 from ..workspace.substitutions import (CONFIGURATION, FOLDER, KINDS, SOURCE, Substitution, active_flags,
                                        compiler_copy, find, load, store, update, write_compiler_copy)
 
@@ -94,7 +95,7 @@ def keep_draft(ws, name: str, kind: str, text: str) -> Path:
     """Keep an edit that has not been substituted yet (the editor calls this when it lets go of it)."""
     path = draft_path(ws, name, kind)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    write_text_atomic(path, text)  # a full disk keeps the previous draft whole, and names the file
     return path
 
 
@@ -213,7 +214,7 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
     check(ws, name, kind, text)
     version = 1 + sum(1 for _ in (ws.root / FOLDER).glob(f"{glob.escape(name)}.{kind}.*.mlir"))
     built = ws.root / FOLDER / f"{name}.{kind}.{version}.mlir"
-    built.write_text(text)
+    write_text_atomic(built, text)
     write_compiler_copy(ws, str(built.relative_to(ws.root)), text)
     cand = Substitution(name, kind, file=str(built.relative_to(ws.root)))
     subs = [s for s in load(ws) if (s.name, s.kind) != (name, kind)] + [cand]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..textio import write_text_atomic
+
 SOURCE, CONFIGURATION = "source", "configuration"
 KINDS = (SOURCE, CONFIGURATION)
 FLAGS = {
@@ -115,7 +117,7 @@ def write_compiler_copy(ws, rel: str, text: str) -> Path:
 
     path = compiler_copy(ws, rel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(blank_locations(text, drop_resources=False))
+    write_text_atomic(path, blank_locations(text, drop_resources=False))
     return path
 
 
