@@ -173,14 +173,26 @@ def write_table(out: Path, rows: list[dict[str, Any]], cols: list[tuple[str, str
 
 def read_table(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a results.parquet (or .csv) as dicts."""
+    import pyarrow as pa
+
     path = Path(path)
-    if path.suffix == ".csv":
-        import pyarrow.csv as pacsv
-        table = pacsv.read_csv(path)
-    else:
-        import pyarrow.parquet as pq
-        table = pq.read_table(path)
-    return table.to_pylist()
+    if not path.is_file():
+        raise BadFile(path, "not a regular file; expected a sweep's results table")
+    try:
+        if path.suffix == ".csv":
+            import pyarrow.csv as pacsv
+            table = pacsv.read_csv(path)
+        else:
+            import pyarrow.parquet as pq
+            table = pq.read_table(path)
+        rows = table.to_pylist()
+    except (pa.ArrowException, ValueError, OSError, OverflowError) as exc:
+        raise BadFile(path, f"not a results table: {' '.join(str(exc).split())[:200]}") from None
+    for i, row in enumerate(rows):  # the columns every reader of a row uses
+        if not isinstance(row.get("model"), str) or isinstance(row.get("point"), bool) \
+                or not isinstance(row.get("point"), int) or not isinstance(row.get("status"), str):
+            raise BadFile(path, f"row {i + 1}: expected a model, a point number and a status")
+    return rows
 
 
 def check_constraints(row: dict[str, Any], constraints) -> list[str]:
