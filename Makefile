@@ -46,7 +46,7 @@ test-fast: $(STAMP)
 # `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
 fuzz: $(STAMP)
 	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
-		tests/core/test_reader_properties.py --hypothesis-show-statistics
+		tests/core/test_reader_properties.py tests/core/test_sweep_reader_properties.py --hypothesis-show-statistics
 
 # The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
 screenshot: $(STAMP)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import runpy
@@ -21,7 +22,7 @@ import sys
 import threading
 
 from .app_args import COMMANDS, USAGE, add_app_options, parse_app_args, say
-from .core.errors import StudioError, format_error
+from .core.errors import StudioError, format_error, os_error
 from .core.processes import RUN_MODULE_FLAG
 from .verbosity import add_verbose_option, leading_verbosity, stderr_logging
 
@@ -114,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(args)
 
 
+# Writes the file system refused, reported in one line wherever they happen (what was published
+# before stays: every workspace write is staged and published atomically, transaction.py).
+_DISK_ERRNOS = {errno.EROFS: "", errno.ENOSPC: "", errno.EDQUOT: "", errno.EACCES: "", errno.EPERM: "",
+                errno.E2BIG: " (a command line too long: a build variant with too many recorded flags?)"}
+
+
 def run_command(args) -> int:
     """Run one command; every StudioError becomes one line on stderr and exit code 2.
 
@@ -150,6 +157,14 @@ def run_command(args) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
         return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped by a closed pipe
+    except OSError as exc:  # the file system refused a write: read-only, full, not ours
+        if exc.errno not in _DISK_ERRNOS:
+            raise
+        why = _DISK_ERRNOS[exc.errno]
+        doing = "cannot run" if exc.errno == errno.E2BIG else "cannot write"
+        named = os_error(exc.filename or "-", exc, doing)
+        say(format_error(named if exc.filename else StudioError(None, named.reason + why)))
+        return 2
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def run(args) -> int:
         from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
         from ..core.run.dispatches.iree_dispatches import CACHE_DIR
 
-        report = check(ws, program, load_inputs(args.input) if args.input else None)
+        report = check(ws, program, load_inputs(ws, args.input) if args.input else None)
         print("\n".join(report.summary_lines()))
         report.save_json(ws.root / CACHE_DIR / REPORT_NAME)
         return 0 if report.ok else 1

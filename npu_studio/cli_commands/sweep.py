@@ -27,9 +27,11 @@ def add_parser(sub) -> None:
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="run on the Dask scheduler at ADDRESS (tcp://host:8786) instead")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="results folder (default: SPEC's name without .toml, beside it)")
+                   help="results folder: new, empty, or one a sweep made (default: a new folder under "
+                   "the studio's home, $NPU_STUDIO_HOME/sweeps)")
     p.add_argument("--resume", action="store_true",
-                   help="keep the points already in DIR's cache; compute only the missing ones")
+                   help="keep the points already in DIR's cache (default DIR: this spec's latest results "
+                   "under the studio's home); compute only the missing ones")
     p.set_defaults(func=run)
 
 
@@ -43,10 +45,14 @@ def run(args) -> int:
         raise StudioError(None, f"--jobs: expected a positive number of workers, got {args.jobs}")
     if args.jobs is not None and args.dask is not None:
         raise StudioError(None, "--jobs and --dask exclude each other (Dask has its own workers)")
+    from ..core.sweep.out_folder import claim, latest_default, new_default
+
     spec = load_spec(args.spec)
-    out = args.out or args.spec.with_suffix("")
-    if out.exists() and not out.is_dir():
-        raise StudioError(out, "--out: not a folder")
+    out = args.out
+    if out is None:
+        out = (latest_default(spec.path) if args.resume else None) or new_default(spec.path)
+        print(f"results in {out}", file=sys.stderr)
+    claim(out, spec.path)  # refused before any work: a folder of the user's, a file, not writable
     executor = make_executor(args.jobs, args.dask)
     shown = []
 

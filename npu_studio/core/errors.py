@@ -76,7 +76,13 @@ def format_error(exc: StudioError, prog: str = "npu-studio") -> str:
     return f"{prog}: error: {exc}" if prog else str(exc)
 
 
+# What a user does about a write the file system refused (every write is atomic: nothing half-written).
+_HINTS = {28: " (the previous state is kept; free some space and run it again)",  # ENOSPC
+          122: " (the previous state is kept)",  # EDQUOT
+          30: " (this command writes into the workspace; copy it somewhere writable)"}  # EROFS
+
+
 def os_error(path: str | Path, exc: OSError, doing: str = "") -> BadFile:
     """A `BadFile` for an OSError: `path: cannot write: Is a directory`."""
-    reason = exc.strerror or type(exc).__name__
+    reason = (exc.strerror or type(exc).__name__) + _HINTS.get(exc.errno, "")
     return BadFile(exc.filename if exc.filename else path, f"{doing}: {reason}" if doing else reason)

@@ -2,7 +2,8 @@
 
 - config (user targets): $NPU_STUDIO_CONFIG, else $XDG_CONFIG_HOME/npu-studio, else ~/.config/npu-studio
 - cache (built NPU plugins): $XDG_CACHE_HOME/npu-studio, else ~/.cache/npu-studio
-- workspaces (a model's default workspace): $NPU_STUDIO_HOME, else <cache>/workspaces
+- workspaces (a model's default workspace): $NPU_STUDIO_HOME, else <cache>/workspaces; sweep results
+  without --out go into <workspaces>/sweeps
 - the dispatch index cache: <cache>/dispatch-index-cache, never beside $NPU_STUDIO_HOME
   (which may be a shared folder: the cache holds pickles)
 
@@ -35,6 +36,11 @@ def workspaces_dir() -> Path:
     if env:
         return Path(env)
     return cache_dir() / "workspaces"
+
+
+def sweeps_dir() -> Path:
+    """Where a sweep's results go unless told otherwise (`sweep SPEC` without --out, the app's Run sweep)."""
+    return workspaces_dir() / "sweeps"
 
 
 def dispatch_index_cache_dir() -> Path:

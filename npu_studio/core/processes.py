@@ -38,7 +38,15 @@ import time
 logger = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
+FAULT_ENV = "NPU_STUDIO_FAULT"  # tests: the name of a fault_point at which this process is killed
 RUN_MODULE_FLAG = "--run-module"
+
+
+def fault_point(name: str) -> None:
+    """A place where a crash must leave the previous state (tests kill the process here with
+    SIGKILL by setting $NPU_STUDIO_FAULT to `name`; otherwise nothing happens)."""
+    if os.environ.get(FAULT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def is_frozen() -> bool:

@@ -42,7 +42,7 @@ from typing import Callable
 
 from .. import processes
 from ..errors import BadFile, Cancelled, CompileFailed, WorkspaceError
-from ..textio import read_text
+from ..textio import parse_json, read_text
 from ..workspace.confine import inside
 from ..workspace.variants import PROFILES_DIR
 
@@ -94,8 +94,10 @@ class BuildProfile:
         return json.dumps(asdict(self), indent=1)
 
     @classmethod
-    def from_json(cls, text: str) -> "BuildProfile":
-        data = json.loads(text)
+    def from_json(cls, text: str, path: Path | str = "<profile>") -> "BuildProfile":
+        data = parse_json(text, path, "a compile profile")  # BadFile for 10,000-deep nesting, NaN, ...
+        if not isinstance(data, dict) or not isinstance(data.get("phases"), dict):
+            raise ValueError("phases: expected an object of phases")
         phases = {k: PhaseProfile(**{**v, "passes": [PassTime(**p) for p in v["passes"]]})
                   for k, v in data["phases"].items()}
         return cls(data["build"], phases, data["build_stamp"], data.get("recorded", 0.0))
@@ -222,11 +224,15 @@ def load_profile(ws, build_name: str = "main") -> BuildProfile | None:
     from ..workspace.variants import resolve
 
     path = profile_file(ws.root, build_name)
+    if path.is_dir():
+        raise BadFile(path, "is a folder where the compile profile is kept; move it away")
     if not path.is_file():
         return None
     try:
-        prof = BuildProfile.from_json(read_text(path))
-    except (ValueError, KeyError, TypeError) as exc:
+        prof = BuildProfile.from_json(read_text(path), path)
+    except BadFile as exc:
+        raise BadFile(path, f"{exc.reason}; delete it to record a new one") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise BadFile(path, f"not a compile profile ({exc}); delete it to record a new one") from None
     return prof if prof.build_stamp == stamp_of(resolve(ws, build_name)) else None
 
@@ -311,6 +317,9 @@ def publish_record(ws, rel: Path, measure: Callable[[Path], "str | Path"], *, bu
     from ..workspace.variants import resolve
 
     inside(ws.root, rel, leaf_link_ok=True)  # before measuring: profiles/ a symbolic link is refused
+    dest = ws.root / rel
+    if dest.is_dir() and not dest.is_symlink():  # never replaced: a folder the user (or a crafted workspace) put there
+        raise BadFile(dest, "is a folder where a measured record is kept; move it away")
     txn = ws.transaction(wait=30)
     try:
         staging = txn.stage()  # before the lock: measuring does not hold the workspace

@@ -37,6 +37,7 @@ from ..compile import toolchain
 from ..compile.options import target_flags
 from ..compile.phases import PHASES, SNAPSHOT_PHASES
 from ..errors import Cancelled, CompileFailed, StudioError
+from ..textio import parse_json, read_bytes
 from ..ir.diff import DiffOptions, TextDiff, diff_texts
 from ..workspace.publish_journal import STAGING_PREFIX, clean_stale_staging
 
@@ -212,16 +213,17 @@ class PassTraceJob:
         index = self.folder / "index.json"
         if not index.is_file() or not self.input_path.is_file():
             return None
-        try:
-            data = json.loads(index.read_text())
-        except (OSError, ValueError):
+        try:  # a damaged index (not an object, 10,000-deep, wrong fields) is no trace: made again
+            data = parse_json(read_bytes(index), index, "a pass trace index")
+            if (not isinstance(data, dict) or data.get("version") != TRACE_VERSION
+                    or data.get("target") != self.workspace.manifest.target
+                    or data.get("input_sha") != _file_sha(self.input_path)):
+                return None
+            passes = [PassRecord(**{**p, "before": tuple(p["before"]), "after": tuple(p["after"])})
+                      for p in data["passes"]]
+            return PassTrace(self.phase, self.folder, passes, data["input_sha"], float(data["seconds"]))
+        except (StudioError, KeyError, TypeError, ValueError, AttributeError):
             return None
-        if (data.get("version") != TRACE_VERSION or data.get("target") != self.workspace.manifest.target
-                or data.get("input_sha") != _file_sha(self.input_path)):
-            return None
-        passes = [PassRecord(**{**p, "before": tuple(p["before"]), "after": tuple(p["after"])})
-                  for p in data["passes"]]
-        return PassTrace(self.phase, self.folder, passes, data["input_sha"], data["seconds"])
 
     def run(self) -> PassTrace:
         found = self.cached()

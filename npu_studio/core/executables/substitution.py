@@ -138,7 +138,10 @@ class Rebuild:
     def cancel(self) -> None:
         self.job.cancel()
 
-    def run(self) -> CompileResult:
+    def run(self, before_publish: Callable[[CompileResult], None] | None = None) -> CompileResult:
+        """Build and publish; `before_publish(staged result)` runs first, under the lock (the
+        numeric check: the substitution is published only together with its verdict)."""
+        self.job.before_publish = before_publish
         keep_plain_build(self.ws)
         if self.candidate is not None:
             self.candidate.draft = self.candidate.error = None
@@ -208,7 +211,7 @@ def substitute(ws, name: str, kind: str, text: str, *, on_progress: ProgressCall
     check(ws, name, kind, text)
     version = 1 + sum(1 for _ in (ws.root / FOLDER).glob(f"{glob.escape(name)}.{kind}.*.mlir"))
     built = ws.root / FOLDER / f"{name}.{kind}.{version}.mlir"
-    built.write_text(text)
+    write_text_inside(ws.root, built, text)
     write_compiler_copy(ws, str(built.relative_to(ws.root)), text)
     cand = Substitution(name, kind, file=str(built.relative_to(ws.root)))
     subs = [s for s in load(ws) if (s.name, s.kind) != (name, kind)] + [cand]
@@ -248,6 +251,18 @@ def _error_in(stderr: str, path: Path) -> tuple[str, int | None, int | None]:
             return m.group(3).strip(), int(m.group(1)), int(m.group(2))
     errors = [ln.strip() for ln in stderr.splitlines() if "error:" in ln]
     return (errors[0] if errors else "iree-compile failed"), None, None
+
+
+def set_staged_verdict(ws, name: str, kind: str, verdict: dict) -> None:
+    """The verdict of the substitution about to be published (in ws.manifest, not saved: the
+    rebuild's publish writes it with the build)."""
+    for record in ws.manifest.substitutions:
+        if record.get("name") == name and record.get("kind") == kind:
+            record["verdict"] = verdict
+
+
+def was_applied(stderr: str, name: str) -> bool:
+    return _was_applied(stderr, name)
 
 
 def _was_applied(stderr: str, name: str) -> bool:

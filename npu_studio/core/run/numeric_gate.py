@@ -228,25 +228,17 @@ def compare_arrays(plain: np.ndarray, sub: np.ndarray, tolerance: float, output:
 
 
 def load_inputs(paths: list[Path], sig) -> list[np.ndarray]:
-    if len(paths) != len(sig.inputs):
-        raise StudioError(None, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(paths)} .npy files")
-    arrays = []
-    for path, spec in zip(paths, sig.inputs):
-        try:
-            arr = np.load(path)
-        except (OSError, ValueError) as exc:
-            raise StudioError(path, f"cannot read .npy: {exc}") from None
-        want = tuple(spec.shape)
-        if arr.dtype != spec.numpy_dtype or any(d is not None and d != s for d, s in zip(want, arr.shape)) \
-                or len(want) != arr.ndim:
-            raise StudioError(path, f"holds {arr.dtype}{list(arr.shape)}; @{sig.name} expects {spec}")
-        arrays.append(arr)
-    return arrays
+    """The --input files for `sig` through the one reader (runner.load_inputs)."""
+    from .runner import load_inputs as read_inputs
+
+    return read_inputs(sig, list(paths))
 
 
 def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = None,
-                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0) -> GateReport:
-    """Run the plain build and the workspace's current build on the same inputs and compare."""
+                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0,
+                   substituted_vmfb: Path | None = None) -> GateReport:
+    """Run the plain build and the workspace's current build (or `substituted_vmfb`, a build not
+    published yet) on the same inputs and compare."""
     if tolerance < 0:
         raise StudioError(None, f"tolerance must not be negative, got {tolerance}")
     sig = pick_function(ws.snapshot_path("input"))
@@ -257,7 +249,7 @@ def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = Non
         inputs = random_inputs(sig, seed)
         origin = f"seeded random inputs (seed {seed})"
     plain = run_vmfb(plain_vmfb, sig.name, inputs, parameters=ws.params_path)
-    sub = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
+    sub = run_vmfb(substituted_vmfb or ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
     outputs = [compare_arrays(p, s, tolerance, i) for i, (p, s) in enumerate(zip(plain, sub))]
     note = _against_onnxruntime(ws, inputs, plain, sub, outputs)
     return GateReport(sig.name, tolerance, origin, outputs, note)

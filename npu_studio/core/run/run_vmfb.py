@@ -24,7 +24,11 @@ def main(argv: list[str]) -> int:
 
         archive = ParameterArchive(params[0])
         ctx.add_vm_module(rt.create_io_parameters_module(config.vm_instance, archive.provider()))
-    ctx.add_vm_module(rt.VmModule.mmap(config.vm_instance, vmfb))
+    try:
+        module = rt.VmModule.mmap(config.vm_instance, vmfb)
+    except OSError:  # IREE maps the file read-write: a read-only workspace is read into memory instead
+        module = rt.VmModule.copy_buffer(config.vm_instance, Path(vmfb).read_bytes())
+    ctx.add_vm_module(module)
     module = ctx.modules.module
     if function not in module.vm_module.function_names:
         print(f"no function @{function} in {vmfb}", file=sys.stderr)

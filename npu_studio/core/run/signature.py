@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,47 +136,69 @@ def _abi_signature(name: str, func, as_called: bool) -> FunctionSignature | None
 
 
 def read_npy_input(path: Path, spec: TensorSpec, what: str) -> np.ndarray:
-    """Load one `.npy` input for `spec`, checking its header before anything is allocated.
+    """Load one `.npy` input for `spec`: the one reader of every command's --input.
 
-    Refused with a BadFile naming `path`: not a .npy file, pickled objects,
-    a dtype or shape other than the signature's (`what` names the argument),
-    a header claiming more bytes than the file holds, or more than fits in memory.
+    Refused with a BadFile naming `path`, before anything is allocated or waited for: not a
+    regular file (a FIFO named x.npy would block), an .npz archive, not a .npy file, pickled
+    objects, a dtype or shape other than the signature's (`what` names the argument), a header
+    claiming more bytes than the file holds, or more than fits in memory.
     """
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            try:
-                version = np.lib.format.read_magic(f)
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-                else:
-                    raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
-            except (ValueError, SyntaxError, TypeError, EOFError) as exc:
-                raise BadFile(path, f"not a .npy array file: {' '.join(str(exc).split())}") from None
-            data_offset = f.tell()
+        # O_NONBLOCK: opening a FIFO returns at once (and is refused below) instead of waiting for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
         raise BadFile(path, "is a folder, not a .npy file") from None
+    except ValueError:
+        raise BadFile(path, "cannot read: a path cannot hold a NUL byte") from None
     except OSError as exc:
         raise BadFile(path, f"cannot read: {exc.strerror}") from None
-    if dtype.hasobject:
-        raise BadFile(path, "holds Python objects (a pickle); only plain numeric arrays are accepted")
-    want = spec.numpy_dtype
-    if dtype != want:
-        raise BadFile(path, f"{what} wants {want} ({spec}), the file holds {dtype}")
-    if len(shape) != len(spec.shape) or any(d is not None and d != n for d, n in zip(spec.shape, shape)):
-        got = "x".join(map(str, shape)) or "a scalar"
-        raise BadFile(path, f"{what} wants shape {spec}, the file holds {got}")
-    nbytes = math.prod(shape) * dtype.itemsize
-    held = path.stat().st_size - data_offset
-    if nbytes > held:
-        raise BadFile(path, f"header claims {nbytes} bytes of data but the file holds only {held}")
-    check_fits_in_memory(nbytes, path, what)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise BadFile(path, "is a folder, not a .npy file")
+        raise BadFile(path, "not a regular file (a FIFO, socket or device); expected a .npy file")
+    with open(fd, "rb") as f:
+        try:
+            if f.read(4) == b"PK\x03\x04":
+                raise BadFile(path, "is an .npz archive (several arrays), not a .npy file: save each input "
+                                    "with numpy.save and pass one --input per argument")
+            f.seek(0)
+            shape, dtype, data_offset = _npy_header(path, f)
+            if dtype.hasobject:
+                raise BadFile(path, "holds Python objects (a pickle); only plain numeric arrays are accepted")
+            want = spec.numpy_dtype
+            if dtype != want:
+                raise BadFile(path, f"{what} wants {want} ({spec}), the file holds {dtype}")
+            if len(shape) != len(spec.shape) or any(d is not None and d != n for d, n in zip(spec.shape, shape)):
+                got = "x".join(map(str, shape)) or "a scalar"
+                raise BadFile(path, f"{what} wants shape {spec}, the file holds {got}")
+            if any(d < 0 for d in shape):
+                raise BadFile(path, "not a .npy array file: a negative dimension")
+            nbytes = math.prod(shape) * dtype.itemsize
+            held = st.st_size - data_offset
+            if nbytes > held:
+                raise BadFile(path, f"header claims {nbytes} bytes of data but the file holds only {held}")
+            check_fits_in_memory(nbytes, path, what)
+            f.seek(0)
+            return np.lib.format.read_array(f, allow_pickle=False)  # the file checked, not the path again
+        except (ValueError, OSError, EOFError) as exc:
+            raise BadFile(path, f"cannot load: {' '.join(str(exc).split())}") from None
+
+
+def _npy_header(path: Path, f) -> tuple[tuple[int, ...], "np.dtype", int]:
     try:
-        return np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise BadFile(path, f"cannot load: {' '.join(str(exc).split())}") from None
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, _fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, _fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+    except (ValueError, SyntaxError, TypeError, EOFError, RecursionError, MemoryError) as exc:
+        raise BadFile(path, f"not a .npy array file: {' '.join(str(exc).split())[:200]}") from None
+    return shape, dtype, f.tell()
 
 
 def available_memory() -> int:

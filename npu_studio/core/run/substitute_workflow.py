@@ -4,11 +4,14 @@ app's Executables area both run (neither composes the steps itself).
 Steps, each announced by name to `on_step` as it starts:
 
     check        the --input files fit the model, the text parses and defines @name: before any build
-    rebuild      IREE compiles the workspace with the substitution (executables/substitution.py),
-                 published only when it succeeds
     plain build  the build without substitutions to compare with: kept aside, or compiled from stream
-    compare      both builds run on the same inputs (numeric_gate.py); the verdict is kept with the record
+    rebuild      IREE compiles the workspace with the substitution (executables/substitution.py)
+    compare      the staged rebuild and the plain build run on the same inputs (numeric_gate.py);
+                 only then is the rebuild published, with the verdict in its record, in one commit
     time         only when asked: the executable timed alone in both builds (kernel_timing.py)
+
+A crash or kill -9 before the publish (during the comparison too) leaves the workspace as it was:
+the previous build and the previous substitution with its verdict stay in force.
 
 It lives in run/ because it needs the rebuild (executables/, one layer down) and the gate and the
 timing (run/): run/ is the lowest layer that may import both.
@@ -30,11 +33,12 @@ from ..compile.compiler import CompileResult, ProgressCallback
 from ..errors import StudioError
 from ..executables import substitution as subs
 from .kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, KernelTiming, time_substitution
-from .numeric_gate import DEFAULT_TOLERANCE, GateReport, gate_substitution, load_inputs
+from ..processes import fault_point
+from .numeric_gate import DEFAULT_TOLERANCE, GateReport, compare_builds, load_inputs
 from .runner import pick_function, random_inputs
 
-CHECK, REBUILD, PLAIN_BUILD, COMPARE, TIME = "check", "rebuild", "plain build", "compare", "time"
-STEPS = (CHECK, REBUILD, PLAIN_BUILD, COMPARE, TIME)
+CHECK, PLAIN_BUILD, REBUILD, COMPARE, TIME = "check", "plain build", "rebuild", "compare", "time"
+STEPS = (CHECK, PLAIN_BUILD, REBUILD, COMPARE, TIME)
 
 
 class Stoppable(Protocol):
@@ -84,14 +88,24 @@ def substitute_and_check(ws, name: str, kind: str, text: str | Path, *,
     user_file = text if isinstance(text, Path) else None
     with _errors_naming(user_file):
         rebuild = subs.substitute(ws, name, kind, _read(text), on_progress=on_phase)
-    step(REBUILD)
-    with _errors_naming(user_file):
-        build = _run(rebuild, started)
     step(PLAIN_BUILD)
     plain = subs.plain_build(ws, started=started)
-    step(COMPARE)
-    gate = gate_substitution(ws, name, kind, input_files=input_files, tolerance=tolerance, seed=seed,
-                             plain_folder=plain)
+    step(REBUILD)
+    gates: list[GateReport] = []
+
+    def compare_before_publish(staged: CompileResult) -> None:
+        if not subs.was_applied(staged.stderr, name):
+            return  # published switched off, with the reason (Rebuild.run); nothing to compare
+        step(COMPARE)
+        fault_point("substitute-compare")
+        report = compare_builds(ws, plain / "module.vmfb", input_files=input_files, tolerance=tolerance,
+                                seed=seed, substituted_vmfb=staged.vmfb)
+        subs.set_staged_verdict(ws, name, kind, report.verdict())
+        gates.append(report)
+
+    with _errors_naming(user_file):
+        build = _run(rebuild, started, compare_before_publish)
+    gate = gates[0]
     timed = None
     if timing is not None:
         step(TIME)
@@ -120,10 +134,11 @@ def remove_substitution(ws, name: str, kind: str | None = None, *, on_phase: Pro
 # -- the pieces -------------------------------------------------------------------------
 
 
-def _run(rebuild: subs.Rebuild, started: StartedCallback | None) -> CompileResult:
+def _run(rebuild: subs.Rebuild, started: StartedCallback | None,
+         before_publish: Callable[[CompileResult], None] | None = None) -> CompileResult:
     if started is not None:
         started(rebuild)  # a stopper called before run() still stops it (CancellableBuild)
-    return rebuild.run()
+    return rebuild.run(before_publish)
 
 
 def _checked_inputs(ws, input_files: list[Path] | None):

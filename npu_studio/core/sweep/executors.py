@@ -127,6 +127,7 @@ class DaskExecutor:
                              "'dask[distributed]')") from None
         self._own = not hasattr(address, "submit")
         if self._own:
+            probe_scheduler(address, min(timeout, PROBE_SECONDS))  # the whole refusal within `timeout`
             try:
                 self.client = Client(address, timeout=timeout, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:
@@ -171,25 +172,73 @@ class DaskExecutor:
             self.client.close()
 
 
-DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # what Dask knows; --dask takes tcp:// only
+_UNSUPPORTED = {"tls": "needs certificates", "wss": "needs certificates", "ws": "needs a web socket server",
+                "ucx": "needs UCX and its drivers"}
 _ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+)"
                       r":(?P<port>[0-9]{1,5})$")
+PROBE_SECONDS = 5.0  # a scheduler sends its handshake at once; leaves time for Client's own connect
+MAX_HANDSHAKE = 1 << 16  # a Dask scheduler's handshake is about a hundred bytes
 
 
 def check_dask_address(text: str) -> str:
     """A scheduler address as Dask takes it (tcp:// added when no scheme is given);
-    SweepError, one line, when it is not one."""
+    SweepError, one line, when it is not one or names a protocol --dask does not support."""
     m = _ADDRESS.match(text.strip())
     problem = None
     if m is None:
         problem = "expected HOST:PORT or SCHEME://HOST:PORT"
     elif (m["scheme"] or "tcp") not in DASK_SCHEMES:
         problem = f"unknown scheme {m['scheme']}:// (one of {', '.join(DASK_SCHEMES)})"
+    elif m["scheme"] in _UNSUPPORTED:
+        problem = f"{m['scheme']}:// {_UNSUPPORTED[m['scheme']]}, which --dask cannot set up; use tcp://"
     elif not 0 < int(m["port"]) < 65536:
         problem = f"port {m['port']} is not in 1..65535"
     if problem:
         raise SweepError(None, f"Dask address {text.strip()!r}: {problem}, e.g. tcp://head:8786")
     return f"{m['scheme'] or 'tcp'}://{m['host']}:{int(m['port'])}"
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Check within `timeout` seconds that a Dask server answers at tcp://`address`: it sends its
+    handshake (a small length-prefixed frame naming its pickle protocol) as soon as it accepts.
+    A port that accepts and stays silent, an HTTP server, or anything else is refused with one
+    line before `distributed` reads from it (it would wait, or allocate what a wrong length says)."""
+    import socket
+    import struct
+
+    host, port = address.split("://", 1)[1].rsplit(":", 1)
+    host = host.strip("[]")
+    deadline = time.monotonic() + timeout
+
+    def refuse(why: str) -> SweepError:
+        return SweepError(None, f"cannot reach the Dask scheduler at {address}: {why}")
+
+    def read(sock, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise refuse(f"no Dask handshake within {timeout:g} s (is it a Dask scheduler?)")
+            sock.settimeout(left)
+            try:
+                chunk = sock.recv(n - len(data))
+            except TimeoutError:
+                continue
+            if not chunk:
+                raise refuse("the connection was closed without a Dask handshake")
+            data += chunk
+        return data
+
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            (size,) = struct.unpack("<Q", read(sock, 8))
+            if not 8 <= size <= MAX_HANDSHAKE:
+                raise refuse("the server's first bytes are not a Dask handshake")
+            if b"pickle-protocol" not in read(sock, size):
+                raise refuse("the server's first message is not a Dask handshake")
+    except OSError as e:
+        raise refuse(e.strerror or str(e) or type(e).__name__) from None
 
 
 def make_executor(jobs: int | None = None, dask=None, timeout: float = 10.0):

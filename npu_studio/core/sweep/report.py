@@ -20,6 +20,9 @@ def summary(result, params: list[str]) -> str:
              f"{len(meeting)} meeting the constraints; computed {result.computed}, "
              f"from the cache {result.cached}",
              f"table: {result.parquet} and {result.csv}"]
+    if result.damaged:
+        lines.append(f"recomputed {len(result.damaged)} damaged cached row(s): "
+                     + "; ".join(result.damaged[:5]) + ("; ..." if len(result.damaged) > 5 else ""))
     for r in rows:
         if r["status"] != "ok":
             lines.append(f"  infeasible: {r['model']} {_point(r, params)}: {r['reason']}")

@@ -27,10 +27,9 @@ from ..workspace.workspace import Workspace, compile_model, default_workspace_fo
 from .analysis import Violation, monotonicity, sanity
 from .batching import Batcher
 from .evaluate import METRIC_NAMES, AREA_METRICS, area_metrics, plan_key
+from .out_folder import RECORD, claim
 from .spec import Point, SweepError, SweepSpec, key_line
 from .table import RowCache, check_constraints, columns, model_hash, point_key, write_table
-
-RECORD = "sweep.json"  # OUT/sweep.json: the spec and the models' paths, for the app
 Progress = Callable[[int, int, float | None], None]
 
 
@@ -45,6 +44,8 @@ class SweepResult:
     cancelled: bool = False
     violations: list[Violation] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # negative or NaN metrics
+    damaged: list[str] = field(default_factory=list)  # cached rows that could not be read: recomputed
+    out: Path | None = None
 
 
 def model_label(spec: SweepSpec, path: Path) -> str:
@@ -88,9 +89,9 @@ def _per_model(todo: list[tuple[str, str, Any, Any]]) -> list[tuple[str, list]]:
 def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
               models: list[tuple[str, str]] | None = None, on_progress: Progress | None = None,
               cancel: threading.Event | None = None) -> SweepResult:
-    """Evaluate the spec's points on its models (or `models`: (label, flow text) pairs)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Evaluate the spec's points on its models (or `models`: (label, flow text) pairs) into `out`,
+    a folder a sweep made or a new one (out_folder.claim: anything else is refused first)."""
+    out = claim(out, spec.path, {model_label(spec, p): str(p) for p in spec.models})
     cache = RowCache(out)
     if not resume:
         cache.clear()
@@ -99,9 +100,6 @@ def run_sweep(spec: SweepSpec, out: Path, executor, *, resume: bool = False,
     _check_area_constraints(spec, targets)
     if models is None:
         models = [(model_label(spec, p), flow_text(p)) for p in spec.models]
-        (out / RECORD).write_text(json.dumps({
-            "spec": str(spec.path.resolve()),
-            "models": {model_label(spec, p): str(p) for p in spec.models}}, indent=1), encoding="utf-8")
     hashes = {label: model_hash(text) for label, text in models}
     texts = {hashes[label]: text for label, text in models}
     plans = [spec.plan_target(t) for t in targets]
@@ -164,7 +162,7 @@ def _assemble(spec, out, cache, models, points, keys, computed, cached, cancelle
             rows.append(row)
     parquet, csv = write_table(out, rows, cols)
     result = SweepResult(rows, cols, parquet, csv, computed, cached, cancelled,
-                         monotonicity(rows, params), sanity(rows, list(METRIC_NAMES)))
+                         monotonicity(rows, params), sanity(rows, list(METRIC_NAMES)), list(cache.damaged), out)
     if cancelled:
         raise _cancelled(result)
     if spec.constraints and rows and not any(r["meets_constraints"] for r in rows):
@@ -211,10 +209,11 @@ def open_sweep(out: str | Path) -> OpenedSweep:
     try:
         record = json.loads((out / RECORD).read_text(encoding="utf-8"))
         spec_path, models = record["spec"], record["models"]
-    except (OSError, ValueError, KeyError, TypeError):
+        models = {str(k): Path(v) for k, v in models.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise SweepError(out, f"not a sweep's results folder (no readable {RECORD}; run "
                          "`npu-studio sweep SPEC --out` into it)") from None
     table = out / f"{TABLE_NAME}.parquet"
     if not table.is_file():
         raise SweepError(out, f"no {table.name} (the sweep did not finish; rerun it with --resume)")
-    return OpenedSweep(load_spec(spec_path), read_table(table), {k: Path(v) for k, v in models.items()})
+    return OpenedSweep(load_spec(spec_path), read_table(table), models)

@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +38,11 @@ import numpy as np
 
 from ..errors import StudioError
 from ..npu.target.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
+from .spec_values import MAX_POINTS, MAX_TEXT, check_point_count, parameter_values, range_checked
 
 SAMPLING = ("grid", "random", "latin-hypercube")
 TILES_FOR = ("each-point", "base-bandwidth")
+MAX_SPEC_BYTES = 1 << 20
 _TOP_KEYS = ("target", "models", "metrics", "parameters", "sampling", "constraints", "name",
              "tiles_for")
 
@@ -181,40 +184,42 @@ def to_toml(data: dict, prefix: str = "") -> str:
 
 
 def _values(path: Path, name: str, raw: Any) -> tuple[Any, ...]:
-    def bad(reason: str) -> SweepError:
-        return SweepError(path, f"parameters.{name}: {reason}", line=key_line(path, name))
+    shown = name if len(name) <= 80 else name[:60] + "..."  # one line a person reads
 
-    if isinstance(raw, list):
-        vals = tuple(raw)
-    elif isinstance(raw, dict) and set(raw) == {"log2"}:
-        lo_hi = raw["log2"]
-        if not (isinstance(lo_hi, list) and len(lo_hi) == 2 and all(
-                isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in lo_hi)):
-            raise bad("log2 wants [low, high], two positive integers")
-        lo, hi = lo_hi
-        vals = tuple(2 ** k for k in range(math.ceil(math.log2(lo)), math.floor(math.log2(hi)) + 1))
-    elif isinstance(raw, dict) and set(raw) == {"range"}:
-        r = raw["range"]
-        if not (isinstance(r, list) and len(r) == 3 and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) for x in r)) or r[2] <= 0:
-            raise bad("range wants [start, stop, step] with a positive step")
-        start, stop, step = r
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        vals = tuple(start + k * step for k in range(max(n, 0)))
-    else:
-        raise bad("expected a list of values, { log2 = [low, high] } or { range = [start, stop, step] }")
-    if not vals:
-        raise bad("empty: no value to try")
-    if len(set(map(repr, vals))) != len(vals):
-        raise bad("a value is listed twice")
-    return vals
+    def bad(reason: str) -> SweepError:
+        return SweepError(path, f"parameters.{shown}: {reason}",
+                          line=key_line(path, name) if len(name) <= MAX_TEXT else None)
+
+    return parameter_values(name, raw, bad)
+
+
+def _table(data: dict, key: str, bad) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise bad(key, f"expected a table, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) else \
+        {bool: "true or false", str: "text", list: "a list"}.get(type(value), type(value).__name__)
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def load_spec(path: str | Path) -> SweepSpec:
     """Read and check a sweep spec; every target of its points is built (and checked) later."""
     path = Path(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block or never end
+            raise SweepError(path, "not a regular file")
+        if path.stat().st_size > MAX_SPEC_BYTES:
+            raise SweepError(path, f"larger than {MAX_SPEC_BYTES:,} bytes; not a sweep spec")
         text = path.read_text(encoding="utf-8")
+    except ValueError:  # a NUL in the name
+        raise SweepError(path, "cannot read: a path cannot hold a NUL byte") from None
     except OSError as e:
         raise SweepError(path, f"cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
@@ -232,7 +237,7 @@ def load_spec(path: str | Path) -> SweepSpec:
         if key not in _TOP_KEYS:
             raise bad(key, "unknown key; known: " + ", ".join(_TOP_KEYS))
     target_arg = data.get("target", "default")
-    if not isinstance(target_arg, str):
+    if not isinstance(target_arg, str) or not target_arg or "\0" in target_arg or len(target_arg) > MAX_TEXT:
         raise bad("target", "expected a bundled target name or a path")
     base_path = target_file(target_arg if not (path.parent / target_arg).exists()
                             else path.parent / target_arg)
@@ -242,8 +247,13 @@ def load_spec(path: str | Path) -> SweepSpec:
     except TargetError as e:
         raise SweepError(path, f"target: {e}", line=key_line(path, "target")) from None
     models = data.get("models")
-    if not isinstance(models, list) or not models or not all(isinstance(m, str) for m in models):
+    if not isinstance(models, list) or not models or not all(isinstance(m, str) and m for m in models):
         raise bad("models", "expected a non-empty list of model files or workspaces")
+    if len(models) > 1000:
+        raise bad("models", f"{len(models):,} models; at most 1,000")
+    for m in models:
+        if "\0" in m or len(m) > 4096:
+            raise bad("models", f"{m[:80]!r}: not a path (a NUL byte, or longer than 4,096 characters)")
     model_paths = tuple((path.parent / m).resolve() for m in models)
     for m, p in zip(models, model_paths):
         if not p.exists():
@@ -251,32 +261,44 @@ def load_spec(path: str | Path) -> SweepSpec:
     params = data.get("parameters", {})
     if not isinstance(params, dict) or not params:
         raise bad("parameters", "expected a table with at least one parameter")
+    if len(params) > 64:
+        raise bad("parameters", f"{len(params)} parameters; at most 64")
     parameters = tuple((name, _values(path, name, raw)) for name, raw in params.items())
     metrics = data.get("metrics", [])
-    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+    if not isinstance(metrics, list) or len(metrics) > 100 or not all(isinstance(m, str) for m in metrics):
         raise bad("metrics", "expected a list of metric names")
-    sampling = data.get("sampling", {})
+    sampling = _table(data, "sampling", bad)
+    for key in sampling:
+        if key not in ("method", "points", "seed"):
+            raise bad(f"sampling.{key}", "unknown key; known: method, points, seed")
     method = sampling.get("method", "grid")
     if method not in SAMPLING:
         raise bad("sampling.method", "expected one of " + ", ".join(SAMPLING))
     samples = sampling.get("points", 0)
     if method != "grid" and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
-        raise bad("sampling.points", "expected a positive number of points to sample")
+        raise bad("sampling.points", f"expected a positive number of points to sample (at most {MAX_POINTS:,})")
     seed = sampling.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise bad("sampling.seed", "expected an integer")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 63:
+        raise bad("sampling.seed", "expected an integer from 0 to 2**63-1")
+    check_point_count(parameters, method, samples, bad)
     tiles_for = data.get("tiles_for", "each-point")
     if tiles_for not in TILES_FOR:
         raise bad("tiles_for", "expected one of " + ", ".join(TILES_FOR))
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or len(name) > MAX_TEXT:
+        raise bad("name", f"expected text of at most {MAX_TEXT} characters")
     constraints = []
-    for metric, bound in data.get("constraints", {}).items():
+    for metric, bound in _table(data, "constraints", bad).items():
         if not isinstance(bound, dict) or not bound or set(bound) - {"min", "max"} or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in bound.values()):
-            raise bad(f"constraints.{metric}", "expected { min = NUMBER } and/or { max = NUMBER }")
+                _finite(v) for v in bound.values()):
+            raise bad(f"constraints.{metric}", "expected { min = NUMBER } and/or { max = NUMBER }, finite")
         constraints.append((metric, bound.get("min"), bound.get("max")))
-    spec = SweepSpec(path, str(data.get("name", path.stem)), base_text, base_path, base, model_paths,
+    spec = SweepSpec(path, name, base_text, base_path, base, model_paths,
                      parameters, tuple(metrics), method, samples, seed, tuple(constraints), tiles_for)
-    for name, vals in parameters:  # every value of every parameter builds a valid target
-        for v in vals:
+    # Every value builds a valid target. Integer keys were range-checked without one (spec_values):
+    # their first value builds one (the key exists, its tables are tables); every value of other
+    # keys builds one (their checks are the target's own).
+    for name, vals in parameters:
+        for v in (vals[:1] if range_checked(name) else vals):
             spec.target_of(Point(0, ((name, v),)))
     return spec

@@ -18,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
 from ..npu.target.target import NpuTarget
-from ..textio import write_bytes_atomic, write_text_atomic
+from ..errors import BadFile, os_error
+from ..textio import decode, read_bytes, write_bytes_atomic, write_text_atomic
 from .evaluate import METRICS
 
 EVAL_VERSION = 1  # bump when evaluate's rows change meaning: old cache files are not reused
@@ -46,26 +48,85 @@ def point_key(model: str, target: NpuTarget, plan_target: NpuTarget | None = Non
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_KEY_FILE = re.compile(r"[0-9a-f]{64}\.json")  # the only files the cache writes (and so may delete)
+MAX_ROW_BYTES = 1 << 16  # a row is a few hundred bytes; a larger file is not one of ours
+
+
 class RowCache:
+    """OUT/cache/<key>.json. A file that is not a readable row (damaged, truncated, not a file) is
+    treated as missing, so the point is computed again; its name is kept in `damaged`."""
+
     def __init__(self, out: Path):
         self.dir = Path(out) / CACHE_DIR
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise os_error(self.dir, exc, "cannot create folder") from None
+        self._rows: dict[str, dict[str, Any]] = {}
+        self.damaged: list[str] = []  # "cache/KEY.json: reason", once each
 
     def path(self, key: str) -> Path:
         return self.dir / f"{key}.json"
 
     def has(self, key: str) -> bool:
-        return self.path(key).is_file()
+        return self._load(key) is not None
 
     def get(self, key: str) -> dict[str, Any]:
-        return json.loads(self.path(key).read_text(encoding="utf-8"))
+        row = self._load(key)
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def _load(self, key: str) -> dict[str, Any] | None:
+        if key in self._rows:
+            return self._rows[key]
+        path = self.path(key)
+        if not path.exists() and not path.is_symlink():
+            return None
+        try:
+            row = _read_row(path)
+        except BadFile as exc:
+            if not any(d.startswith(f"{CACHE_DIR}/{path.name}:") for d in self.damaged):
+                self.damaged.append(f"{CACHE_DIR}/{path.name}: {exc.reason}")
+            return None
+        self._rows[key] = row
+        return row
 
     def put(self, key: str, row: dict[str, Any]) -> None:
-        write_text_atomic(self.path(key), json.dumps(row, sort_keys=True, allow_nan=True))  # floats round-trip exactly
+        path = self.path(key)
+        if path.is_dir() and not path.is_symlink():  # a damaged entry that is a folder: not ours to delete
+            raise BadFile(path, "is a folder where the sweep keeps a row; move it away")
+        write_text_atomic(path, json.dumps(row, sort_keys=True, allow_nan=True))  # floats round-trip exactly
+        self._rows[key] = row
 
     def clear(self) -> None:
-        for p in self.dir.glob("*.json"):
-            p.unlink()
+        """Drop the rows an earlier run of a sweep wrote (files named by a key, nothing else)."""
+        self._rows.clear()
+        for p in self.dir.iterdir():
+            if _KEY_FILE.fullmatch(p.name) and p.is_file() and not p.is_symlink():
+                p.unlink()
+
+
+def _read_row(path: Path) -> dict[str, Any]:
+    """A cached row: a JSON object with a string `status` and numbers (or null) for the metrics."""
+    if not path.is_file() or path.is_symlink():
+        raise BadFile(path, "not a regular file")
+    if path.stat().st_size > MAX_ROW_BYTES:
+        raise BadFile(path, f"larger than {MAX_ROW_BYTES} bytes")
+    data = read_bytes(path)
+    try:
+        row = json.loads(decode(data, path), parse_constant=float)
+    except (ValueError, RecursionError) as exc:
+        raise BadFile(path, f"not JSON: {str(exc).splitlines()[0]}") from None
+    if not isinstance(row, dict) or not isinstance(row.get("status"), str):
+        raise BadFile(path, "not a row (no status)")
+    for name, typ in METRICS:
+        v = row.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise BadFile(path, f"{name}: expected a number, got {type(v).__name__}")
+    if "reason" in row and row["reason"] is not None and not isinstance(row["reason"], str):
+        raise BadFile(path, "reason: expected text")
+    return row
 
 
 def columns(param_names: list[str], metrics: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -112,14 +173,26 @@ def write_table(out: Path, rows: list[dict[str, Any]], cols: list[tuple[str, str
 
 def read_table(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a results.parquet (or .csv) as dicts."""
+    import pyarrow as pa
+
     path = Path(path)
-    if path.suffix == ".csv":
-        import pyarrow.csv as pacsv
-        table = pacsv.read_csv(path)
-    else:
-        import pyarrow.parquet as pq
-        table = pq.read_table(path)
-    return table.to_pylist()
+    if not path.is_file():
+        raise BadFile(path, "not a regular file; expected a sweep's results table")
+    try:
+        if path.suffix == ".csv":
+            import pyarrow.csv as pacsv
+            table = pacsv.read_csv(path)
+        else:
+            import pyarrow.parquet as pq
+            table = pq.read_table(path)
+        rows = table.to_pylist()
+    except (pa.ArrowException, ValueError, OSError, OverflowError) as exc:
+        raise BadFile(path, f"not a results table: {' '.join(str(exc).split())[:200]}") from None
+    for i, row in enumerate(rows):  # the columns every reader of a row uses
+        if not isinstance(row.get("model"), str) or isinstance(row.get("point"), bool) \
+                or not isinstance(row.get("point"), int) or not isinstance(row.get("status"), str):
+            raise BadFile(path, f"row {i + 1}: expected a model, a point number and a status")
+    return rows
 
 
 def check_constraints(row: dict[str, Any], constraints) -> list[str]:

@@ -13,6 +13,7 @@ finished (published the same way); over a good build it keeps the build.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -61,8 +62,12 @@ class WorkspaceJob(CancellableBuild):
 
     def __init__(self, ws, options: CompileOptions, *, text: str | None = None,
                  on_progress: ProgressCallback | None = None, display_path: Path | None = None,
-                 on_snapshot: SnapshotCallback | None = None):
+                 on_snapshot: SnapshotCallback | None = None,
+                 before_publish: Callable[[CompileResult], None] | None = None):
         self.ws = ws
+        # Called with the staged build (under the lock) before it is published: it may complete
+        # ws.manifest (a substitution's verdict) or raise, and the previous build stays.
+        self.before_publish = before_publish
         self.options = options
         self.from_phase = options.from_phase
         self.text = text
@@ -122,6 +127,8 @@ class WorkspaceJob(CancellableBuild):
         except Cancelled as exc:
             self._keep_finished(txn, exc, on_disk.result(), imported)
             raise
+        if self.before_publish is not None:
+            self.before_publish(result)
         return self._publish(txn, result, on_disk.result(), imported)
 
     def _keep_finished(self, txn: Transaction, exc: Cancelled, previous: Manifest | None, imported: bool) -> None:

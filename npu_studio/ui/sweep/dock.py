@@ -177,11 +177,18 @@ class SweepController(QtCore.QObject):
         self.dock.raise_()
 
     def run_spec(self, spec_path: str, jobs: int | None = None) -> None:
-        """Run the spec into SPEC without .toml, resuming what an earlier run there finished:
+        """Run the spec into its folder under the studio's home (never beside the spec: that may be
+        the install's resources), resuming what an earlier run there finished:
         on the Dask scheduler the dock names, else on `jobs` local workers (default every
         core). A bad or unreachable address is a banner."""
-        out = Path(spec_path).with_suffix("")
+        from ...core.sweep.out_folder import latest_default, new_default
+
         cancel = threading.Event()
+        try:
+            out = latest_default(Path(spec_path)) or new_default(Path(spec_path))
+        except StudioError as e:
+            self.dock.show_error(str(e))
+            return
         try:
             dask = self.dock.dask_address()
         except StudioError as e:

@@ -92,15 +92,27 @@ def _run(cmd: list[str], what: Path, timeout: float | None) -> str:
     return proc.stdout
 
 
-def parse_profile(jsonl: str) -> list[MeasuredDispatch]:
+_TIMES = ("start_host_time_ns", "end_host_time_ns", "duration_ns")
+
+
+def parse_profile(jsonl: str, path: Path | str = "<iree-profile export>") -> list[MeasuredDispatch]:
+    """The dispatch executions of an `ireeperf-jsonl` export; BadFile naming the line of a bad record."""
     out = []
-    for line in jsonl.splitlines():
+    for no, line in enumerate(jsonl.splitlines(), 1):
         if '"host_execution_event"' not in line:
             continue
-        rec = json.loads(line)
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise RunFailed(path, f"not a profile record: {str(exc).splitlines()[0][:120]}", line=no) from None
+        if not isinstance(rec, dict):
+            raise RunFailed(path, "not a profile record (not an object)", line=no)
         if rec.get("record_type") == "host_execution_event" and rec.get("op") == "dispatch" and rec.get("valid", True):
-            out.append(MeasuredDispatch(rec["key"], rec["start_host_time_ns"], rec["end_host_time_ns"],
-                                        rec["duration_ns"]))
+            key, times = rec.get("key"), [rec.get(k) for k in _TIMES]
+            if not isinstance(key, str) or not all(isinstance(t, int) and not isinstance(t, bool)
+                                                   and 0 <= t < 1 << 63 for t in times):
+                raise RunFailed(path, "a dispatch record without its key and times in nanoseconds", line=no)
+            out.append(MeasuredDispatch(key, *times))
     out.sort(key=lambda m: m.start_ns)
     return out
 

@@ -269,12 +269,8 @@ def _where_it_varies(ws: Workspace, inputs, intermediates, outputs: StepComparis
     return at
 
 
-def load_inputs(paths: list[Path]) -> list[np.ndarray]:
-    """Arrays from .npy files, one per model input; StudioError names a file that cannot be read."""
-    arrays = []
-    for p in paths:
-        try:
-            arrays.append(np.load(p, allow_pickle=False))
-        except (OSError, ValueError) as exc:
-            raise StudioError(p, f"cannot read input: {' '.join(str(exc).split())}") from None
-    return arrays
+def load_inputs(ws: Workspace, paths: list[Path], function: str | None = None) -> list[np.ndarray]:
+    """The --input files for the workspace's entry point, through the one reader (runner.load_inputs)."""
+    from ...run.runner import load_inputs as read_inputs
+
+    return read_inputs(pick_function(ws.snapshot_path("input"), function), list(paths), ws.root)
