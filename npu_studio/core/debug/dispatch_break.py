@@ -38,8 +38,9 @@ from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import run_vmfb
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .numerics_trace import build_inputs, check_traceable, compare, flow_records, trace_inputs
-from ..run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
+from ..run.flow_pairing import FlowPairing
+from ..run.tolerance import upstream_types
+from .numerics_trace import build_inputs, check_traceable, compare, flow_index, reference_values, trace_inputs
 from .trace_report import DispatchTrace
 
 FORMAT = "npu-studio.break"
@@ -207,7 +208,8 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed)
-    records = flow_records(main)
+    phase_index = flow_index(main)
+    records = phase_index.dispatches
     if not 0 <= index < len(records):
         raise StudioError(ws.snapshot_path("flow"), f"no dispatch #{index}: the build has {len(records)} "
                                                     f"(#0..#{len(records) - 1})")
@@ -223,13 +225,29 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
                        parameters=ws.params_path)
     run_seconds = time.perf_counter() - t0
     model = imported_model(ws.source_path)
-    graph = OnnxGraphOrder(model)
-    nodes = dispatch_nodes(rec, graph)
+    # The broken build's last dispatch is the workspace's dispatch `index`: paired as the trace pairs it,
+    # its producers first (a dispatch that only moves data is paired through what it reads).
+    pairing = FlowPairing(main.snapshot_path("flow"), phase_index, model)
     t0 = time.perf_counter()
-    _, reference = run_with_intermediates(model, inputs, graph.tensors(nodes), ws.source_path)
+    _, reference = reference_values(pairing, model, inputs, ws.source_path)
     ort_seconds = time.perf_counter() - t0
-    shapes = {n: tuple(np.shape(v)) for n, v in reference.items()}
-    pairings = pair_results([np.shape(r) for r in results], nodes, graph, shapes)
-    d = compare(index, rec, [np.asarray(r) for r in results], pairings, reference, tolerance, run_seconds)
+    for earlier in sorted(_ancestors(records, index)):
+        pairing.pair(earlier)
+    pairings = pairing.pair(index, results)
+    d = compare(index, rec, [np.asarray(r) for r in results], pairings, reference, tolerance,
+                run_seconds, upstream_types(records).get(index, set()))
     return BreakResult(index, flag, variant.name, d, len(results), notes,
                        {"build": build_seconds, "run": run_seconds, "onnxruntime": ort_seconds})
+
+
+def _ancestors(records, index: int) -> set[int]:
+    """The dispatches feeding dispatch `index`, directly or not."""
+    by_index = {r.index: r for r in records}
+    found, stack = set(), list(by_index[index].producers)
+    while stack:
+        p = stack.pop()
+        if p not in found:
+            found.add(p)
+            stack.extend(by_index[p].producers)
+    return found
+
