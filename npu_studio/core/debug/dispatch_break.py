@@ -40,7 +40,8 @@ from ..workspace import variants
 from ..workspace.workspace import Workspace
 from ..run.flow_pairing import FlowPairing
 from ..run.tolerance import upstream_types
-from .numerics_trace import build_inputs, check_traceable, compare, flow_index, reference_values, trace_inputs
+from .numerics_trace import (build_inputs, check_traceable, compare, flow_index, mark_partial, reference_values,
+                             trace_inputs)
 from .trace_report import DispatchTrace
 
 FORMAT = "npu-studio.break"
@@ -78,10 +79,12 @@ class BreakResult:
         if d.histogram:
             lines += ["  histogram:", *_bars(d.histogram)]
         if not d.paired:
-            lines.append(f"  not paired with an ONNX tensor: {d.why_unpaired}")
+            lines.append(f"  not compared with an ONNX tensor: {d.why_unpaired}")
         else:
-            lines.append(f"  against ONNX tensor {d.onnx_tensor!r} (node {d.onnx_node}): max abs error "
-                         f"{d.max_abs_error:.4g}, relative {d.max_rel_error:.3g} (tolerance {d.tolerance:g}), "
+            how = f" [{d.via}]" if d.via else ""
+            lines.append(f"  against ONNX tensor {d.onnx_tensor!r} (node {d.onnx_node}){how}: max abs error "
+                         f"{d.max_abs_error:.4g}, relative {d.max_rel_error:.3g} (tolerance {d.tolerance:g}, "
+                         f"{d.computed_in}), "
                          f"{d.outside} element(s) outside: " + ("DEPARTS" if d.departs else "agrees"))
             for e in d.first_differing:
                 lines.append(f"    [{', '.join(map(str, e['index']))}] IREE {e['iree']:.6g}  ONNX {e['onnx']:.6g}")
@@ -231,23 +234,13 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
     t0 = time.perf_counter()
     _, reference = reference_values(pairing, model, inputs, ws.source_path)
     ort_seconds = time.perf_counter() - t0
-    for earlier in sorted(_ancestors(records, index)):
-        pairing.pair(earlier)
-    pairings = pairing.pair(index, results)
+    pairings = []
+    for r in records:  # all of them, in order: a later dispatch may complete the op this one holds part of
+        got = pairing.pair(r.index, results if r.index == index else None)
+        pairings = got if r.index == index else pairings
     d = compare(index, rec, [np.asarray(r) for r in results], pairings, reference, tolerance,
                 run_seconds, upstream_types(records).get(index, set()))
+    mark_partial([d], pairing.partial())
     return BreakResult(index, flag, variant.name, d, len(results), notes,
                        {"build": build_seconds, "run": run_seconds, "onnxruntime": ort_seconds})
-
-
-def _ancestors(records, index: int) -> set[int]:
-    """The dispatches feeding dispatch `index`, directly or not."""
-    by_index = {r.index: r for r in records}
-    found, stack = set(), list(by_index[index].producers)
-    while stack:
-        p = stack.pop()
-        if p not in found:
-            found.add(p)
-            stack.extend(by_index[p].producers)
-    return found
 
