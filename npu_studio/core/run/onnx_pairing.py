@@ -70,8 +70,7 @@ class Pairing:
         mine = np.asarray(result)
         if self.window is not None:
             starts, sizes = self.window
-            mine = mine.reshape(-1)[:0].reshape(0) if mine.ndim != len(starts) else \
-                mine[tuple(slice(b, b + n) for b, n in zip(starts, sizes))]
+            mine = mine[tuple(slice(b, b + n) for b, n in zip(starts, sizes))]  # the binding's rank
         ref = apply_steps(np.asarray(reference), self.steps)
         return mine, ref.reshape(mine.shape)
 
