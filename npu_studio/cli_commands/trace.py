@@ -13,13 +13,15 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "trace", help="compare every dispatch of the build with the ONNX model; name the first that departs",
         description="Run onnxruntime with the intermediate tensors exposed and the build dispatch by "
-                    "dispatch; pair each dispatch's result with the ONNX tensor it computes (its last fused "
-                    "node's output) and report its error. Exit code 1 when a dispatch departs.")
+                    "dispatch; pair each dispatch's result with the ONNX tensor it provably holds (moved into its "
+                    "layout) and report its error; name the first dispatch that departs while its inputs agree, "
+                    "or say why none can be named. Exit code 1 when a dispatch is named or the outputs depart.")
     p.add_argument("workspace", type=Path)
     p.add_argument("--input", action="append", type=Path, default=[], help=".npy file, once per argument")
     p.add_argument("--tolerance", type=float, metavar="T",
                    help="a result departs when max |IREE - ONNX| > T * max(1, largest |ONNX|) "
-                        "(default by element type: 1e-4 for f32, 1e-2 for f16, 5e-2 for bf16)")
+                        "(default: from the element types the dispatch and its inputs compute in: "
+                        "1e-4 for f32, 1e-2 for f16, 5e-2 for bf16; see docs/model-debugging.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--function", help="entry point (default: the first public one)")
     p.add_argument("--method", choices=("dispatches", "tensor-trace"), default="dispatches",
@@ -62,4 +64,4 @@ def run(args) -> int:
 
         first = report.first_divergent.index
         print(f"reproducer of #{first}: {command_line(ws.root, first, seed=args.seed, inputs=args.input)}")
-    return 0 if report.ok else 1
+    return report.exit_code

@@ -40,8 +40,10 @@ from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import run_vmfb
 from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
-from .numerics_trace import build_inputs, check_traceable, compare, flow_records, trace_inputs
-from ..run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
+from ..run.flow_pairing import FlowPairing
+from ..run.tolerance import upstream_types
+from .numerics_trace import (build_inputs, check_traceable, compare, flow_index, mark_partial, reference_values,
+                             trace_inputs)
 from .trace_report import DispatchTrace
 
 FORMAT = "npu-studio.break"
@@ -79,10 +81,12 @@ class BreakResult:
         if d.histogram:
             lines += ["  histogram:", *_bars(d.histogram)]
         if not d.paired:
-            lines.append(f"  not paired with an ONNX tensor: {d.why_unpaired}")
+            lines.append(f"  not compared with an ONNX tensor: {d.why_unpaired}")
         else:
-            lines.append(f"  against ONNX tensor {d.onnx_tensor!r} (node {d.onnx_node}): max abs error "
-                         f"{d.max_abs_error:.4g}, relative {d.max_rel_error:.3g} (tolerance {d.tolerance:g}), "
+            how = f" [{d.via}]" if d.via else ""
+            lines.append(f"  against ONNX tensor {d.onnx_tensor!r} (node {d.onnx_node}){how}: max abs error "
+                         f"{d.max_abs_error:.4g}, relative {d.max_rel_error:.3g} (tolerance {d.tolerance:g}, "
+                         f"{d.computed_in}), "
                          f"{d.outside} element(s) outside: " + ("DEPARTS" if d.departs else "agrees"))
             for e in d.first_differing:
                 lines.append(f"    [{', '.join(map(str, e['index']))}] IREE {e['iree']:.6g}  ONNX {e['onnx']:.6g}")
@@ -215,7 +219,8 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed)
-    records = flow_records(main)
+    phase_index = flow_index(main)
+    records = phase_index.dispatches
     if not 0 <= index < len(records):
         raise StudioError(ws.snapshot_path("flow"), f"no dispatch #{index}: the build has {len(records)} "
                                                     f"(#0..#{len(records) - 1})")
@@ -231,13 +236,19 @@ def break_after(ws: Workspace, index: int, inputs: list[np.ndarray] | None = Non
                        parameters=variant.build.params_path)
     run_seconds = time.perf_counter() - t0
     model = imported_model(ws.source_path)
-    graph = OnnxGraphOrder(model)
-    nodes = dispatch_nodes(rec, graph)
+    # The broken build's last dispatch is the workspace's dispatch `index`: paired as the trace pairs it,
+    # its producers first (a dispatch that only moves data is paired through what it reads).
+    pairing = FlowPairing(main.snapshot_path("flow"), phase_index, model)
     t0 = time.perf_counter()
-    _, reference = run_with_intermediates(model, inputs, graph.tensors(nodes), ws.source_path)
+    _, reference = reference_values(pairing, model, inputs, ws.source_path)
     ort_seconds = time.perf_counter() - t0
-    shapes = {n: tuple(np.shape(v)) for n, v in reference.items()}
-    pairings = pair_results([np.shape(r) for r in results], nodes, graph, shapes)
-    d = compare(index, rec, [np.asarray(r) for r in results], pairings, reference, tolerance, run_seconds)
+    pairings = []
+    for r in records:  # all of them, in order: a later dispatch may complete the op this one holds part of
+        got = pairing.pair(r.index, results if r.index == index else None)
+        pairings = got if r.index == index else pairings
+    d = compare(index, rec, [np.asarray(r) for r in results], pairings, reference, tolerance,
+                run_seconds, upstream_types(records).get(index, set()))
+    mark_partial([d], pairing.partial())
     return BreakResult(index, flag, variant.name, d, len(results), notes,
                        {"build": build_seconds, "run": run_seconds, "onnxruntime": ort_seconds})
+

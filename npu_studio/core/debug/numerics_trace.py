@@ -14,17 +14,14 @@ carries the buffer offsets of the build it came from
 (`hal.interface.binding.subspan ... offset(%c512)`), so before the
 dispatch module or the traced build is compiled each substitution is fitted
 to that build's own layout (`executables/rebase`); one that cannot be
-fitted is left out, and the notes say so. With substitutions the report
-also compares the workspace's own build, run as it is, with onnxruntime.
-Each dispatch result is paired with
-the ONNX tensor its fused nodes compute (`onnx_pairing`) and compared.
+fitted is left out, and then the trace cannot locate anything (it ran
+without it) and says so, naming it. With substitutions the report also
+compares the workspace's own build, run as it is, with onnxruntime.
 
-The first divergent dispatch is the first, in execution order, whose
-result departs from its ONNX tensor beyond tolerance: since execution
-order respects dataflow, no dispatch feeding it departs, so its inputs
-still agree (where they are paired) and the error is born there; later
-departing dispatches may only carry it. When an input comes through a
-dispatch that could not be paired, the report says so.
+Each dispatch result is paired with the ONNX tensor it provably holds, in
+its layout (`run/flow_pairing`, `run/onnx_pairing`), and compared within
+the tolerance its arithmetic allows (`run/tolerance`). Where the error is
+born is decided in the report (`trace_report.locate`).
 """
 
 from __future__ import annotations
@@ -45,10 +42,11 @@ from ..run.dispatches.host import HostInterpreter
 from ..run.dispatches.scalar_ops import NotInterpretable
 from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import pick_function, random_inputs, run_vmfb
-from ..run.tolerance import max_error, tolerance_of
+from ..run.tolerance import Tolerance, arithmetic_tolerance, max_error, upstream_types
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from ..run.onnx_pairing import OnnxGraphOrder, Pairing, dispatch_nodes, pair_results
+from ..run.flow_pairing import FlowPairing
+from ..run.onnx_pairing import Pairing
 from .trace_report import (
     HISTOGRAM_BINS,
     DispatchTrace,
@@ -94,10 +92,31 @@ def trace_inputs(ws: Workspace, inputs: list[np.ndarray] | None, seed: int = 0,
     return sig, inputs
 
 
-def flow_records(b: variants.Build):
+def flow_index(b: variants.Build):
+    """The flow phase's dispatch index of build `b` (dispatch-creation names each site's nodes)."""
     phases = {p: b.snapshot_path(p) for p in ("dispatch-creation", "flow")
               if b.snapshot_path(p) is not None and b.snapshot_path(p).is_file()}
-    return index_workspace_phases(phases)["flow"].dispatches  # dispatch-creation names each site's nodes
+    return index_workspace_phases(phases)["flow"]
+
+
+def flow_records(b: variants.Build):
+    return flow_index(b).dispatches
+
+
+def reference_values(pairing: FlowPairing, model, inputs, source) -> tuple[list, dict]:
+    """onnxruntime's outputs and every tensor the pairing may need (model inputs included)."""
+    outs, reference = run_with_intermediates(model, inputs, pairing.wanted(), source)
+    reference = {**dict(zip(pairing.graph.graph_inputs, inputs)), **reference}
+    pairing.set_reference(reference)
+    return outs, reference
+
+
+def output_tolerance(records, output, tolerance: float | None) -> Tolerance:
+    """The rule for a model output: everything the build computes may have gone into it."""
+    if tolerance is not None:
+        return Tolerance(tolerance, 0.0, "given")
+    types = set().union(*upstream_types(records).values()) if records else set()
+    return arithmetic_tolerance(types, np.asarray(output).dtype)
 
 
 def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: float | None = None,
@@ -123,14 +142,13 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed, function)
     model = imported_model(ws.source_path)
-    graph = OnnxGraphOrder(model)
-    records = flow_records(b)
-    computes = {r.index: dispatch_nodes(r, graph) for r in records}
-    wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
+    phase_index = flow_index(b)
+    records = phase_index.dispatches
+    pairing = FlowPairing(b.snapshot_path("flow"), phase_index, model)
+    types = upstream_types(records)
     t0 = time.perf_counter()
-    ort_outputs, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
+    ort_outputs, reference = reference_values(pairing, model, inputs, ws.source_path)
     ort_seconds = time.perf_counter() - t0
-    shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
     iree_inputs = build_inputs(b, sig.name, inputs)
     substituted = _substituted(ws)
     if method not in METHODS:
@@ -142,17 +160,17 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         if should_stop is not None and should_stop():
             raise Cancelled("trace")
         rec = records[index] if index < len(records) else None
-        pairings = pair_results([np.shape(r) for r in results], computes.get(index, []), graph, shapes)
-        traces.append(compare(index, rec, results, pairings, reference, tolerance, seconds))
+        pairings = pairing.pair(index, results)
+        traces.append(compare(index, rec, results, pairings, reference, tolerance, seconds, types.get(index, set())))
         if on_progress is not None:
             on_progress(len(traces), len(records))
 
     run = _run_tensor_trace if use_tracing else _run_dispatch_module
     outs, build_seconds, iree_seconds, build_notes = run(ws, b, sig.name, iree_inputs, records, judge)
+    mark_partial(traces, pairing.partial())
     _mark_inputs(traces, records)
     values = [np.asarray(o) for o in outs if o is not None]
-    outputs = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
-               for i, (o, r) in enumerate(zip(values, ort_outputs))]
+    outputs = [_output_trace(i, o, r, records, tolerance) for i, (o, r) in enumerate(zip(values, ort_outputs))]
     notes = [f"build variant {build!r}"] if build != variants.MAIN else []
     if use_tracing:
         notes.append("IREE side: the build compiled again from dispatch-creation with dispatch tensor tracing; "
@@ -163,10 +181,25 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         notes.append("the build as it is (" + ", ".join(substituted) + " substituted) is compared with "
                      "onnxruntime below")
         built = run_vmfb(b.vmfb_path, sig.name, iree_inputs, parameters=ws.params_path)
-        whole = [OutputTrace(i, *max_error(o, r), tolerance if tolerance is not None else tolerance_of(o.dtype))
-                 for i, (o, r) in enumerate(zip(built, ort_outputs))]
+        whole = [_output_trace(i, o, r, records, tolerance) for i, (o, r) in enumerate(zip(built, ort_outputs))]
+    left_out = [n for n in build_notes if "is left out of" in n]
     return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
-                       ort_seconds, build_seconds, iree_seconds, notes, values, whole)
+                       ort_seconds, build_seconds, iree_seconds, notes, values, whole, left_out)
+
+
+def _output_trace(i: int, value, reference, records, tolerance: float | None) -> OutputTrace:
+    rule = output_tolerance(records, value, tolerance)
+    return OutputTrace(i, *max_error(value, reference), rule.relative, rule.absolute, rule.computed_in)
+
+
+def mark_partial(traces: list[DispatchTrace], partial: dict[int, int]) -> None:
+    """Dispatches holding part of an ONNX op: compared at the dispatch that completes it, not here."""
+    for t in traces:
+        if t.index in partial:
+            t.partial_at = partial[t.index]
+            t.why_unpaired = f"partial: compared at #{partial[t.index]}"
+            t.onnx_tensor = t.onnx_node = None
+            t.departs = False
 
 
 def _substitution_flags(ws: Workspace, b: variants.Build) -> list[str]:
@@ -237,7 +270,9 @@ def _substituted(ws: Workspace) -> list[str]:
 
 
 def compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing], reference: dict,
-             tolerance: float | None, seconds: float) -> DispatchTrace:
+            tolerance: float | None, seconds: float, types=frozenset()) -> DispatchTrace:
+    """One dispatch's results against their paired references; `types`: the element types the
+    compared values went through (`run/tolerance.upstream_types`), which set the tolerance."""
     t = DispatchTrace(index, (rec.export or rec.executable or "") if rec else "",
                       list(np.shape(results[0])) if results else [], results[0].dtype.name if results else "",
                       seconds=seconds)
@@ -249,18 +284,22 @@ def compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing],
             describe_values(t, results[0])
         return t
     t.onnx_tensor, t.onnx_node = paired[0][1].tensor, paired[0][1].node
-    t.padded = paired[0][1].interior is not None
+    t.padded = paired[0][1].padded
+    t.via = paired[0][1].via
     worst = None
     for result, p in paired:
         r, ref = p.view(np.asarray(result), np.asarray(reference[p.tensor]))
         err, scale = max_error(r, ref)
-        tol = tolerance if tolerance is not None else tolerance_of(r.dtype)
-        bound = tol * max(1.0, scale)
+        rule = Tolerance(tolerance, 0.0, "given") if tolerance is not None else \
+            arithmetic_tolerance(types, np.asarray(result).dtype)
+        bound = rule.bound(scale)
         rel = err / scale if scale else (0.0 if err == 0 else float("inf"))
-        if worst is None or rel > worst[1]:
-            worst = (err, rel, scale, tol, bound, r, ref)
-    err, rel, scale, tol, bound, r, ref = worst
-    t.max_abs_error, t.max_rel_error, t.scale, t.tolerance = err, rel, scale, tol
+        excess = err / bound if bound else (0.0 if err == 0 else float("inf"))
+        if worst is None or excess > worst[0]:
+            worst = (excess, err, rel, scale, rule, bound, r, ref)
+    _, err, rel, scale, rule, bound, r, ref = worst
+    t.max_abs_error, t.max_rel_error, t.scale = err, rel, scale
+    t.tolerance, t.atol, t.computed_in = rule.relative, rule.absolute, rule.computed_in
     t.departs = err > bound
     t.outside, t.first_differing = first_differing(r, ref, bound)
     describe_values(t, r)

@@ -1,4 +1,14 @@
-"""The numerics trace's report: per dispatch against the ONNX model, the first divergent one, as text and JSON."""
+"""The numerics trace's report: per dispatch against the ONNX model, where the error is born, as text and JSON.
+
+Where the error is born (`TraceReport.locate`): the first dispatch, in
+execution order, whose result departs while every input it reads agrees:
+each producing dispatch is paired and within tolerance (model inputs and
+constants agree by definition). A departing dispatch that reads an unpaired
+dispatch (or a partial one) cannot be told from the dispatches upstream of
+it that have no ONNX counterpart; if no dispatch can be named the verdict is
+"cannot locate: <reason>" (the dispatches the error may be born in, or the
+substitution the trace ran without), never a guess.
+"""
 
 from __future__ import annotations
 
@@ -25,13 +35,17 @@ class DispatchTrace:
     onnx_nodes: list[str] = field(default_factory=list)
     onnx_tensor: str | None = None  # None: not paired (see why_unpaired)
     onnx_node: str | None = None
-    padded: bool = False  # the result is the tensor with padding around it (compared on the interior)
+    padded: bool = False  # the dispatch writes only part of its result (compared where it wrote)
+    via: str = ""  # how the ONNX tensor is moved into the result's layout ("" when as it is)
     why_unpaired: str = ""
+    partial_at: int | None = None  # it holds part of an ONNX op that this dispatch completes
     max_abs_error: float | None = None
     max_rel_error: float | None = None  # max_abs_error / scale
     scale: float | None = None  # largest finite |ONNX value|
     tolerance: float | None = None
-    outside: int | None = None  # elements with |IREE - ONNX| > tolerance * max(1, scale)
+    atol: float = 0.0  # absolute part of the bound (one step for floats rounded to integers)
+    computed_in: str = ""  # the element type the tolerance comes from
+    outside: int | None = None  # elements with |IREE - ONNX| > tolerance * max(1, scale) + atol
     departs: bool = False
     inputs_agree: bool | None = None  # None: an input comes through an unpaired dispatch
     producers: list[int] = field(default_factory=list)
@@ -51,10 +65,21 @@ class OutputTrace:
     max_abs_error: float
     scale: float
     tolerance: float
+    atol: float = 0.0
+    computed_in: str = ""
 
     @property
     def ok(self) -> bool:
-        return self.max_abs_error <= self.tolerance * max(1.0, self.scale)
+        return self.max_abs_error <= self.tolerance * max(1.0, self.scale) + self.atol
+
+
+@dataclass
+class Verdict:
+    """Where the error is born: a dispatch, or why none can be named (`reason`, "" when nothing departs)."""
+
+    dispatch: int | None
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -72,30 +97,82 @@ class TraceReport:
     values: list = field(default_factory=list, repr=False)  # the build's outputs (arrays; not in to_dict)
     # With substitutions: the workspace's build run as it is, against onnxruntime.
     whole_build: list[OutputTrace] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # substitutions the traced build is without, and why
 
     @property
     def first_divergent(self) -> DispatchTrace | None:
-        return next((d for d in self.dispatches if d.departs), None)
+        """The dispatch the error is born in, when the evidence names one."""
+        found = self.locate().dispatch
+        return None if found is None else self._by_index()[found]
 
     @property
     def paired(self) -> int:
         return sum(1 for d in self.dispatches if d.paired)
 
     @property
-    def ok(self) -> bool:
-        return self.first_divergent is None and all(o.ok for o in (*self.outputs, *self.whole_build))
+    def outputs_depart(self) -> bool:
+        return not all(o.ok for o in (*self.outputs, *self.whole_build))
 
-    def unpaired_upstream(self, d: DispatchTrace) -> list[int]:
-        """Unpaired dispatches that feed `d`, directly or through other unpaired ones."""
-        by_index = {t.index: t for t in self.dispatches}
-        found, stack = [], list(d.producers)
+    @property
+    def ok(self) -> bool:
+        return not self.outputs_depart and not self.left_out and not any(d.departs for d in self.dispatches)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a dispatch is named or the outputs depart; 0 otherwise (a "cannot locate" included)."""
+        return 1 if self.outputs_depart or self.locate().dispatch is not None else 0
+
+    def _by_index(self) -> dict[int, DispatchTrace]:
+        return {d.index: d for d in self.dispatches}
+
+    def _unknown_inputs(self, d: DispatchTrace) -> list[int] | None:
+        """The unpaired dispatches `d` reads (through other unpaired ones); None when a paired input departs."""
+        by_index = self._by_index()
+        found, stack, seen = [], list(d.producers), set()
         while stack:
             p = by_index.get(stack.pop())
-            if p is None or p.paired or p.index in found:
+            if p is None or p.index in seen:
+                continue
+            seen.add(p.index)
+            if p.paired:
+                if p.departs:
+                    return None
                 continue
             found.append(p.index)
             stack.extend(p.producers)
         return sorted(found)
+
+    def locate(self) -> Verdict:
+        """Where the error is born (see the module's docstring)."""
+        if self.left_out:
+            names = "; ".join(self.left_out)
+            return Verdict(None, f"cannot locate: the traced build is without a substitution ({names}); "
+                                 "what it ran is not the build")
+        unknown_first: tuple[DispatchTrace, list[int]] | None = None
+        for d in self.dispatches:
+            if not d.departs:
+                continue
+            unknown = self._unknown_inputs(d)
+            if unknown == []:
+                notes = []
+                if unknown_first is not None:
+                    notes.append(f"#{unknown_first[0].index} departs earlier, but it reads unpaired "
+                                 f"{_list(unknown_first[1])}")
+                return Verdict(d.index, "", notes)
+            if unknown and unknown_first is None:
+                unknown_first = (d, unknown)
+        if unknown_first is not None:
+            d, unknown = unknown_first
+            by_index = self._by_index()
+            why = "; ".join(f"#{i}: {by_index[i].why_unpaired}" for i in unknown[:3])
+            return Verdict(None, f"cannot locate: #{d.index} departs, but it reads {_list(unknown)}, which "
+                                 f"have no ONNX counterpart ({why}); the error is born in one of "
+                                 f"{_list([*unknown, d.index])}")
+        if self.outputs_depart:
+            unpaired = [d.index for d in self.dispatches if not d.paired]
+            return Verdict(None, "cannot locate: the outputs depart but no paired dispatch does"
+                                 + (f"; unpaired: {_list(unpaired)}" if unpaired else ""))
+        return Verdict(None, "")
 
     def to_dict(self) -> dict:
         first = self.first_divergent
@@ -103,6 +180,7 @@ class TraceReport:
             "format": FORMAT, "version": 1, "ok": self.ok, "workspace": self.workspace,
             "function": self.function, "inputs": self.inputs, "tolerance": self.tolerance,
             "first_divergent": None if first is None else first.index,
+            "cannot_locate": self.locate().reason, "left_out": list(self.left_out),
             "paired": self.paired,
             "dispatches": [asdict(d) for d in self.dispatches],
             "outputs": [{**asdict(o), "ok": o.ok} for o in self.outputs],
@@ -127,33 +205,41 @@ class TraceReport:
         for d in self.dispatches:
             if d.paired:
                 state = "DEPARTS" if d.departs else "ok"
+                how = f" [{d.via}]" if d.via else ""
                 lines.append(f"  {d.index:>4}  {_cut(d.onnx_tensor, 24):<24} {d.max_abs_error:>10.3g} "
-                             f"{d.max_rel_error:>10.3g} {d.outside:>9}  {state:<8} {d.symbol}")
+                             f"{d.max_rel_error:>10.3g} {d.outside:>9}  {state:<8} {d.symbol}{how}"
+                             f" (tolerance {d.tolerance:g}{f' + {d.atol:g}' if d.atol else ''}, {d.computed_in})")
             else:
-                lines.append(f"  {d.index:>4}  {'-':<24} {'':>10} {'':>10} {'':>9}  {'unpaired':<8} {d.symbol}"
+                state = "partial" if d.partial_at is not None else "unpaired"
+                lines.append(f"  {d.index:>4}  {'-':<24} {'':>10} {'':>10} {'':>9}  {state:<8} {d.symbol}"
                              f" ({d.why_unpaired})")
         for o in self.outputs:
             lines.append(f"  output {o.index} vs onnxruntime: max abs error {o.max_abs_error:.3g} "
-                         f"(largest value {o.scale:.3g}) {'ok' if o.ok else 'DIFFERS'}")
+                         f"(largest value {o.scale:.3g}, tolerance {o.tolerance:g}, {o.computed_in}) "
+                         f"{'ok' if o.ok else 'DIFFERS'}")
         for o in self.whole_build:
             lines.append(f"  output {o.index} of the build as it is (with its substitutions) vs onnxruntime: "
                          f"max abs error {o.max_abs_error:.3g} {'ok' if o.ok else 'DIFFERS'}")
-        first = self.first_divergent
+        verdict = self.locate()
+        first = None if verdict.dispatch is None else self._by_index()[verdict.dispatch]
         if first is not None:
             lines.append(f"  first divergent dispatch: #{first.index} {first.symbol}: its result departs from "
                          f"ONNX tensor {first.onnx_tensor!r} (node {first.onnx_node}) by {first.max_abs_error:.3g} "
-                         f"(largest value {first.scale:.3g})")
-            via = self.unpaired_upstream(first)
-            if via:
-                lines.append(f"  note: its inputs come through unpaired dispatch(es) "
-                             f"{', '.join(f'#{i}' for i in via)}: the error may be born there")
+                         f"(largest value {first.scale:.3g}) while every input it reads agrees")
             later = [d.index for d in self.dispatches if d.departs and d is not first]
             if later:
-                lines.append(f"  also departing after it: {', '.join(f'#{i}' for i in later[:20])}"
+                lines.append(f"  also departing: {', '.join(f'#{i}' for i in later[:20])}"
                              + (" ..." if len(later) > 20 else ""))
+        elif verdict.reason:
+            lines.append(f"  {verdict.reason}")
+        lines += [f"  note: {n}" for n in verdict.notes]
         lines += [f"  note: {n}" for n in self.notes]
-        lines.append("OK" if self.ok else "DEPARTS")
+        lines.append("OK" if self.ok else "DEPARTS" if self.exit_code else "CANNOT LOCATE")
         return lines
+
+
+def _list(indexes) -> str:
+    return ", ".join(f"#{i}" for i in indexes)
 
 
 def _cut(text: str, width: int) -> str:

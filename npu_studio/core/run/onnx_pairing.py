@@ -1,140 +1,248 @@
-"""Which ONNX tensor a dispatch computes: its provenance, read against the ONNX graph.
+"""Which ONNX tensor a dispatch's result holds, and in what layout: comparing like with like.
 
-A dispatch's locations name the ONNX nodes fused into it (the dispatch
-index's `onnx_nodes`). The tensor it computes is the output of the last of
-those nodes in the graph's order whose tensor has as many elements as the
-dispatch's result: IREE folds a node's trailing reshapes and unit dims
-away, so the shapes may differ while the data (row-major) is the same.
-A dispatch that writes its result into a padded buffer (a convolution's
-padded input, produced by the dispatch before it) is paired with the
-tensor whose every dim it exceeds by an even amount, and compared on the
-interior (padding split evenly between both sides, as ONNX pads).
-Nodes named only because a weight or a shared constant came from them
-are earlier in the graph, so they never win over the node that finishes
-the dispatch. Nodes named only because the dispatch converts an input of
-theirs (a demoted build casts a matmul's operands in the producer's
-dispatch) are left out: when the index names the root op's nodes, only
-those and the non-contraction nodes they feed (through the dispatch's own
-nodes) are candidates. A dispatch that only converts element types
-computes no ONNX node and is not paired. Pairing looks at names and shapes only, never at values:
-a dispatch that computes something else is reported as departing, not
-re-paired with whatever it happens to match.
+A result is compared with an ONNX tensor only when they are provably the
+same values: the same numbers (shape and element order) in the same numeric
+domain. The proof has two halves, neither read from values:
+
+- IREE's side (`ir/result_layout`): from the store back to the last op
+  that computes, the ops that only move data (reshapes, transposes, copies
+  with permuted maps, slices, pads) are the exact steps from that op's
+  value (its *base*) to the result. A dispatch that computes nothing (a
+  transpose, a pad, a copy) has one of its inputs as its base.
+- ONNX's side (`onnx_graph`): the base is the output of one of the nodes
+  the dispatch computes (its root op's nodes and the non-contractions they
+  feed), in the tensor's own layout or moved by the graph's own Transpose
+  and Reshape nodes after it (or, for an elementwise node, before it).
+
+The base is paired with the last of those nodes in graph order that has a
+form of the base's shape (the same dims, or the same dims merged or split
+in order) and of the result's domain: an integer result only with an
+integer tensor of its width (an int8 dispatch with the QuantizeLinear
+output, never the dequantized float), a float result only with a float
+tensor. When that node's forms of the right shape hold different element
+orders, nothing is paired ("no ONNX counterpart: ..."). A result IREE
+writes only in part (into a padded buffer the host filled) is compared
+where the dispatch wrote it. Every result left unpaired says why.
+
+A dispatch that moves an input is paired through that input: with the
+tensor its producer was paired with (or the model input it reads), moved
+by both sides' steps. Dispatches that hold part of an ONNX op (IREE splits
+a LayerNorm or a Softmax) are found afterwards (`mark_partial`): the first
+is "partial", compared at the dispatch that completes the op.
+
+API (used by the trace, the break, precision and the NPU check):
+`DispatchPairer(model, records, layouts)`; `.wanted()` the tensors
+onnxruntime must expose; `.pair(index, shapes, dtypes, tensor_shapes,
+tensor_dtypes, inputs=...)` one `Pairing` per result; `Pairing.view(result,
+reference)` the two arrays to compare.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from ..ir.result_layout import ResultLayout, Step, apply_steps, element_order
+from ..lazy_import import lazy_module
+from .onnx_graph import CONTRACTIONS, OnnxGraphOrder
+
+np = lazy_module("numpy")
+
+__all__ = ["CONTRACTIONS", "DispatchPairer", "OnnxGraphOrder", "Pairing", "dispatch_nodes", "mark_partial"]
 
 
 @dataclass(frozen=True)
 class Pairing:
-    tensor: str | None  # the ONNX tensor the result is compared with
+    tensor: str | None  # the ONNX tensor the reference is made from
     node: str | None  # the node that outputs it
     why_not: str = ""  # when `tensor` is None: why no tensor was paired
-    # A padded result: its shape without unit dims, and the slices of it that hold the tensor.
-    interior: tuple[tuple[int, ...], tuple[slice, ...]] | None = None
+    steps: tuple[Step, ...] = ()  # from the ONNX tensor to the part of the result the dispatch wrote
+    window: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (starts, sizes) the dispatch wrote
+    via: str = ""  # how the reference is moved, in words ("" when it is the tensor as it is)
+    moved: bool = False  # the dispatch only moves data it reads (it computes no ONNX node)
+
+    @property
+    def padded(self) -> bool:
+        return self.window is not None
 
     def view(self, result, reference):
-        """(the part of `result` that is the tensor, `reference` in the same shape)."""
-        if self.interior is None:
-            return result, reference.reshape(result.shape)
-        shape, window = self.interior
-        inner = result.reshape(shape)[window]
-        return inner, reference.reshape(inner.shape)
+        """(the part of `result` the dispatch wrote, `reference` moved into its layout)."""
+        mine = np.asarray(result)
+        if self.window is not None:
+            starts, sizes = self.window
+            mine = mine[tuple(slice(b, b + n) for b, n in zip(starts, sizes))]  # the binding's rank
+        ref = apply_steps(np.asarray(reference), self.steps)
+        return mine, ref.reshape(mine.shape)
 
 
-def padded_interior(result_shape, tensor_shape) -> tuple[tuple[int, ...], tuple[slice, ...]] | None:
-    """The window of a result padded evenly around a tensor, or None when it is not such a result."""
-    r = tuple(d for d in result_shape if d != 1)
-    t = tuple(d for d in tensor_shape if d != 1)
-    if len(r) != len(t) or r == t:
-        return None
-    pads = [a - b for a, b in zip(r, t)]
-    if any(p < 0 or p % 2 for p in pads):
-        return None
-    return r, tuple(slice(p // 2, p // 2 + n) for p, n in zip(pads, t))
+def _squeezed(shape) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
 
 
-# ONNX ops a dispatch has at most one of (its root): another one named in its
-# locations was fused only by a conversion of its operand.
-CONTRACTIONS = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "MatMulInteger", "QLinearMatMul",
-                          "QLinearConv", "ConvInteger", "Einsum"})
+def _prefixes(shape) -> set[int]:
+    out, p = set(), 1
+    for d in shape:
+        p *= d
+        out.add(p)
+    return out
 
 
-class OnnxGraphOrder:
-    """Node order, ops and dataflow of an ONNX graph (the imported model, node names as in the MLIR)."""
+def same_order_shapes(a, b) -> bool:
+    """Are `a` and `b` the same dims, or the same dims merged or split in order (a collapse or an expand)?"""
+    if math.prod(a) != math.prod(b):
+        return False
+    sa, sb = _squeezed(a), _squeezed(b)
+    if sa == sb:
+        return True
+    pa, pb = _prefixes(sa), _prefixes(sb)
+    return pa <= pb or pb <= pa
 
-    def __init__(self, model):
-        self.order: dict[str, int] = {}
-        self.outputs: dict[str, list[str]] = {}
-        self.op_type: dict[str, str] = {}
-        self.consumers: dict[str, list[str]] = {}  # tensor -> nodes reading it
-        for i, node in enumerate(model.graph.node):
-            self.order[node.name] = i
-            self.outputs[node.name] = [o for o in node.output if o]
-            self.op_type[node.name] = node.op_type
-            for t in node.input:
-                self.consumers.setdefault(t, []).append(node.name)
 
-    def computed_by(self, nodes: list[str], roots: list[str]) -> list[str]:
-        """The nodes a dispatch computes: its root's nodes and the non-contractions they feed within `nodes`."""
-        inside = set(nodes)
-        start = [r for r in roots if r in inside and r in self.order]
-        if not start:
-            return list(nodes)
-        found, stack = set(start), list(start)
-        while stack:
-            for t in self.outputs.get(stack.pop(), []):
-                for c in self.consumers.get(t, []):
-                    if c in inside and c not in found and self.op_type.get(c) not in CONTRACTIONS:
-                        found.add(c)
-                        stack.append(c)
-        return [n for n in nodes if n in found]
-
-    def candidates(self, nodes: list[str]) -> list[tuple[str, str]]:
-        """(node, tensor) for every output of `nodes` that the graph has, the last node first."""
-        known = sorted((n for n in set(nodes) if n in self.order), key=self.order.__getitem__, reverse=True)
-        return [(n, t) for n in known for t in self.outputs[n]]
-
-    def tensors(self, nodes: list[str]) -> list[str]:
-        return [t for _, t in self.candidates(nodes)]
+def same_domain(result_dtype, tensor_dtype) -> bool:
+    """Do the result's and the tensor's element types hold the same kind of numbers?"""
+    a, b = np.dtype(result_dtype), np.dtype(tensor_dtype)
+    if a.kind == "f" or b.kind == "f":
+        return a.kind == b.kind == "f"
+    if a.kind == "b" or b.kind == "b":
+        return a.kind == b.kind
+    return a.kind in "iu" and b.kind in "iu" and a.itemsize == b.itemsize  # IREE's integers are signless
 
 
 def dispatch_nodes(rec, graph: OnnxGraphOrder) -> list[str]:
-    """The ONNX nodes a dispatch record computes (see the module's docstring); [] for a pure conversion."""
+    """The ONNX nodes a dispatch record computes: its root's nodes and the non-contractions they feed."""
     if rec is None:
         return []
-    root = rec.root
-    if root is not None and root.kind == "elementwise" and not root.body_ops and not rec.fused:
-        return []  # only converts element types (a demoted build's casts)
     return graph.computed_by(list(rec.onnx_nodes), list(rec.root_onnx_nodes))
 
 
-def pair_results(result_shapes: list[tuple[int, ...]], nodes: list[str], graph: OnnxGraphOrder,
-                 shapes: dict[str, tuple[int, ...]]) -> list[Pairing]:
-    """One pairing per dispatch result; `shapes` are the ONNX tensors' shapes (from onnxruntime's values)."""
-    if not nodes:
-        return [Pairing(None, None, "it computes no ONNX node (no node in its locations, or it only "
-                                    "converts element types)")] * len(result_shapes)
-    candidates = graph.candidates(nodes)
-    if not candidates:
-        return [Pairing(None, None, f"the ONNX graph has none of its nodes ({', '.join(nodes[:3])})")] \
-            * len(result_shapes)
-    taken: set[str] = set()
-    out = []
-    for shape in result_shapes:
-        size = math.prod(shape)
-        free = [(n, t) for n, t in candidates if t not in taken and t in shapes]
-        match = next((Pairing(t, n) for n, t in free if math.prod(shapes[t]) == size), None)
-        if match is None:
-            match = next((Pairing(t, n, interior=w) for n, t in free
-                          if (w := padded_interior(shape, shapes[t])) is not None), None)
-        if match is None:
-            last = candidates[0][0]
-            out.append(Pairing(None, None, f"no output of its ONNX nodes has {size} elements "
-                                           f"({'x'.join(map(str, shape)) or 'scalar'}; last node {last})"))
-        else:
-            taken.add(match.tensor)
-            out.append(match)
-    return out
+def _shape_text(shape) -> str:
+    return "x".join(map(str, shape)) or "scalar"
+
+
+class DispatchPairer:
+    """Pairs each result of a flow program's dispatches with an ONNX tensor (see the module's docstring)."""
+
+    def __init__(self, model, records, layouts: dict[int, list[ResultLayout]]):
+        self.graph = OnnxGraphOrder(model)
+        self.records = {r.index: r for r in records}
+        self.layouts = layouts
+        self.nodes = {i: dispatch_nodes(r, self.graph) for i, r in self.records.items()}
+
+    def wanted(self) -> list[str]:
+        """The ONNX tensors the pairings may need (to expose from onnxruntime)."""
+        return list(dict.fromkeys(t for nodes in self.nodes.values() for t in self.graph.tensors(nodes)))
+
+    def pair(self, index: int, shapes, dtypes, tensor_shapes: dict, tensor_dtypes: dict,
+             inputs: dict[int, Pairing | str] | None = None) -> list[Pairing]:
+        """One pairing per result of dispatch `index` (`shapes`, `dtypes`: its results').
+
+        `tensor_shapes`/`tensor_dtypes`: of the ONNX tensors onnxruntime gave. `inputs`: for
+        each binding of the dispatch, what it holds (a `Pairing` whose steps lead to the
+        binding's whole shape) or why that is not known; only a dispatch that moves an input
+        needs it.
+        """
+        layouts = self.layouts.get(index)
+        if layouts is None or len(layouts) != len(shapes):
+            why = "its body was not read" if layouts is None else \
+                f"its body stores {len(layouts)} results, the run gave {len(shapes)}"
+            return [Pairing(None, None, f"no ONNX counterpart: {why}")] * len(shapes)
+        taken: set[str] = set()
+        out = []
+        for layout, shape, dtype in zip(layouts, shapes, dtypes):
+            p = self._pair_one(index, layout, tuple(shape), dtype, tensor_shapes, tensor_dtypes, inputs or {},
+                               taken)
+            if p.tensor is not None:
+                taken.add(p.tensor)
+            out.append(p)
+        return out
+
+    def _pair_one(self, index, layout: ResultLayout, shape, dtype, tensor_shapes, tensor_dtypes, inputs,
+                  taken) -> Pairing:
+        if layout.why_unknown:
+            return Pairing(None, None, f"no ONNX counterpart: {layout.why_unknown}")
+        if layout.base == "input":
+            return self._moved(layout, dtype, inputs)
+        nodes = self.nodes.get(index, [])
+        if not nodes:
+            return Pairing(None, None, "no ONNX counterpart: its locations name no ONNX node it computes")
+        base = tuple(layout.base_shape)
+        for node in self.graph.latest_first(nodes):
+            for tensor in self.graph.outputs[node]:
+                if tensor in taken or tensor not in tensor_shapes:
+                    continue
+                if not same_domain(dtype, tensor_dtypes[tensor]):
+                    continue
+                fits = [f for f in self.graph.forms(node, tensor, tensor_shapes)
+                        if same_order_shapes(f.shape, base)]
+                if not fits:
+                    continue
+                orders = {element_order(tensor_shapes[tensor], (*f.steps, Step("reshape", base))).tobytes()
+                          for f in fits}
+                if len(orders) > 1:
+                    return Pairing(None, None, f"no ONNX counterpart: {tensor} ({node}) fits its "
+                                               f"{_shape_text(base)} result in {len(orders)} element orders ("
+                                               + "; ".join(f.via or "as it is" for f in fits[:3]) + ")")
+                form = min(fits, key=lambda f: len(f.steps))
+                return Pairing(tensor, node, "", (*form.steps, Step("reshape", base), *layout.steps),
+                               layout.window, _via(form.via, layout.steps))
+        domain = np.dtype(dtype).name
+        return Pairing(None, None, f"no ONNX counterpart: no {domain}-domain output of "
+                                   f"{', '.join(self.graph.latest_first(nodes)[:3])} (nor a known transpose or "
+                                   f"reshape of it) has the shape {_shape_text(base)} it computes")
+
+    def _moved(self, layout: ResultLayout, dtype, inputs) -> Pairing:
+        held = inputs.get(layout.binding)
+        if not isinstance(held, Pairing) or held.tensor is None:
+            why = held if isinstance(held, str) else "what it reads is not known"
+            return Pairing(None, None, f"no ONNX counterpart: it only moves its input {layout.binding}, and {why}")
+        if held.window is not None:
+            return Pairing(None, None, f"no ONNX counterpart: it moves a buffer that is {held.tensor} only in part")
+        return Pairing(held.tensor, held.node, "", (*held.steps, Step("reshape", layout.base_shape),
+                                                    *layout.steps), layout.window,
+                       _via(held.via, layout.steps, moved=True), moved=True)
+
+
+def _via(onnx_via: str, steps, moved: bool = False) -> str:
+    moves = [s.text() for s in steps if s.kind != "reshape"]
+    parts = [onnx_via] if onnx_via else []
+    if moves:
+        parts.append(("moved by this dispatch: " if moved else "then ") + ", ".join(moves))
+    return "; ".join(parts)
+
+
+def held_by(pairing: Pairing, whole_shape) -> Pairing | str:
+    """What a buffer written by a result with `pairing` holds, for a dispatch that reads it."""
+    if pairing.tensor is None:
+        return f"it comes from a result with {pairing.why_not.removeprefix('no ONNX counterpart: ') or 'none'}"
+    if pairing.window is not None:
+        return pairing  # _moved refuses it: outside the window the buffer holds the host's fill
+    return replace(pairing, steps=(*pairing.steps, Step("reshape", tuple(whole_shape))))
+
+
+def mark_partial(pairings: dict[int, list[Pairing]], producers: dict[int, list[int]],
+                 nodes: dict[int, list[str]], graph: OnnxGraphOrder) -> dict[int, int]:
+    """Dispatches that hold part of an ONNX op: index -> the dispatch that completes it.
+
+    A dispatch is partial when a dispatch it feeds (directly or through others) is paired with
+    a tensor the first one computes or is paired with: IREE split that op over both.
+    """
+    ancestors: dict[int, set[int]] = {}
+    for i in sorted(pairings):
+        seen = set()
+        for p in producers.get(i, []):
+            seen.add(p)
+            seen |= ancestors.get(p, set())
+        ancestors[i] = seen
+    partial: dict[int, int] = {}
+    for later in sorted(pairings, reverse=True):
+        tensors = {p.tensor for p in pairings[later] if p.tensor is not None and not p.moved}
+        if not tensors:
+            continue
+        for earlier in ancestors[later]:
+            if earlier in partial:
+                continue
+            own = {p.tensor for p in pairings.get(earlier, []) if p.tensor is not None and not p.moved}
+            own |= {t for n in nodes.get(earlier, []) for t in graph.outputs.get(n, [])}
+            if own & tensors:
+                partial[earlier] = later
+    return partial

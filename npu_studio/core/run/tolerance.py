@@ -1,9 +1,17 @@
-"""How far one result may lie from its reference: per-type tolerances and the error measures.
+"""How far one result may lie from its reference: the one tolerance rule and the error measures.
 
-An element type's tolerance is relative to the reference's largest finite
-magnitude (its scale), with 1 as the smallest scale: a result agrees when
-max |result - reference| <= tolerance * max(1, scale). Shared by the NPU
-check (NPU against IREE) and the numerics trace (IREE against onnxruntime).
+The rule (docs/model-debugging.md, "Tolerance"): a result agrees when
+max |result - reference| <= T * max(1, scale) + A, scale being the
+reference's largest finite magnitude. T comes from the arithmetic, not from
+the result's element type: the loosest float type among the element types
+the dispatch computes in (every linalg op's operands and results, its
+accumulators among them) and the types of the result and of everything
+the compared value went through (a comparison with onnxruntime carries the
+error of every dispatch upstream; a comparison of one dispatch on the same
+inputs only its own). An integer result is exact (A = 0), or one step
+(A = 1) when floats are rounded to it (a quantize, a requantization).
+The NPU check (`simulate --check`, `run --npu`), the numerics trace,
+precision and the substitution gate all take their default from here.
 
 Errors are reported against the scale too (max |result - reference| /
 scale), never per element: a per-element relative error at a near-zero
@@ -13,6 +21,8 @@ anything because the reference is (nearly) constant.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..lazy_import import lazy_module
 
@@ -24,9 +34,80 @@ DEFAULT_TOLERANCE = 1e-4
 WORST_COUNT = 5  # worst elements a report lists
 
 
+# MLIR element types as numpy names.
+MLIR_TYPES = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+
 def tolerance_of(dtype) -> float:
     """The tolerance of a numpy dtype (or its name); integers and booleans get the f32 one."""
     return TOLERANCE.get(np.dtype(dtype).name if not isinstance(dtype, str) else dtype, DEFAULT_TOLERANCE)
+
+
+def _type_name(t) -> str:
+    if isinstance(t, str):
+        return MLIR_TYPES.get(t, t)
+    try:
+        return np.dtype(t).name
+    except TypeError:
+        return str(t)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The rule's answer for one comparison: relative T, absolute A, and the type T comes from."""
+
+    relative: float
+    absolute: float = 0.0
+    computed_in: str = "float32"
+
+    def bound(self, scale: float) -> float:
+        return self.relative * max(1.0, scale) + self.absolute
+
+    def text(self) -> str:
+        if self.relative == 0 and self.absolute == 0:
+            return f"exact ({self.computed_in})"
+        if self.relative == 0:
+            return f"{self.absolute:g} step ({self.computed_in})"
+        return f"{self.relative:g} ({self.computed_in})"
+
+
+def arithmetic_tolerance(types, result_dtype) -> Tolerance:
+    """The rule for a result of `result_dtype` computed through element `types` (MLIR or numpy names)."""
+    names = {_type_name(t) for t in types} | {_type_name(result_dtype)}
+    floats = [n for n in names if n in TOLERANCE]
+    loosest = max(floats, key=TOLERANCE.__getitem__) if floats else None
+    result = _type_name(result_dtype)
+    if not _is_integer(result):
+        return Tolerance(TOLERANCE.get(loosest, DEFAULT_TOLERANCE), 0.0, loosest or result)
+    if loosest is not None:  # floats rounded to integers: one step either way at a rounding boundary
+        return Tolerance(0.0, 1.0, f"{result} rounded from {loosest}")
+    return Tolerance(0.0, 0.0, result)
+
+
+def _is_integer(name: str) -> bool:
+    try:
+        return np.dtype(name).kind in "iub"
+    except TypeError:
+        return False
+
+
+def dispatch_types(rec) -> set[str]:
+    """The element types a dispatch record computes in: every linalg op's operands and results."""
+    if rec is None:
+        return set()
+    ops = list(rec.ops) or ([rec.root] if rec.root is not None else [])
+    return {t.dtype for op in ops for t in (*op.inputs, *op.outputs) if t.dtype}
+
+
+def upstream_types(records) -> dict[int, set[str]]:
+    """Dispatch index -> the types it and every dispatch feeding it (transitively) compute in."""
+    out: dict[int, set[str]] = {}
+    for rec in sorted(records, key=lambda r: r.index):
+        types = set(dispatch_types(rec))
+        for p in rec.producers:
+            types |= out.get(p, set())
+        out[rec.index] = types
+    return out
 
 
 def abs_errors(result, reference) -> np.ndarray:

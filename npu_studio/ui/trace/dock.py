@@ -154,7 +154,9 @@ class TraceDock(QtWidgets.QDockWidget):
         head = report.summary_lines()[0]
         if first is None:
             self.status.setStyleSheet(OK_STYLE if report.ok else BAD_STYLE)
-            self.status.setText(head + (": no dispatch departs" if report.ok else ": the outputs differ"))
+            reason = report.locate().reason
+            self.status.setText(head + (": no dispatch departs" if report.ok else f": {reason}" if reason
+                                        else ": the outputs differ"))
         else:
             self.status.setStyleSheet(BAD_STYLE)
             self.status.setText(f"{head}. First divergent dispatch: #{first.index} ({first.onnx_tensor})")

@@ -26,7 +26,7 @@ from ...run.runner import pick_function, random_inputs, run_vmfb
 from ...workspace import trust
 from ...workspace.workspace import Workspace
 from ...run.dispatches import iree_dispatches
-from ..numerics.check import Comparison, _compare, diverges, final_line, run_onnxruntime
+from ..numerics.check import Comparison, _compare, arithmetic_of, diverges, final_line, run_onnxruntime
 from ..numerics.functional_sim import DispatchOutcome, TileFault
 from ..store.workspace_io import json_path
 from . import standalone
@@ -119,20 +119,22 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
                                                   fault, timeout)
     npu_seconds = time.perf_counter() - t0
     vs_cpu, cpu_seconds = None, None
+    arithmetic = arithmetic_of(flow)  # the one tolerance rule (run/tolerance) reads what the program computes in
     if cpu_build:
         t0 = time.perf_counter()
-        vs_cpu = _compare("iree-cpu", outputs, run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path))
+        vs_cpu = _compare("iree-cpu", outputs, run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path),
+                          types=arithmetic.program)
         cpu_seconds = time.perf_counter() - t0
     notes: list[str] = []
     vs_ort = None
     if onnxruntime and ws.source_path.suffix.lower() == ".onnx":
         try:
-            vs_ort = _compare("onnxruntime", outputs, run_onnxruntime(ws.source_path, inputs))
+            vs_ort = _compare("onnxruntime", outputs, run_onnxruntime(ws.source_path, inputs), types=arithmetic.program)
         except ImportError:
             notes.append("onnxruntime is not installed: no comparison with it")
         except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
             notes.append(f"onnxruntime could not run the model: {' '.join(str(exc).split())[:200]}")
-    first = next((c for c in calls if diverges(c)), None)
+    first = next((c for c in calls if diverges(c, arithmetic)), None)
     return NpuRunReport(sig.name, inputs, outputs, variant, calls, plugin_calls, vs_cpu, vs_ort, first,
                         npu_seconds, cpu_seconds, notes, mode)
 

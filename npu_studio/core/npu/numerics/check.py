@@ -23,8 +23,9 @@ from ...run.dispatches.cpu_reductions import reduction_configs
 from ...run.dispatches.scalar_ops import NotInterpretable
 from ...run.onnx_reference import run_onnxruntime
 from ...run.runner import pick_function, random_inputs, run_vmfb
-from ...run.tolerance import (TOLERANCE, element_text, flat_reference, max_error, relative_to_scale,
-                              worst_elements)
+from ...ir.dispatch_index import index_file
+from ...run.tolerance import (arithmetic_tolerance, dispatch_types, element_text, flat_reference, max_error,
+                              relative_to_scale, tolerance_of, worst_elements)
 from ...textio import write_text_atomic
 from ...workspace import substitutions
 from ...workspace.workspace import Workspace
@@ -145,17 +146,34 @@ class CheckReport:
         return lines
 
 
+@dataclass
+class Arithmetic:
+    """The element types a flow program computes in: all of them, and each dispatch's own (run/tolerance)."""
+
+    program: set[str]
+    dispatch: dict[int, set[str]]
+
+
+def arithmetic_of(flow: Path) -> Arithmetic:
+    records = index_file(flow, "flow").dispatches
+    own = {r.index: dispatch_types(r) for r in records}
+    return Arithmetic(set().union(*own.values()) if own else set(), own)
+
+
 def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
-             exact: bool = False) -> Comparison:
-    """Max error against `ref`; `exact`: a quantized model, which must match bit for bit."""
+             exact: bool = False, types: set[str] | None = None) -> Comparison:
+    """Max error against `ref`; `exact`: a quantized model, which must match bit for bit.
+
+    `types`: what the program computes in (`arithmetic_of(...).program`): the tolerance rule's input;
+    None: the outputs' own element types."""
     err, scale, tol, worst, flat = 0.0, 0.0, 0.0, "", []
     for i, (a, b) in enumerate(zip(ours, ref)):
         e, s = max_error(a, b)
-        t = 0.0 if exact else TOLERANCE.get(np.asarray(a).dtype.name, 1e-4)
+        dtype = np.asarray(a).dtype
+        t = 0.0 if exact else (tolerance_of(dtype) if types is None else _relative(types, dtype))
         if e > err:
             [(idx, want, got, _)] = worst_elements(a, b, 1)
-            dtype = np.asarray(a).dtype.name
-            worst = f"output{i}{list(idx)}: {element_text(got, dtype)}, reference {element_text(want, dtype)}"
+            worst = f"output{i}{list(idx)}: {element_text(got, dtype.name)}, reference {element_text(want, dtype.name)}"
         err, scale, tol = max(err, e), max(scale, s), max(tol, t)
         why = flat_reference(b, t * max(1.0, s))
         if why:
@@ -165,9 +183,16 @@ def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
     return Comparison(reference, err, scale, tol, worst, "; ".join(flat) or None)
 
 
-def diverges(d: DispatchOutcome) -> bool:
-    """Does the dispatch's own result differ from IREE's on the same inputs beyond its type's tolerance?"""
-    tol = TOLERANCE.get(d.dtype, 1e-4)
+def _relative(types, dtype) -> float:
+    """The rule's tolerance, as the relative bound this check's comparisons use."""
+    rule = arithmetic_tolerance(types, dtype)
+    return rule.relative if rule.relative else tolerance_of(dtype)
+
+
+def diverges(d: DispatchOutcome, arithmetic: Arithmetic | None = None) -> bool:
+    """Does the dispatch's own result differ from IREE's on the same inputs beyond its arithmetic's tolerance?"""
+    types = arithmetic.dispatch.get(d.index) if arithmetic is not None else None
+    tol = tolerance_of(d.dtype) if not types else _relative(types, d.dtype)
     return d.max_error is not None and d.max_error > tol * max(1.0, d.scale or 0.0)
 
 
@@ -233,14 +258,15 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         iree_out = run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
         iree_seconds = time.perf_counter() - t0
     quantized = quantized and len(steps) == len(result.outputs)
+    arithmetic = arithmetic_of(flow)
     if iree_build:
-        vs_iree = _compare("iree-cpu", result.outputs, iree_out, exact=quantized)
+        vs_iree = _compare("iree-cpu", result.outputs, iree_out, exact=quantized, types=arithmetic.program)
     vs_ort = None
     if onnxruntime and is_onnx:
         try:
             ort_out = run_onnxruntime(ws.source_path, inputs)
             vs_ort = compare_in_steps("onnxruntime", result.outputs, ort_out, steps) if quantized \
-                else _compare("onnxruntime", result.outputs, ort_out)
+                else _compare("onnxruntime", result.outputs, ort_out, types=arithmetic.program)
             if quantized and constant(ort_out):
                 vs_ort = _where_it_varies(ws, inputs, result.intermediates, vs_ort, notes)
         except ImportError:
@@ -250,7 +276,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     for d in result.dispatches:
         if d.note:
             notes.append(f"dispatch #{d.index}: {d.note}")
-    first = next((d for d in result.dispatches if diverges(d)), None)
+    first = next((d for d in result.dispatches if diverges(d, arithmetic)), None)
     return CheckReport(sig.name, inputs, result.outputs, vs_iree, vs_ort, result.dispatches, first,
                        result.seconds, iree_seconds, notes,
                        [s.describe() for s in substitutions.applied(ws)] if iree_build else [])

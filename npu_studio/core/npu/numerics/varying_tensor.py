@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.dispatch_index import index_workspace_phases
-from ...run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
+from ...run.flow_pairing import FlowPairing
 from ...run.onnx_reference import imported_model, run_with_intermediates
 from ...workspace.workspace import Workspace
 from .quant_steps import StepComparison, compare_in_steps
@@ -36,16 +36,18 @@ def compare_last_varying(ws: Workspace, inputs: list[np.ndarray],
     """Our `results` (dispatch -> its 8-bit results) against onnxruntime at the last varying
     quantized tensor; None when no quantized tensor paired with a dispatch varies."""
     model = imported_model(ws.source_path)
-    graph = OnnxGraphOrder(model)
     phases = {p: ws.snapshot_path(p) for p in ("dispatch-creation", "flow") if p in ws.manifest.phases}
-    records = {r.index: r for r in index_workspace_phases(phases)["flow"].dispatches}
-    computes = {i: dispatch_nodes(records.get(i), graph) for i in results}
-    wanted = [t for nodes in computes.values() for t in graph.tensors(nodes)]
-    _, reference = run_with_intermediates(model, inputs, wanted, ws.source_path)
-    shapes = {name: tuple(np.shape(v)) for name, v in reference.items()}
+    index = index_workspace_phases(phases)["flow"]
+    pairing = FlowPairing(ws.snapshot_path("flow"), index, model)
+    _, reference = run_with_intermediates(model, inputs, pairing.wanted(), ws.source_path)
+    reference = {**dict(zip(pairing.graph.graph_inputs, inputs)), **reference}
+    pairing.set_reference(reference)
     best = None  # (graph position, tensor, ours, reference)
-    for i, arrays in results.items():
-        pairings = pair_results([np.shape(a) for a in arrays], computes[i], graph, shapes)
+    for rec in index.dispatches:  # in execution order: a dispatch that moves data is paired through its input
+        arrays = results.get(rec.index)
+        pairings = pairing.pair(rec.index, arrays)
+        if arrays is None:
+            continue
         for ours, p in zip(arrays, pairings):
             if p.tensor is None:
                 continue
@@ -54,7 +56,7 @@ def compare_last_varying(ws: Workspace, inputs: list[np.ndarray],
                 continue
             if mine.dtype.kind in "iu" and mine.dtype.itemsize == ref.dtype.itemsize:
                 mine = mine.view(ref.dtype)  # IREE's integers are signless: u8 travels as i8
-            position = graph.order.get(p.node, -1)
+            position = pairing.graph.order.get(p.node, -1)
             if best is None or position > best[0]:
                 best = (position, p.tensor, mine, ref)
     if best is None:

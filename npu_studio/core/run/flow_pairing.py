@@ -1,0 +1,117 @@
+"""Pairing every dispatch of one flow snapshot with the ONNX model, in execution order.
+
+`FlowPairing(flow_path, records, model)` reads the snapshot once: each
+dispatch's result layouts (`ir/result_layout`) and which host buffer each
+binding reads (`ir/flow_graph`: model inputs, constants, other dispatches'
+results through host reshapes). Then, dispatch by dispatch in execution
+order, `pair(index, results)` pairs its results (`onnx_pairing`) and
+remembers what each written buffer holds, so a later dispatch that only
+moves it (a transpose, a pad, a copy) is paired through it.
+
+Used by the numerics trace, IREE's break, and precision (on a variant's
+own flow snapshot).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..dtypes import numpy_value_dtype
+from ..ir.context import mlir_context
+from ..ir.result_layout import ResultLayout, module_layouts
+from ..lazy_import import lazy_module
+from .onnx_pairing import DispatchPairer, Pairing, held_by, mark_partial
+
+np = lazy_module("numpy")
+
+
+class FlowPairing:
+    def __init__(self, flow: Path, phase_index, model):
+        """`phase_index`: the flow phase's dispatch index of `flow` (with dispatch-creation's ONNX names)."""
+        from iree.compiler import ir
+
+        from ..ir.flow_graph import FlowGraph
+
+        records = phase_index.dispatches
+        with mlir_context() as ctx:
+            module = ir.Module.parse(Path(flow).read_text(encoding="utf-8"), ctx)
+            by_function = module_layouts(module.operation)
+            graph = FlowGraph(module.operation, phase_index)
+            self.args = [list(site.args) for site in graph.sites]
+            self.writes = [list(site.writes) for site in graph.sites]
+            kinds = {b: buf.kind for b, buf in graph.buffers.items()}
+            self.declared = [[(graph.buffers[w].shape, graph.buffers[w].dtype) for w in site.writes]
+                             for site in graph.sites]
+            imports = [b for b, buf in graph.buffers.items() if buf.kind == "input"]
+        self.layouts: dict[int, list[ResultLayout]] = {}
+        for rec in records:
+            key = (rec.executable, rec.export)  # a flow export and its function share a name
+            if key in by_function:
+                self.layouts[rec.index] = by_function[key]
+        self.pairer = DispatchPairer(model, records, self.layouts)
+        self.producers = {r.index: list(r.producers) for r in records}
+        self.held: dict[str, Pairing | str] = {}
+        for b, kind in kinds.items():
+            if kind in ("weight", "constant"):
+                self.held[b] = "it is a constant of the build"
+        graph_inputs = self.pairer.graph.graph_inputs
+        for b, name in zip(imports, graph_inputs):
+            self.held[b] = Pairing(name, None)
+        self.pairings: dict[int, list[Pairing]] = {}
+        self.tensor_shapes: dict = {}
+        self.tensor_dtypes: dict = {}
+
+    @property
+    def graph(self):
+        return self.pairer.graph
+
+    def nodes(self, index: int) -> list[str]:
+        return self.pairer.nodes.get(index, [])
+
+    def wanted(self) -> list[str]:
+        """The ONNX tensors onnxruntime must expose."""
+        return self.pairer.wanted()
+
+    def set_reference(self, reference: dict, inputs: list | None = None) -> None:
+        """The ONNX values (tensor -> array) the pairing's shapes and element types come from."""
+        values = dict(reference)
+        for name, a in zip(self.graph.graph_inputs, inputs or []):
+            values.setdefault(name, a)
+        self.tensor_shapes = {n: tuple(np.shape(v)) for n, v in values.items()}
+        self.tensor_dtypes = {n: np.asarray(v).dtype for n, v in values.items()}
+
+    def pair(self, index: int, results=None) -> list[Pairing]:
+        """Pair dispatch `index`'s `results` (call in execution order); None: its declared result types
+        (pairing reads shapes and element types only, never values)."""
+        if results is None:
+            results = [_Declared(shape, t) for shape, t in self.declared[index]]
+        args = self.args[index] if index < len(self.args) else []
+        inputs = {i: self.held.get(b, "what it reads is not known") if b is not None else "it is not a tensor"
+                  for i, b in enumerate(args)}
+        pairings = self.pairer.pair(index, [_shape(r) for r in results], [_dtype(r) for r in results],
+                                    self.tensor_shapes, self.tensor_dtypes, inputs)
+        self.pairings[index] = pairings
+        for b, p, r in zip(self.writes[index] if index < len(self.writes) else [], pairings, results):
+            self.held[b] = held_by(p, _shape(r))
+        return pairings
+
+    def partial(self) -> dict[int, int]:
+        """Dispatches holding part of an ONNX op -> the dispatch that completes it (after every `pair`)."""
+        return mark_partial(self.pairings, self.producers, self.pairer.nodes, self.graph)
+
+
+
+class _Declared:
+    """A result known by its type only."""
+
+    def __init__(self, shape, mlir_type: str):
+        self.shape = tuple(shape)
+        self.dtype = numpy_value_dtype(mlir_type) or np.dtype("float32")
+
+
+def _shape(result) -> tuple:
+    return tuple(result.shape) if isinstance(result, _Declared) else tuple(np.shape(result))
+
+
+def _dtype(result):
+    return result.dtype if isinstance(result, _Declared) else np.asarray(result).dtype
