@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from . import call_log
+from .call_check import compare_calls
 
 HANDLER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64, ctypes.c_void_p)
 COMPUTED_BY = "npu-plugin"  # the functional simulator behind the handler
@@ -183,22 +184,6 @@ class PluginHandler:
 
 
 
-def compare_calls(dispatch_vmfb: Path, records: list[dict], arrays) -> None:
-    """Sets each record's max_error and scale: its results against IREE's CPU build of its dispatch
-    on the same operands. `arrays(k)` gives call k's (operands, results)."""
-    from ..numerics.functional_sim import max_error
-    from ...run.dispatches.iree_dispatches import DispatchRunner
-
-    with DispatchRunner(Path(dispatch_vmfb)) as runner:
-        for k, record in enumerate(records):
-            operands, ours = arrays(k)
-            err, scale = 0.0, 0.0
-            for a, r in zip(ours, runner.run(record["dispatch"], operands)):
-                e, s = max_error(a, r)
-                err, scale = max(err, e), max(scale, s)
-            record["max_error"], record["scale"] = err, scale
-
-
 def _ordinal(path: Path) -> int:
     return int(path.stem.lstrip("inout"))
 
@@ -230,7 +215,7 @@ def _load_time_environment(request: dict, handler: PluginHandler, out: Path) -> 
 def _load_time_records(request: dict, out: Path) -> list[dict]:
     """The calls the C interpreter made while IREE loaded the module, as the handler records them."""
     from .exec_desc import ExecProgram
-    from .standalone import records_from_log
+    from .call_check import records_from_log
     from .variant import Variant
 
     variant = Variant.load(Path(request["workspace"]))
@@ -239,7 +224,7 @@ def _load_time_records(request: dict, out: Path) -> list[dict]:
 
 
 def _compare_load_time(request: dict, out: Path, records: list[dict]) -> None:
-    from .standalone import call_arrays
+    from .call_check import call_arrays
     from .variant import Variant
 
     if request.get("dispatch_vmfb") and records:

@@ -25,12 +25,10 @@ from ...compile import toolchain
 from ...compile.params import SCOPE
 from ...errors import RunFailed, StudioError
 from ...run import time_budget
-from ...run.dispatches.scalar_ops import numpy_dtype
 from ..numerics.functional_sim import DispatchOutcome
-from . import call_log
 from .call_log import CallLimits, CallWatch
 from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH, ExecProgram
-from .inprocess import compare_calls
+from .call_check import call_arrays, compare_calls, records_from_log
 from .variant import Variant
 
 MODE = "standalone"
@@ -119,31 +117,6 @@ def run(variant: Variant, plugin: Path, function: str, inputs: list[np.ndarray],
     calls = [DispatchOutcome(c["dispatch"], c["symbol"], "npu-plugin-c", c["tiles"], c["seconds"], c["max_error"],
                              c["scale"], c["dtype"]) for c in records]
     return outputs, calls, len(records)
-
-
-def records_from_log(variant: Variant, described: ExecProgram, log: Path) -> list[dict]:
-    records = []
-    for call, dispatch, tiles, seconds in call_log.finished(log.read_text(encoding="utf-8") if log.is_file() else ""):
-        rec = variant.import_of(dispatch)
-        d = described.of(dispatch)
-        records.append({"call": call, "dispatch": dispatch, "symbol": d.symbol if d else "",
-                        "tiles": tiles or 1, "seconds": seconds, "max_error": None, "scale": None,
-                        "dtype": next((numpy_dtype(b.element).name for b in rec.bindings
-                                       if b.access != "readonly"), "") if rec else ""})
-    return records
-
-
-def call_arrays(variant: Variant, dump: Path, record: dict):
-    """(operands, results) of one kept call, as the dispatch's flow function takes and writes them."""
-    rec = variant.import_of(record["dispatch"])
-    operands, results = [], []
-    for k, b in enumerate(rec.bindings):
-        dtype = numpy_dtype(b.element)
-        if b.access != "writeonly":
-            operands.append(np.fromfile(dump / f"{record['call']}.pre{k}.bin", dtype).reshape(b.shape))
-        if b.access != "readonly":
-            results.append(np.fromfile(dump / f"{record['call']}.post{k}.bin", dtype).reshape(b.shape))
-    return operands, results
 
 
 _MEAN = re.compile(r"^BM_\S+_mean\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.MULTILINE)
