@@ -87,14 +87,18 @@ def run(args) -> int:
 
 def _whole_runs(ws, function: str, inputs) -> str:
     from ..core.npu.hal import standalone
+    from ..core.npu.hal.call_log import CallLimits
+    from ..core.npu.program.npu_ir import NpuProgram
+    from ..core.npu.store.workspace_io import json_path
     from ..core.npu.hal.plugin_build import plugin_path
     from ..core.npu.hal.variant import build_variant
 
     plugin = plugin_path()
     variant = build_variant(ws)
+    limits = CallLimits(NpuProgram.load(json_path(ws)))
     cpu = standalone.benchmark(ws.vmfb_path, function, inputs, parameters=ws.params_path)
     npu = standalone.benchmark(variant.vmfb, function, inputs, parameters=ws.params_path, variant=variant,
-                               plugin=plugin)
+                               plugin=plugin, limits=limits)
     return (f"whole run (iree-benchmark-module, real time): CPU build {cpu * 1e3:.3f} ms, NPU variant standalone "
             f"{npu * 1e3:.3f} ms ({npu / cpu:.1f}x the CPU build; {len(variant.imports)} executables through the "
             f"plugin's C interpreter)")

@@ -178,13 +178,41 @@ def stop(proc: subprocess.Popen, why: str = "") -> None:
     proc.wait()
 
 
-def run_child(cmd: list[str], *, timeout: float | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run to completion capturing text output; any exception on our side (Ctrl+C, timeout) kills the child."""
+class Overdue(subprocess.TimeoutExpired):
+    """A child stopped by its `watch` (see run_child): `why` is the one line saying what overran."""
+
+    def __init__(self, cmd, timeout: float, why: str):
+        super().__init__(cmd, timeout)
+        self.why = why
+
+    def __str__(self) -> str:
+        return self.why
+
+
+def run_child(cmd: list[str], *, timeout: float | None = None, env: dict | None = None, watch=None,
+              poll: float = 0.25) -> subprocess.CompletedProcess:
+    """Run to completion capturing text output; any exception on our side (Ctrl+C, timeout) kills the child.
+
+    `watch()`, when given, is asked every `poll` seconds while the child runs; a line it returns
+    stops the child and raises `Overdue` with that line (a stage of the child's work overran)."""
     proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
-        out, err = proc.communicate(timeout=timeout)
+        while True:
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            step = left if watch is None else (poll if left is None else min(poll, left))
+            try:
+                out, err = proc.communicate(timeout=step)  # retrying after TimeoutExpired loses no output
+                break
+            except subprocess.TimeoutExpired:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(cmd, timeout) from None
+                why = watch()
+                if why:
+                    raise Overdue(cmd, timeout or 0.0, why) from None
     except BaseException as exc:
-        stop(proc, f"no end within {timeout:g} s" if isinstance(exc, subprocess.TimeoutExpired) else type(exc).__name__)
+        stop(proc, str(exc) if isinstance(exc, Overdue) else f"no end within {timeout:g} s"
+             if isinstance(exc, subprocess.TimeoutExpired) else type(exc).__name__)
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out.decode(errors="replace"),
                                        err.decode(errors="replace"))

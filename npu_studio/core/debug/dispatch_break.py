@@ -36,7 +36,7 @@ from ..compile.options import CompileOptions
 from ..errors import StudioError
 from ..executables.rebase import rebase_flags, substitution_flags, without_substitutions
 from ..ir.context import mlir_context
-from ..run.onnx_reference import imported_model, run_with_intermediates
+from ..run.onnx_reference import imported_model
 from ..run.runner import run_vmfb
 from ..workspace import trust, variants
 from ..workspace.workspace import Workspace

@@ -49,11 +49,13 @@ from ..ir.context import mlir_context
 from ..run.dispatches import iree_dispatches
 from ..run.dispatches.host import HostInterpreter
 from ..run.dispatches.scalar_ops import NotInterpretable
-from ..run.onnx_pairing import OnnxGraphOrder, dispatch_nodes, pair_results
-from ..run.onnx_reference import imported_model, run_with_intermediates
+from ..run.flow_pairing import FlowPairing
+from ..run.onnx_reference import imported_model
+from ..run.tolerance import upstream_types
 from ..workspace import variants
 from ..workspace.workspace import Workspace
-from .numerics_trace import build_inputs, check_traceable, compare, flow_records, trace_inputs
+from .numerics_trace import (build_inputs, check_traceable, compare, flow_index, flow_records, reference_values,
+                             trace_inputs)
 
 FORMAT = "npu-studio.reproducer"
 DEVICE = "local-sync"  # as the trace's dispatch server runs it: one thread, the same workgroup order
@@ -157,16 +159,20 @@ def _capture(ws: Workspace, b: variants.Build, function: str, inputs: list[np.nd
     return captured[0], captured[1], iree_dispatches.notes(vmfb)
 
 
-def _references(ws: Workspace, rec, inputs: list[np.ndarray], results: list[np.ndarray]):
+def _references(ws: Workspace, b: variants.Build, rec, inputs: list[np.ndarray], results: list[np.ndarray]):
     """Per result, the ONNX values it is compared with (as the trace views them, or None), and the
     trace's own judgement of the dispatch (`numerics_trace.compare`: one pairing, one tolerance rule)."""
     model = imported_model(ws.source_path)
-    graph = OnnxGraphOrder(model)
-    nodes = dispatch_nodes(rec, graph)
-    _, reference = run_with_intermediates(model, inputs, graph.tensors(nodes), ws.source_path)
-    shapes = {n: tuple(np.shape(v)) for n, v in reference.items()}
-    pairings = pair_results([np.shape(r) for r in results], nodes, graph, shapes)
-    judged = compare(rec.index, rec, results, pairings, reference, None, 0.0)
+    phase_index = flow_index(b)
+    records = phase_index.dispatches
+    pairing = FlowPairing(b.snapshot_path("flow"), phase_index, model)
+    _, reference = reference_values(pairing, model, inputs, ws.source_path)
+    pairings = []
+    for r in records:  # in order, as the trace does: producers are paired before the dispatches that read them
+        got = pairing.pair(r.index, results if r.index == rec.index else None)
+        pairings = got if r.index == rec.index else pairings
+    judged = compare(rec.index, rec, results, pairings, reference, None, 0.0,
+                     upstream_types(records).get(rec.index, set()))
     refs: list[np.ndarray | None] = []
     for result, p in zip(results, pairings):
         view, ref = (None, None) if p.tensor is None else p.view(np.asarray(result), np.asarray(reference[p.tensor]))
@@ -232,7 +238,7 @@ def extract(ws: Workspace, index: int, out: Path, inputs: list[np.ndarray] | Non
     except iree_dispatches.DispatchBuildFailed as exc:
         raise StudioError(flow, f"dispatch #{index} cannot stand alone: {exc.reason}") from None
     operands, results, capture_notes = _capture(ws, b, sig.name, build_inputs(b, sig.name, inputs), index)
-    refs, judged = _references(ws, rec, inputs, results)
+    refs, judged = _references(ws, b, rec, inputs, results)
     bound = judged.tolerance * max(1.0, judged.scale) if judged.paired else None
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.extract-", dir=out.parent))
     try:

@@ -28,6 +28,8 @@ from ..workspace.workspace import Workspace
 _ENTRY = re.compile(r"^\s*\[\s*(\d+)\]\s+(.*)$")
 _FUNCTION = re.compile(r"^(?P<name>[^\s(]+)\((?P<args>.*)\)\s*->\s*\((?P<results>.*)\)$")
 _RODATA = re.compile(r"^\s*\.rodata\[\s*(\d+)\]\s+(external|embedded)\s+(\d+) bytes(.*)$")
+_VM_RODATA = re.compile(r"^\s*vm\.rodata\s+(?:private\s+|public\s+)?@([\w$.-]+)")
+CONSTANT_POOL = "_const"  # IREE's name for the module's constant pools: `_const`, `_const_0`, ...
 
 
 @dataclass
@@ -58,10 +60,11 @@ class ModuleContents:
     rodata: list[dict]  # {"index", "storage", "bytes", "preview"}
     members: list[dict]  # {"name", "bytes"} of the archive around the FlatBuffer
     executables: list[Executable]
-    constants_bytes: int  # archive members holding constants (`_const*.bin`)
+    constants_bytes: int  # IREE's constant pools (`_const*` rodata), in the FlatBuffer or the archive
     parameters: str | None  # the parameter archive the module reads its named weights from
     parameters_bytes: int = 0
     notes: list[str] = field(default_factory=list)
+    constants_embedded_bytes: int = 0  # of which inside the FlatBuffer (small constants)
 
     def largest(self, count: int = 8) -> list[tuple[str, int]]:
         """What makes the module (and its parameters) big, largest first."""
@@ -91,7 +94,9 @@ class ModuleContents:
             size = format_bytes(e.binary_bytes) if e.binary_bytes is not None else "size unknown"
             lines.append(f"  {e.name}: {size} in {e.binary or '(not an archive member)'}; "
                          f"{len(e.exports)} export(s) serving dispatches {index_ranges(e.dispatches)}")
-        const = f"constants: {format_bytes(self.constants_bytes)} in the archive"
+        embedded = self.constants_embedded_bytes
+        const = (f"constants: {format_bytes(self.constants_bytes)} ({format_bytes(embedded)} embedded in the "
+                 f"FlatBuffer, {format_bytes(self.constants_bytes - embedded)} in the archive)")
         if self.parameters:
             const += f"; parameters: {format_bytes(self.parameters_bytes)} in {self.parameters}"
         lines.append(const)
@@ -184,13 +189,35 @@ def inspect_module(ws: Workspace) -> ModuleContents:
         executables = list(by_name.values())
     else:
         notes.append("no hal snapshot: executables are not tied to dispatches")
-    constants = sum(m["bytes"] for m in members if m["name"].startswith("_const"))
+    named = _name_rodata(meta["rodata"], ws.snapshot_path("vm") if "vm" in ws.manifest.phases else None)
+    if named:
+        pools = [r for r in meta["rodata"] if r["name"].startswith(CONSTANT_POOL)]
+        constants = sum(r["bytes"] for r in pools)
+        embedded = sum(r["bytes"] for r in pools if r["storage"] == "embedded")
+    else:
+        notes.append("no vm snapshot matching the module: constants counted from the archive only")
+        constants, embedded = sum(m["bytes"] for m in members if m["name"].startswith(CONSTANT_POOL)), 0
     params = ws.params_path
     return ModuleContents(
         str(vmfb), vmfb.stat().st_size, meta["types"], meta["dependencies"],
         [_function(s) for s in meta["imports"]], [_function(s) for s in meta["exports"]],
         meta["flatbuffer"], meta["bytecode"], meta["rodata"], members, executables, constants,
-        str(params) if params is not None else None, params.stat().st_size if params is not None else 0, notes)
+        str(params) if params is not None else None, params.stat().st_size if params is not None else 0, notes,
+        embedded)
+
+
+def _name_rodata(rodata: list[dict], vm: Path | None) -> bool:
+    """Names each rodata segment after its `vm.rodata` in the vm snapshot (IREE numbers the segments in
+    the order they are declared); False, naming none, when the snapshot is missing or does not match."""
+    if vm is None or not vm.is_file():
+        return False
+    with open(vm, encoding="utf-8", errors="replace") as f:
+        names = [m.group(1) for m in map(_VM_RODATA.match, f) if m]
+    if len(names) != len(rodata) or [r["index"] for r in rodata] != list(range(len(rodata))):
+        return False
+    for r, name in zip(rodata, names):
+        r["name"] = name
+    return True
 
 
 def index_ranges(indexes: list[int]) -> str:

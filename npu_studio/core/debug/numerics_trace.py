@@ -180,7 +180,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     if substituted:
         notes.append("the build as it is (" + ", ".join(substituted) + " substituted) is compared with "
                      "onnxruntime below")
-        built = run_vmfb(b.vmfb_path, sig.name, iree_inputs, parameters=ws.params_path)
+        built = run_vmfb(b.vmfb_path, sig.name, iree_inputs, parameters=b.params_path)
         whole = [_output_trace(i, o, r, records, tolerance) for i, (o, r) in enumerate(zip(built, ort_outputs))]
     left_out = [n for n in build_notes if "is left out of" in n]
     return TraceReport(str(ws.root), sig.name, [list(np.shape(a)) for a in inputs], tolerance, traces, outputs,
@@ -224,7 +224,7 @@ def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs
     t0 = time.perf_counter()
     ctx = mlir_context()  # single-threaded: a broken (edited) flow snapshot cannot deadlock the parse
     module = ir.Module.parse(flow.read_text(encoding="utf-8"), ctx)
-    archive = ParameterArchive(ws.params_path) if ws.params_path is not None else None
+    archive = ParameterArchive(b.params_path) if b.params_path is not None else None
     with iree_dispatches.DispatchRunner(vmfb) as runner, ctx:
         host = HostInterpreter(module, archive, run_dispatch)
         try:
@@ -245,7 +245,7 @@ def _run_tensor_trace(ws: Workspace, b: variants.Build, function: str, inputs: l
     vmfb = tensor_trace.build_traced(source, variants.options_for(ws, b.name), b.folder / iree_dispatches.CACHE_DIR)
     build_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    events, outs = tensor_trace.run_traced(vmfb, function, inputs, ws.params_path)
+    events, outs = tensor_trace.run_traced(vmfb, function, inputs, b.params_path)
     by_dispatch = tensor_trace.outputs_by_dispatch(events, [r.export for r in records])
     seconds = time.perf_counter() - t0
     for rec in records:

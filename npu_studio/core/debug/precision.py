@@ -37,6 +37,7 @@ from ..run.signature import public_functions
 from ..run.tolerance import max_error, tolerance_of
 from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
+from .dispatch_break import SYNC_ENTRY
 from .numerics_trace import build_inputs, check_traceable, trace, trace_inputs
 from .precision_report import IreeFailure, PrecisionReport, PrecisionResult
 from .trace_report import OutputTrace
@@ -44,8 +45,11 @@ from .trace_report import OutputTrace
 # The demotions IREE offers, by the name the user gives. IREE has no bf16
 # demotion of the whole model; bf16 demotes the inputs of contractions.
 # Contraction demotion needs its operations named: IREE's default is none.
+# f16 demotes the whole model, its entry point included: IREE 3.13's async entry point then declares f32
+# buffer views over f16 storage and its runtime refuses every result ("exceeds backing buffer"); the sync
+# entry point takes and returns f16 and runs. So f16 builds the sync one (the trace's own breaks do too).
 DEMOTIONS: dict[str, tuple[str, ...]] = {
-    "f16": ("--iree-input-demote-f32-to-f16",),
+    "f16": ("--iree-input-demote-f32-to-f16", SYNC_ENTRY),
     "bf16": ("--iree-global-opt-demote-contraction-inputs-type=bf16",
              "--iree-global-opt-demote-contraction-inputs-operations=all"),
     "contractions-f16": ("--iree-global-opt-demote-contraction-inputs-type=f16",
@@ -128,7 +132,7 @@ def _try(ws: Workspace, demotion: str, name: str, function: str, inputs: list[np
     if on_progress is not None:
         on_progress(f"tracing {name}")
     try:
-        result.trace = trace(_BuildArchive(ws, b.params_path), inputs, tolerance=tol, build=name,
+        result.trace = trace(ws, inputs, tolerance=tol, build=name,
                              should_stop=should_stop)
     except Cancelled:
         raise
@@ -162,17 +166,3 @@ def _relative(ws: Workspace, path: Path | None) -> str | None:
         return None
     path = Path(path)
     return str(path.relative_to(ws.root)) if path.is_relative_to(ws.root) else str(path)
-
-
-class _BuildArchive:
-    """The workspace, for a trace of one build, with that build's parameter archive as its own.
-
-    The trace reads `ws.params_path`; a demoted build reads its own
-    converted archive (`Build.params_path`). Everything else is the workspace's.
-    """
-
-    def __init__(self, ws: Workspace, archive: Path | None):
-        self._ws, self.params_path = ws, archive
-
-    def __getattr__(self, name: str):
-        return getattr(self._ws, name)

@@ -27,8 +27,8 @@ KNOWN_FAILURES = (
      "IREE's f16 code calls the C library's fmaxf (Softmax, LayerNorm), which its embedded linker does not "
      "provide; iree-compile links it with --iree-llvmcpu-link-embedded=false (the system linker)"),
     ("exceeds backing buffer",
-     "IREE's f16 demotion leaves the async entry point's results f32 buffer views over f16 storage; "
-     "--flag=--iree-torch-emit-async-entry-points=false builds a sync entry point, which runs"),
+     "IREE's f16 demotion leaves the async entry point's results f32 buffer views over f16 storage "
+     "(the f16 demotion here builds the sync entry point, which runs)"),
 )
 
 

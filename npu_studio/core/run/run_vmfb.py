@@ -12,24 +12,34 @@ from pathlib import Path
 import numpy as np
 
 
-def main(argv: list[str]) -> int:
-    import iree.runtime as rt
-
+def parse_args(argv: list[str]) -> tuple[str, str, str, list[str], str | None]:
+    """(vmfb, function, out_dir, inputs, parameters) from the command line above."""
     params = [a.split("=", 1)[1] for a in argv if a.startswith("--parameters=")]
     vmfb, function, out_dir, *inputs = [a for a in argv if not a.startswith("--parameters=")]
+    return vmfb, function, out_dir, inputs, params[0] if params else None
+
+
+def load(vmfb: str, parameters: str | None):
+    """The loaded module (it keeps its context); IREE runs the module's initializers here."""
+    import iree.runtime as rt
+
     config = rt.Config("local-task")
     ctx = rt.SystemContext(config=config)
-    if params:
+    if parameters:
         from npu_studio.core.compile.params import ParameterArchive
 
-        archive = ParameterArchive(params[0])
+        archive = ParameterArchive(parameters)
         ctx.add_vm_module(rt.create_io_parameters_module(config.vm_instance, archive.provider()))
     try:
         module = rt.VmModule.mmap(config.vm_instance, vmfb)
     except OSError:  # IREE maps the file read-write: a read-only workspace is read into memory instead
         module = rt.VmModule.copy_buffer(config.vm_instance, Path(vmfb).read_bytes())
     ctx.add_vm_module(module)
-    module = ctx.modules.module
+    return ctx.modules.module
+
+
+def call(module, vmfb: str, function: str, out_dir: str, inputs: list[str]) -> int:
+    """Calls `function` on the `.npy` inputs, saves the outputs and prints their number; the exit code."""
     if function not in module.vm_module.function_names:
         print(f"no function @{function} in {vmfb}", file=sys.stderr)
         return 2
@@ -39,6 +49,11 @@ def main(argv: list[str]) -> int:
         np.save(Path(out_dir) / f"output{i}.npy", np.asarray(r.to_host() if hasattr(r, "to_host") else r))
     print(len(results))
     return 0
+
+
+def main(argv: list[str]) -> int:
+    vmfb, function, out_dir, inputs, parameters = parse_args(argv)
+    return call(load(vmfb, parameters), vmfb, function, out_dir, inputs)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from ..dtypes import is_float
 from ..errors import RunFailed
 from ..processes import module_command
 from ..workspace import trust
+from . import time_budget
 from .signature import FunctionSignature, check_fits_in_memory, public_functions, read_npy_input
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
@@ -71,14 +72,18 @@ def run_vmfb(
     inputs: list[np.ndarray],
     *,
     driver: str = "local-task",
-    timeout: float | None = 600,
+    timeout: float | None = None,
     parameters: Path | None = None,
 ) -> list[np.ndarray]:
     """Call `function` in `vmfb` on `inputs` in a child process; returns its outputs.
 
-    `parameters` is the `.irpa` archive the module's named parameters are read from.
+    `parameters` is the `.irpa` archive the module's named parameters are read from. Without
+    `timeout`, the limit follows the bytes of module, parameters and inputs (`time_budget`).
     """
     trust.require_for_path(vmfb, f"running {Path(vmfb).name}")  # its native code
+    if timeout is None:
+        timeout = time_budget.iree_run_seconds(time_budget.file_bytes(vmfb, parameters)
+                                               + time_budget.array_bytes(inputs))
     with tempfile.TemporaryDirectory(prefix="npu-studio-run-") as tmp:
         tmp = Path(tmp)
         in_paths = []
@@ -92,7 +97,8 @@ def run_vmfb(
         try:
             proc = processes.run_child(cmd, timeout=timeout)  # killed with us, and on Ctrl+C
         except subprocess.TimeoutExpired:
-            raise RunFailed(vmfb, f"the runtime did not finish within {timeout:g} s; stopped") from None
+            raise RunFailed(vmfb, f"@{function} did not finish within {time_budget.seconds_text(timeout)} "
+                                  f"(the limit for its module, parameters and inputs); stopped") from None
         if proc.returncode != 0:
             raise RunFailed(vmfb, runtime_reason(proc.stderr, proc.returncode))
         count = int(proc.stdout.strip().splitlines()[-1])

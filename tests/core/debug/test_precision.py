@@ -15,7 +15,6 @@ import pytest
 from onnx import numpy_helper
 
 from npu_studio.cli import main as cli_main
-from npu_studio.core.debug.dispatch_break import SYNC_ENTRY
 from npu_studio.core.debug.precision import precision
 from npu_studio.core.run.runner import pick_function, random_inputs, run_vmfb
 from npu_studio.core.workspace import variants
@@ -35,7 +34,7 @@ def test_mlp_in_f16_is_within_f16_tolerance(tmp_path):
     ws = compile_model(models.mlp_bias(tmp_path / "mlp.onnx"), tmp_path / "ws")
     x = random_inputs(pick_function(ws.snapshot_path("input")), 1)
     # IREE 3.13 runs an f16 module only with a sync entry point (test_precision_iree: the async one fails)
-    report = precision(ws, ["f16"], x, extra_flags=[SYNC_ENTRY])
+    report = precision(ws, ["f16"], x)
     [r] = report.results
     assert r.ok and r.ran and r.trace.first_divergent is None, "\n".join(report.summary_lines())
     assert "f16" in variants.resolve(ws, r.variant).snapshot_path("flow").read_text()
@@ -105,7 +104,7 @@ def test_cli_plans_each_build_on_the_npu(tmp_path, capsys):
     from npu_studio.core.ir.dispatch_index import index_file
 
     ws = compile_model(models.mlp_bias(tmp_path / "mlp.onnx"), tmp_path / "ws")
-    assert cli_main(["precision", str(ws.root), "--demote", "f16", f"--flag={SYNC_ENTRY}", "--npu", "--json"]) == 0
+    assert cli_main(["precision", str(ws.root), "--demote", "f16", "--npu", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["format"] == "npu-studio.precision" and data["ok"]
     ws = Workspace.open(ws.root)  # the command added the variant

@@ -96,6 +96,8 @@ def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
         kind = "reduction"
     elif o.yields_input_only():
         kind = "copy/transpose" if _is_permutation_op(o) else "other"
+    elif o.yields_extract():
+        kind = "gather"
     elif flops or _converts_only(o):
         kind = "elementwise"
 

@@ -134,6 +134,21 @@ class StructuredOp:
                         return True
         return False
 
+    def yields_extract(self) -> bool:
+        """The body yields an element read at computed indices (`tensor.extract`), maybe cast: a gather."""
+        if self.block is None:
+            return False
+        ops = list(self.block.operations)
+        if not ops or ops[-1].name != "linalg.yield":
+            return False
+        value = ops[-1].operands[0] if len(ops[-1].operands) == 1 else None
+        while value is not None and not isinstance(value.owner, ir.Block):
+            owner = value.owner
+            if owner.name == "tensor.extract":
+                return True
+            value = owner.operands[0] if owner.name in FREE_BODY_OPS and len(owner.operands) == 1 else None
+        return False
+
     def yields_input_only(self) -> bool:
         if self.block is None:
             return self.name in ("linalg.copy", "linalg.transpose", "linalg.broadcast")

@@ -19,6 +19,7 @@ KINDS: tuple[str, ...] = (
     "pooling",
     "reduction",
     "elementwise",
+    "gather",  # a parallel op whose result is read at computed indices (tensor.extract): Gather, nearest Resize
     "softmax",
     "copy/transpose",
     "other",
@@ -78,7 +79,10 @@ class OpDescription:
 
     @property
     def dtype(self) -> str:
-        """Element type of the first data input (of the output if none)."""
+        """Element type of the first data input (of the output if none); a gather's is its result's
+        (its inputs are the indices: the data it reads is no operand)."""
+        if self.kind == "gather" and self.outputs:
+            return self.outputs[0].dtype
         for t in self.inputs:
             if t.shape:
                 return t.dtype

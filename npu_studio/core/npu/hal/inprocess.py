@@ -14,14 +14,25 @@ time. With a per-dispatch IREE build in the request, each call's operands
 and results are kept on disk and, after the run, its results are compared
 with IREE's CPU result of that dispatch on the same operands.
 
-Writes OUT/output<i>.npy (through `run_vmfb`) and OUT/calls.json, one
-record per plugin call in the order IREE made them.
+A dispatch inside a `util.initializer` runs while IREE loads the module,
+and IREE's Python binding holds Python's lock (the GIL) through the load:
+a handler in Python would wait for that lock forever. So the module is
+loaded before the handler is registered, and the plugin computes those
+calls with its C interpreter (its standalone mode, from the variant's
+execution description) on the same buffers; they are checked against
+IREE the same way.
+
+Every call writes a line as it starts and one as it ends to the call log
+(`call_log`), which the parent reads to hold each call to its dispatch's
+time limit. Writes OUT/output<i>.npy (through `run_vmfb`) and
+OUT/calls.json, one record per plugin call in the order IREE made them.
 """
 
 from __future__ import annotations
 
 import ctypes
 import json
+import os
 import sys
 import threading
 import time
@@ -29,7 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
+from . import call_log
+from .call_check import compare_calls
+
 HANDLER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64, ctypes.c_void_p)
+COMPUTED_BY = "npu-plugin"  # the functional simulator behind the handler
+COMPUTED_BY_C = "npu-plugin-c"  # the plugin's C interpreter (calls made while IREE loads the module)
 
 
 class PluginHandler:
@@ -56,6 +72,8 @@ class PluginHandler:
         self.tiles = {d: [Tile(t.tile_offsets, t.tile_sizes) for t in self.program.tasks_of(d)]
                       for d in self.imports}
         self.fault = request.get("fault")
+        self.log = Path(request["log"])
+        self.first_call = 0  # the calls made while loading (by the C interpreter) come first
         # Each call's operands and results are kept on disk and compared with IREE after the run: a
         # child process driven from inside IREE's worker thread can deadlock.
         self.dispatch_vmfb = request.get("dispatch_vmfb")
@@ -69,12 +87,33 @@ class PluginHandler:
         # IREE may run independent dispatches on two workers at once; the NPU model takes one at a time
         # (one MLIR context, and calls numbered in the order they ran).
         with self._lock:
+            call = self.first_call + len(self.calls)
+            self._log(call_log.begin_line(call, dispatch))
+            if self.fault and self.fault.get("hang") and self.fault["dispatch"] == dispatch:
+                threading.Event().wait()  # the fault hook's call that never returns (tests)
             try:
-                self.calls.append(self.compute(dispatch, params))
-                return 0
+                record = self.compute(dispatch, params)
             except BaseException as exc:  # the runtime only sees the return code; keep the reason
                 self.error = self.error or f"dispatch #{dispatch}: {' '.join(str(exc).split()) or type(exc).__name__}"
                 return 1
+            self.calls.append(record)
+            self._log(call_log.end_line(call, dispatch, record["tiles"], record["seconds"]))
+            return 0
+
+    def _log(self, line: str) -> None:
+        with open(self.log, "a", encoding="utf-8") as f:
+            f.write(line)
+
+    def load_time_dispatches(self) -> list[int]:
+        """The NPU dispatches inside a `util.initializer`: IREE runs them while it loads the module."""
+        found = []
+        for d in sorted(self.imports):
+            op = self.graph.sites[d].op.operation
+            while op is not None and op.name not in ("util.initializer", "util.func", "func.func"):
+                op = op.parent
+            if op is not None and op.name == "util.initializer":
+                found.append(d)
+        return found
 
     def arrays(self, dispatch: int, params: int) -> list[np.ndarray]:
         from ...run.dispatches.scalar_ops import numpy_dtype
@@ -106,7 +145,7 @@ class PluginHandler:
             interp.run(arrays)
         seconds = time.perf_counter() - t0
         record = {"dispatch": dispatch, "symbol": info.symbol, "tiles": len(self.tiles[dispatch]) if tiled else 1,
-                  "seconds": seconds, "max_error": None, "scale": None,
+                  "seconds": seconds, "max_error": None, "scale": None, "computed_by": COMPUTED_BY,
                   "dtype": next((a.dtype.name for a, b in zip(arrays, rec.bindings) if b.access != "readonly"), "")}
         if self.dispatch_vmfb:
             folder = self.kept / str(len(self.calls))
@@ -145,24 +184,53 @@ class PluginHandler:
 
 
 
-def compare_calls(dispatch_vmfb: Path, records: list[dict], arrays) -> None:
-    """Sets each record's max_error and scale: its results against IREE's CPU build of its dispatch
-    on the same operands. `arrays(k)` gives call k's (operands, results)."""
-    from ..numerics.functional_sim import max_error
-    from ...run.dispatches.iree_dispatches import DispatchRunner
-
-    with DispatchRunner(Path(dispatch_vmfb)) as runner:
-        for k, record in enumerate(records):
-            operands, ours = arrays(k)
-            err, scale = 0.0, 0.0
-            for a, r in zip(ours, runner.run(record["dispatch"], operands)):
-                e, s = max_error(a, r)
-                err, scale = max(err, e), max(scale, s)
-            record["max_error"], record["scale"] = err, scale
-
-
 def _ordinal(path: Path) -> int:
     return int(path.stem.lstrip("inout"))
+
+
+def _load_time_environment(request: dict, handler: PluginHandler, out: Path) -> str | None:
+    """Points the plugin's C interpreter at the variant for the calls made while loading; the line
+    naming a load-time dispatch it cannot compute, if any."""
+    from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH, ExecProgram
+
+    described = ExecProgram.load(Path(request["exec"]))
+    for d in handler.load_time_dispatches():
+        desc = described.of(d)
+        if desc is None or desc.reason:
+            why = desc.reason if desc is not None else "it is not described; build the variant again"
+            return (f"dispatch #{d} {handler.program.dispatches[d].symbol} runs inside an initializer, while IREE "
+                    f"loads the module, where only the plugin's C interpreter can compute it, and it cannot: {why}")
+    os.environ[ENV_PATH] = request["exec"]
+    os.environ[ENV_LOG] = str(handler.log)
+    if request.get("dispatch_vmfb"):
+        (out / "load_calls").mkdir(exist_ok=True)
+        os.environ[ENV_DUMP] = str(out / "load_calls")
+    f = request.get("fault")
+    if f:
+        os.environ[ENV_FAULT] = f"{f['dispatch']}:hang" if f.get("hang") else \
+            f"{f['dispatch']}:{f['tile']}:{float(f.get('delta', 1.0))!r}"
+    return None
+
+
+def _load_time_records(request: dict, out: Path) -> list[dict]:
+    """The calls the C interpreter made while IREE loaded the module, as the handler records them."""
+    from .exec_desc import ExecProgram
+    from .call_check import records_from_log
+    from .variant import Variant
+
+    variant = Variant.load(Path(request["workspace"]))
+    return [{**r, "computed_by": COMPUTED_BY_C}
+            for r in records_from_log(variant, ExecProgram.load(Path(request["exec"])), Path(request["log"]))]
+
+
+def _compare_load_time(request: dict, out: Path, records: list[dict]) -> None:
+    from .call_check import call_arrays
+    from .variant import Variant
+
+    if request.get("dispatch_vmfb") and records:
+        variant = Variant.load(Path(request["workspace"]))
+        compare_calls(Path(request["dispatch_vmfb"]), records,
+                      lambda k: call_arrays(variant, out / "load_calls", records[k]))
 
 
 def main(argv: list[str]) -> int:
@@ -178,20 +246,22 @@ def main(argv: list[str]) -> int:
     handler = PluginHandler(request)
     lib.npu_plugin_set_handler.argtypes = [HANDLER_TYPE]
     lib.npu_plugin_calls.restype = ctypes.c_long
-    lib.npu_plugin_set_handler(handler.c_handler)
-    args = [request["vmfb"], request["function"], str(out), *request["inputs"]]
-    if request.get("parameters"):
-        args.append(f"--parameters={request['parameters']}")
-    code, failure = 1, None
-    try:
-        code = run_vmfb.main(args)
-    except Exception as exc:  # the runtime's error for a failed dispatch; the handler knows which
-        failure = " ".join(str(exc).split())[:300]
-    finally:
-        lib.npu_plugin_set_handler(HANDLER_TYPE(0))
+    code, failure, loaded = 1, _load_time_environment(request, handler, out), []
+    if failure is None:
+        try:
+            module = run_vmfb.load(request["vmfb"], request.get("parameters"))  # no handler yet: see the doc
+            loaded = _load_time_records(request, out)
+            handler.first_call = len(loaded)
+            lib.npu_plugin_set_handler(handler.c_handler)
+            code = run_vmfb.call(module, request["vmfb"], request["function"], str(out), request["inputs"])
+        except Exception as exc:  # the runtime's error for a failed dispatch; the handler knows which
+            failure = " ".join(str(exc).split())[:300]
+        finally:
+            lib.npu_plugin_set_handler(HANDLER_TYPE(0))
     if not (handler.error or failure):
+        _compare_load_time(request, out, loaded)
         handler.compare()
-    report = {"calls": handler.calls, "plugin_calls": int(lib.npu_plugin_calls()), "error": handler.error,
+    report = {"calls": loaded + handler.calls, "plugin_calls": int(lib.npu_plugin_calls()), "error": handler.error,
               "failure": failure}
     (out / "calls.json").write_text(json.dumps(report), encoding="utf-8")
     if handler.error or failure:

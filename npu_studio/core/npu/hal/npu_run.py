@@ -29,7 +29,10 @@ from ...run.dispatches import iree_dispatches
 from ..numerics.check import Comparison, _compare, arithmetic_of, diverges, final_line, run_onnxruntime
 from ..numerics.functional_sim import DispatchOutcome, TileFault
 from ..store.workspace_io import json_path
+from ..program.npu_ir import NpuProgram
 from . import standalone
+from .call_log import CallLimits, CallWatch
+from .inprocess import COMPUTED_BY, COMPUTED_BY_C
 from .plugin_build import plugin_path
 from .variant import Variant, build_variant
 
@@ -92,8 +95,12 @@ class NpuRunReport:
 
 def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int = 0, function: str | None = None,
             fault: TileFault | None = None, compare_dispatches: bool = True, cpu_build: bool = True,
-            onnxruntime: bool = True, timeout: float | None = 1800, mode: str = "in-process") -> NpuRunReport:
-    """Build (or reuse) the NPU variant, run it with the plugin, compare (see the module doc)."""
+            onnxruntime: bool = True, timeout: float | None = None, mode: str = "in-process") -> NpuRunReport:
+    """Build (or reuse) the NPU variant, run it with the plugin, compare (see the module doc).
+
+    Each plugin call is held to its dispatch's limit and the whole run to `timeout` (default: derived
+    from the work, `CallLimits.run_seconds`); a run that overruns is stopped with one line naming the
+    dispatch (RunFailed)."""
     if mode not in MODES:
         raise StudioError(None, f"unknown NPU run mode {mode!r} (one of {', '.join(MODES)})")
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
@@ -109,14 +116,15 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
         raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
     flow = ws.snapshot_path("flow")
     dispatch_vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR) if compare_dispatches else None
+    limits = CallLimits(NpuProgram.load(json_path(ws)))
     t0 = time.perf_counter()
     if mode == standalone.MODE:
         outputs, calls, plugin_calls = standalone.run(variant, plugin, sig.name, inputs, len(sig.outputs),
-                                                      parameters=ws.params_path, dispatch_vmfb=dispatch_vmfb,
-                                                      fault=fault, timeout=timeout)
+                                                      limits=limits, parameters=ws.params_path,
+                                                      dispatch_vmfb=dispatch_vmfb, fault=fault, timeout=timeout)
     else:
         outputs, calls, plugin_calls = _run_child(ws, variant, plugin, sig.name, inputs, flow, dispatch_vmfb,
-                                                  fault, timeout)
+                                                  fault, limits, timeout)
     npu_seconds = time.perf_counter() - t0
     vs_cpu, cpu_seconds = None, None
     arithmetic = arithmetic_of(flow)  # the one tolerance rule (run/tolerance) reads what the program computes in
@@ -134,12 +142,22 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
             notes.append("onnxruntime is not installed: no comparison with it")
         except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours
             notes.append(f"onnxruntime could not run the model: {' '.join(str(exc).split())[:200]}")
+    at_load = sorted({c.index for c in calls if c.computed_by == COMPUTED_BY_C}) if mode != standalone.MODE else []
+    if at_load:
+        notes.append(f"{_numbered('dispatch', at_load)} inside an initializer, run while IREE loads the module: "
+                     "computed by the plugin's C interpreter (IREE's Python binding holds the GIL while loading)")
     first = next((c for c in calls if diverges(c, arithmetic)), None)
     return NpuRunReport(sig.name, inputs, outputs, variant, calls, plugin_calls, vs_cpu, vs_ort, first,
                         npu_seconds, cpu_seconds, notes, mode)
 
 
-def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault, timeout):
+def _numbered(noun: str, indices: list[int]) -> str:
+    return f"{noun}{'es' if len(indices) > 1 else ''} {', '.join(f'#{i}' for i in indices)}"
+
+
+def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault, limits: CallLimits, timeout):
+    if timeout is None:
+        timeout = limits.run_seconds(variant, ws.params_path, inputs)
     with tempfile.TemporaryDirectory(prefix="npu-studio-npu-run-") as tmp:
         tmp = Path(tmp)
         in_paths = []
@@ -147,25 +165,30 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
             np.save(tmp / f"input{i}.npy", a)
             in_paths.append(str(tmp / f"input{i}.npy"))
         request = {"workspace": str(ws.root), "vmfb": str(variant.vmfb), "plugin": str(plugin),
+                   "exec": str(variant.exec_path), "log": str(tmp / "calls.tsv"),
                    "function": function, "inputs": in_paths, "out_dir": str(tmp), "flow": str(flow),
                    "program": str(json_path(ws)), "parameters": str(ws.params_path) if ws.params_path else None,
                    "dispatch_vmfb": str(dispatch_vmfb) if dispatch_vmfb else None,
                    "fault": None if fault is None else {"dispatch": fault.dispatch, "tile": fault.tile,
-                                                        "delta": fault.delta}}
+                                                        "delta": fault.delta, "hang": fault.hang}}
         (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
         trust.require_for_path(variant.vmfb, "running the NPU variant")
         cmd = [*module_command("npu_studio.core.npu.hal.inprocess"), str(tmp / "request.json")]
+        watch = CallWatch(tmp / "calls.tsv", limits)
         try:
-            proc = processes.run_child(cmd, timeout=timeout)
+            proc = processes.run_child(cmd, timeout=timeout, watch=watch)
+        except processes.Overdue as exc:
+            raise RunFailed(variant.vmfb, exc.why) from None
         except subprocess.TimeoutExpired:
-            raise RunFailed(variant.vmfb, f"the NPU run did not finish within {timeout:g} s; stopped") from None
+            raise RunFailed(variant.vmfb, watch.timed_out(timeout, "the NPU run")) from None
         report_path = tmp / "calls.json"
         if proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-            raise RunFailed(variant.vmfb, lines[-1] if lines else f"the NPU run exited with {proc.returncode}")
+            lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+            ours = [ln for ln in lines if ln.startswith("npu plugin:")]  # the C interpreter's own line
+            raise RunFailed(variant.vmfb, (ours or lines or [f"the NPU run exited with {proc.returncode}"])[-1])
         report = json.loads(report_path.read_text(encoding="utf-8"))
         count = int(proc.stdout.strip().splitlines()[-1])
         outputs = [np.load(tmp / f"output{i}.npy") for i in range(count)]
-    calls = [DispatchOutcome(c["dispatch"], c["symbol"], "npu-plugin", c["tiles"], c["seconds"], c["max_error"],
-                             c["scale"], c["dtype"]) for c in report["calls"]]
+    calls = [DispatchOutcome(c["dispatch"], c["symbol"], c.get("computed_by", COMPUTED_BY), c["tiles"], c["seconds"],
+                             c["max_error"], c["scale"], c["dtype"]) for c in report["calls"]]
     return outputs, calls, report["plugin_calls"]

@@ -24,10 +24,11 @@ from ... import processes
 from ...compile import toolchain
 from ...compile.params import SCOPE
 from ...errors import RunFailed, StudioError
-from ...run.dispatches.scalar_ops import numpy_dtype
+from ...run import time_budget
 from ..numerics.functional_sim import DispatchOutcome
+from .call_log import CallLimits, CallWatch
 from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH, ExecProgram
-from .inprocess import compare_calls
+from .call_check import call_arrays, compare_calls, records_from_log
 from ...workspace import trust
 from .variant import Variant
 
@@ -57,7 +58,8 @@ def _environment(variant: Variant, log: Path | None, dump: Path | None, fault) -
     if dump is not None:
         env[ENV_DUMP] = str(dump)
     if fault is not None:
-        env[ENV_FAULT] = f"{fault.dispatch}:{fault.tile}:{float(fault.delta)!r}"
+        env[ENV_FAULT] = f"{fault.dispatch}:hang" if getattr(fault, "hang", False) else \
+            f"{fault.dispatch}:{fault.tile}:{float(fault.delta)!r}"
     return env
 
 
@@ -77,11 +79,17 @@ def _plugin_error(stderr: str) -> str:
 
 
 def run(variant: Variant, plugin: Path, function: str, inputs: list[np.ndarray], n_outputs: int, *,
-        parameters: Path | None = None, dispatch_vmfb: Path | None = None, fault=None,
-        timeout: float | None = 1800):
-    """(outputs, calls, plugin calls): one run of the variant under iree-run-module (see the module doc)."""
+        limits: CallLimits, parameters: Path | None = None, dispatch_vmfb: Path | None = None, fault=None,
+        timeout: float | None = None):
+    """(outputs, calls, plugin calls): one run of the variant under iree-run-module (see the module doc).
+
+    Each plugin call is stopped after its dispatch's limit (`limits`), the whole run after `timeout`
+    (default: from the module's bytes and the NPU dispatches' limits); either way one line names the
+    dispatch."""
     trust.require_for_path(variant.vmfb, "running the NPU variant")
     described = check_described(variant)
+    if timeout is None:
+        timeout = limits.run_seconds(variant, parameters, inputs)
     with tempfile.TemporaryDirectory(prefix="npu-studio-standalone-") as tmp:
         tmp = Path(tmp)
         in_paths = []
@@ -95,46 +103,22 @@ def run(variant: Variant, plugin: Path, function: str, inputs: list[np.ndarray],
         cmd = [str(toolchain.runtime_tool("iree-run-module")),
                *_module_args(variant, plugin, function, in_paths, parameters),
                *[f"--output=@{tmp / f'output{i}.npy'}" for i in range(n_outputs)]]
+        watch = CallWatch(log, limits)
         try:
-            proc = processes.run_child(cmd, timeout=timeout, env=_environment(variant, log, dump, fault))
+            proc = processes.run_child(cmd, timeout=timeout, env=_environment(variant, log, dump, fault), watch=watch)
+        except processes.Overdue as exc:
+            raise RunFailed(variant.vmfb, exc.why) from None
         except subprocess.TimeoutExpired:
-            raise RunFailed(variant.vmfb, f"the standalone NPU run did not finish within {timeout:g} s; "
-                                          "stopped") from None
+            raise RunFailed(variant.vmfb, watch.timed_out(timeout, "the standalone NPU run")) from None
         if proc.returncode != 0:
             raise RunFailed(variant.vmfb, _plugin_error(proc.stderr))
         outputs = [np.load(tmp / f"output{i}.npy") for i in range(n_outputs)]
-        records = _records(variant, described, log)
+        records = records_from_log(variant, described, log)
         if records and dump is not None:
-            compare_calls(dispatch_vmfb, records, lambda k: _call_arrays(variant, dump, records[k]))
+            compare_calls(dispatch_vmfb, records, lambda k: call_arrays(variant, dump, records[k]))
     calls = [DispatchOutcome(c["dispatch"], c["symbol"], "npu-plugin-c", c["tiles"], c["seconds"], c["max_error"],
                              c["scale"], c["dtype"]) for c in records]
     return outputs, calls, len(records)
-
-
-def _records(variant: Variant, described: ExecProgram, log: Path) -> list[dict]:
-    records = []
-    for line in (log.read_text(encoding="utf-8").splitlines() if log.is_file() else []):
-        call, dispatch, tiles, seconds = line.split("\t")
-        rec = variant.import_of(int(dispatch))
-        d = described.of(int(dispatch))
-        records.append({"call": int(call), "dispatch": int(dispatch), "symbol": d.symbol if d else "",
-                        "tiles": int(tiles) or 1, "seconds": float(seconds), "max_error": None, "scale": None,
-                        "dtype": next((numpy_dtype(b.element).name for b in rec.bindings
-                                       if b.access != "readonly"), "") if rec else ""})
-    return records
-
-
-def _call_arrays(variant: Variant, dump: Path, record: dict):
-    """(operands, results) of one kept call, as the dispatch's flow function takes and writes them."""
-    rec = variant.import_of(record["dispatch"])
-    operands, results = [], []
-    for k, b in enumerate(rec.bindings):
-        dtype = numpy_dtype(b.element)
-        if b.access != "writeonly":
-            operands.append(np.fromfile(dump / f"{record['call']}.pre{k}.bin", dtype).reshape(b.shape))
-        if b.access != "readonly":
-            results.append(np.fromfile(dump / f"{record['call']}.post{k}.bin", dtype).reshape(b.shape))
-    return operands, results
 
 
 _MEAN = re.compile(r"^BM_\S+_mean\s+([0-9.]+)\s*(ns|us|ms|s)\b", re.MULTILINE)
@@ -143,13 +127,21 @@ _UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def benchmark(vmfb: Path, function: str, inputs: list[np.ndarray], *, parameters: Path | None = None,
-              variant: Variant | None = None, plugin: Path | None = None, repetitions: int = 3,
-              timeout: float | None = 3600) -> float:
+              variant: Variant | None = None, plugin: Path | None = None, limits: CallLimits | None = None,
+              repetitions: int = 3, timeout: float | None = None) -> float:
     """Seconds per run of `vmfb` as iree-benchmark-module measures it (real time, mean of the repetitions);
-    with `variant` and `plugin`, the NPU variant in standalone mode."""
+    with `variant`, `plugin` and `limits`, the NPU variant in standalone mode, each plugin call held to
+    its dispatch's limit. The default `timeout` is one run's limit for each repetition and one more."""
     trust.require_for_path(vmfb, f"timing {Path(vmfb).name}")
     if variant is not None:
         check_described(variant)
+        if limits is None:
+            raise ValueError("benchmarking the NPU variant needs its dispatches' limits")
+    if timeout is None:
+        one = (limits.run_seconds(variant, parameters, inputs) if variant is not None else
+               time_budget.iree_run_seconds(time_budget.file_bytes(vmfb, parameters)
+                                            + time_budget.array_bytes(inputs)))
+        timeout = (repetitions + 1) * one
     with tempfile.TemporaryDirectory(prefix="npu-studio-bench-") as tmp:
         in_paths = []
         for i, a in enumerate(inputs):
@@ -162,11 +154,17 @@ def benchmark(vmfb: Path, function: str, inputs: list[np.ndarray], *, parameters
             args.append(f"--parameters={SCOPE}={parameters}")
         cmd = [str(toolchain.runtime_tool("iree-benchmark-module")), *args, *[f"--input=@{p}" for p in in_paths],
                f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=1x"]
-        env = _environment(variant, None, None, None) if variant is not None else None
+        log = Path(tmp) / "calls.tsv"
+        env = _environment(variant, log, None, None) if variant is not None else None
+        watch = CallWatch(log, limits) if variant is not None else None
         try:
-            proc = processes.run_child(cmd, timeout=timeout, env=env)
+            proc = processes.run_child(cmd, timeout=timeout, env=env, watch=watch)
+        except processes.Overdue as exc:
+            raise RunFailed(vmfb, exc.why) from None
         except subprocess.TimeoutExpired:
-            raise RunFailed(vmfb, f"iree-benchmark-module did not finish within {timeout:g} s") from None
+            raise RunFailed(vmfb, watch.timed_out(timeout, "iree-benchmark-module") if watch else
+                            f"iree-benchmark-module did not finish within {time_budget.seconds_text(timeout)}; "
+                            "stopped") from None
         if proc.returncode != 0:
             raise RunFailed(vmfb, _plugin_error(proc.stderr))
     m = _MEAN.search(proc.stdout) or _PLAIN.search(proc.stdout)

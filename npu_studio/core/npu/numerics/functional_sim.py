@@ -38,6 +38,7 @@ class TileFault:
     dispatch: int
     tile: int
     delta: float = 1.0
+    hang: bool = False  # instead: the NPU plugin's call for `dispatch` never returns (tests of the time-outs)
 
 
 @dataclass

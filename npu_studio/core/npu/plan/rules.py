@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .dispatch_plan import DispatchPlan
 
 MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
-VECTOR_KINDS = ("pooling", "reduction", "elementwise", "softmax")
+VECTOR_KINDS = ("pooling", "reduction", "elementwise", "gather", "softmax")
 # Body ops -> the vector-unit function that computes them.
 FUNCTION_OF_OP = {
     "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
@@ -107,13 +107,18 @@ def _static_shape(plan: "DispatchPlan", t: NpuTarget) -> str | None:
 @rule("op-kind", "op kind not supported", units=("mac", "vector", "dma"))
 def _op_kind(plan: "DispatchPlan", t: NpuTarget) -> str | None:
     """The root op's kind and every fused op's kind are in `ops.supported`
-    (a dispatch without a compute op that only moves data has none)."""
-    if plan.desc is not None and plan.kind != "other" and plan.kind not in t.op_kinds:
+    (a dispatch without a compute op that only moves data has none). A gather is an elementwise
+    op whose read is indexed: `elementwise` covers it."""
+    if plan.desc is not None and plan.kind != "other" and _as_supported(plan.kind) not in t.op_kinds:
         return plan.kind
     for label, kind in plan.fused_kinds:
-        if kind not in t.op_kinds:
+        if _as_supported(kind) not in t.op_kinds:
             return f"{kind} (fused {label})"
     return None
+
+
+def _as_supported(kind: str) -> str:
+    return "elementwise" if kind == "gather" else kind
 
 
 @rule("dtype", "element type not supported", units=("mac", "vector", "dma"))

@@ -23,7 +23,7 @@ from .tiling import Loop, enumerate_tiles, footprint
 OP_OF_KIND = {
     "conv": "npu.conv", "depthwise_conv": "npu.depthwise_conv", "matmul": "npu.matmul",
     "batch_matmul": "npu.matmul", "pooling": "npu.pool", "reduction": "npu.reduce",
-    "elementwise": "npu.eltwise", "softmax": "npu.softmax", "copy/transpose": "npu.copy",
+    "elementwise": "npu.eltwise", "gather": "npu.eltwise", "softmax": "npu.softmax", "copy/transpose": "npu.copy",
 }
 
 

@@ -28,20 +28,23 @@ class Fallback:
     rule: str
     reason: str
     flops: int
+    flops_known: bool = True
 
 
 @dataclass
 class Coverage:
     dispatches: int = 0
     npu_dispatches: int = 0
-    flops: int = 0
+    flops: int = 0  # of the dispatches whose FLOP count is known
     npu_flops: int = 0
     by_unit: dict[str, int] = field(default_factory=dict)
     fallbacks: list[Fallback] = field(default_factory=list)
+    unknown: list[int] = field(default_factory=list)  # dispatches whose FLOP count is unknown (dynamic shapes)
 
     @property
-    def flops_percent(self) -> float:
-        return 100.0 * self.npu_flops / self.flops if self.flops else 100.0
+    def flops_percent(self) -> float | None:
+        """The NPU's share of the known FLOP; None when there is none to share."""
+        return 100.0 * self.npu_flops / self.flops if self.flops else None
 
     def by_rule(self) -> dict[str, list[Fallback]]:
         """Fallbacks grouped by rule, in the rules' checking order."""
@@ -51,46 +54,70 @@ class Coverage:
             out.setdefault(f.rule, []).append(f)
         return out
 
-    def summary(self) -> str:
-        """`52 of 58 dispatches on the NPU, 99.98% of 7.7 GFLOP`"""
-        return (f"{self.npu_dispatches} of {self.dispatches} dispatches on the NPU, "
-                f"{self.flops_percent:.2f}% of {format_count(self.flops)}FLOP")
+    def summary(self, unknown: bool = True) -> str:
+        """`52 of 58 dispatches on the NPU, 99.98% of 7.7 GFLOP`; with dynamic shapes, what is unknown
+        (left out with `unknown=False`)."""
+        text = f"{self.npu_dispatches} of {self.dispatches} dispatches on the NPU"
+        if self.flops:
+            text += f", {self.flops_percent:.2f}% of {'the ' if self.unknown else ''}{format_count(self.flops)}FLOP" \
+                    f"{' known' if self.unknown else ''}"
+        elif not self.unknown:
+            text += ", no FLOP (data movement only)"
+        return text + (f"; {self.unknown_text()}" if unknown and self.unknown else "")
+
+    def unknown_text(self) -> str:
+        n = len(self.unknown)
+        return f"FLOP unknown for {n} dispatch{'es' if n != 1 else ''} with dynamic shapes: {_which(self.unknown)}"
 
     def lines(self) -> list[str]:
         """The summary, the units used, then one line per rule with its dispatches."""
         units = ", ".join(f"{n} {u}" for u, n in sorted(self.by_unit.items()))
-        out = [self.summary() + (f" ({units})" if units else "")]
+        out = [self.summary(unknown=False) + (f" ({units})" if units else "")]
+        if self.unknown:
+            out.append(f"  {self.unknown_text()}")
         for rule, fs in self.by_rule().items():
-            flops = sum(f.flops for f in fs)
-            which = ", ".join(f"#{f.index}" for f in fs[:8]) + (" ..." if len(fs) > 8 else "")
-            out.append(f"  {len(fs)} on the CPU by rule {rule} ({format_count(flops)}FLOP): "
-                       f"{which}; e.g. {fs[0].reason}")
+            known = [f for f in fs if f.flops_known]
+            flops = f"{format_count(sum(f.flops for f in known))}FLOP" if known else "FLOP unknown"
+            if known and len(known) < len(fs):
+                flops += f" and {len(fs) - len(known)} unknown"
+            out.append(f"  {len(fs)} on the CPU by rule {rule} ({flops}): {_which([f.index for f in fs])}; "
+                       f"e.g. {fs[0].reason}")
         return out
 
 
+def _which(indices: list[int]) -> str:
+    return ", ".join(f"#{i}" for i in indices[:8]) + (" ..." if len(indices) > 8 else "")
+
+
 def _add(c: Coverage, index: int, legal: bool, unit: str, flops: int, rule: str,
-         reason: str) -> None:
+         reason: str, flops_known: bool = True) -> None:
     c.dispatches += 1
-    c.flops += flops
+    if flops_known:
+        c.flops += flops
+    else:
+        c.unknown.append(index)
     c.by_unit[unit] = c.by_unit.get(unit, 0) + 1
     if legal:
         c.npu_dispatches += 1
-        c.npu_flops += flops
+        c.npu_flops += flops if flops_known else 0
     else:
-        c.fallbacks.append(Fallback(index, rule, reason, flops))
+        c.fallbacks.append(Fallback(index, rule, reason, flops, flops_known))
 
 
 def coverage(program: NpuProgram) -> Coverage:
     c = Coverage()
     for d in program.dispatches:
-        _add(c, d.index, d.legal, d.unit if d.legal else "cpu", d.flops, d.rule, d.reason)
+        # a dynamic loop range (-1) leaves its ops' FLOP uncounted: the total is not known
+        _add(c, d.index, d.legal, d.unit if d.legal else "cpu", d.flops, d.rule, d.reason,
+             not any(r < 0 for r in d.loop_ranges))
     return c
 
 
 def coverage_of_plans(plans: list[DispatchPlan]) -> Coverage:
     c = Coverage()
     for p in plans:
-        _add(c, p.site.index, p.legal, p.unit if p.legal else "cpu", p.flops, p.rule, p.reason)
+        _add(c, p.site.index, p.legal, p.unit if p.legal else "cpu", p.flops, p.rule, p.reason,
+             all(op.flops is not None for op in p.record.ops))
     return c
 
 

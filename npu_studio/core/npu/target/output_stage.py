@@ -103,17 +103,21 @@ def split_epilogue(fused: list[ir.Operation], stage: OutputStage) -> EpilogueSpl
         ops = body_ops(generic)
         block = set(ops)
         taken: set = set()
+        found = []  # (body position of the narrowing cast, chain)
         if stage.present:
-            for op in reversed(ops):
+            # backwards: a later chain claims its ops before an earlier one that feeds it is walked
+            for pos in reversed(range(len(ops))):
+                op = ops[pos]
                 if op.name in TO_INT and op not in taken:
                     rq, chain, why = find_chain(op, generic, block, stage)
                     if rq is not None:
-                        out.requant.append(rq)
+                        found.append((pos, rq))
                         taken.update(chain)
                         out.stage_ops += chain
                     elif why and not out.why_not:
                         out.why_not = why
         elif any(o.name in TO_INT for o in ops):
             out.why_not = "the target has no output stage"
+        out.requant += [rq for _, rq in sorted(found, key=lambda f: f[0])]  # reported in body order
         out.vector_ops += [o.name for o in ops if o not in taken and o.name not in FREE_OPS]
     return out

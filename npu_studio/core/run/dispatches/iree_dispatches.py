@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +33,7 @@ from ...errors import StudioError
 from ...executables.rebase import rebase_flags, substitution_flags
 from ...ir.context import mlir_context
 from ...workspace import trust
+from .. import time_budget
 from .dispatch_server import load_array
 from .host import segments, tied_operands
 
@@ -219,9 +221,9 @@ def _left_out(vmfb: Path, index: int) -> str | None:
 class DispatchRunner:
     """A child process running dispatches of a compiled dispatch module (context manager)."""
 
-    def __init__(self, vmfb: Path, timeout: float = 600):
+    def __init__(self, vmfb: Path, timeout: float | None = None):
         self.vmfb = Path(vmfb)
-        self.timeout = timeout
+        self.timeout = timeout  # per call; None: from the module's and the call's bytes (time_budget)
         trust.require_for_path(self.vmfb, f"running the dispatches of {self.vmfb.name}")
         self._tmp = tempfile.TemporaryDirectory(prefix="npu-studio-check-")
         # killed with us (its own process group, and when we die)
@@ -242,6 +244,13 @@ class DispatchRunner:
             paths.append(str(p))
         self._proc.stdin.write(json.dumps({"function": f"dispatch_{index}", "dir": str(d), "inputs": paths}) + "\n")
         self._proc.stdin.flush()
+        limit = self.timeout if self.timeout is not None else time_budget.iree_run_seconds(
+            time_budget.file_bytes(self.vmfb) + 2 * time_budget.array_bytes(arrays))
+        # The server answers each request with one line, so nothing waits in our read buffer.
+        if not select.select([self._proc.stdout], [], [], limit)[0]:
+            processes.stop(self._proc, f"dispatch #{index}: no result within {limit:g} s")
+            raise StudioError(self.vmfb, f"dispatch #{index}: IREE's CPU build gave no result within "
+                                         f"{time_budget.seconds_text(limit)}; stopped")
         line = self._proc.stdout.readline()
         if not line:
             err = [ln for ln in self._proc.stderr.read().splitlines() if ln.strip()]

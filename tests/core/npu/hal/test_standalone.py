@@ -286,13 +286,17 @@ def test_missing_c_compiler_standalone_is_one_line_and_exit_2(example_workspace,
 
 
 def test_benchmark_times_the_standalone_variant(example_ws, cc):
+    from npu_studio.core.npu.hal.call_log import CallLimits
+    from npu_studio.core.npu.program.npu_ir import NpuProgram
+    from npu_studio.core.npu.store.workspace_io import json_path
     from npu_studio.core.run.runner import pick_function, random_inputs
 
     variant = build_variant(example_ws)
     sig = pick_function(example_ws.snapshot_path("input"))
     inputs = random_inputs(sig, 0)
+    limits = CallLimits(NpuProgram.load(json_path(example_ws)))
     seconds = standalone.benchmark(variant.vmfb, sig.name, inputs, variant=variant, plugin=plugin_path(),
-                                   repetitions=1)
+                                   limits=limits, repetitions=1)
     assert seconds > 0
 
 

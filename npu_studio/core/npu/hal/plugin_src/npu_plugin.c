@@ -13,10 +13,10 @@
  *   standalone (iree-run-module, iree-benchmark-module): with no handler,
  *     the C interpreter (npu_exec.c) runs the dispatch from the execution
  *     description named by $NPU_STUDIO_NPU_EXEC, read on the first call.
- *     $NPU_STUDIO_NPU_LOG (a file) gets one line per call (call, dispatch,
- *     tiles, seconds); $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's
+ *     $NPU_STUDIO_NPU_LOG (a file) gets a line (call, dispatch, "begin") as a
+ *     call starts and one (call, dispatch, tiles, seconds) when it ends; $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's
  *     bindings before and after it for the per-dispatch check; $NPU_STUDIO_NPU_FAULT
- *     ("DISPATCH:TILE:DELTA") perturbs one tile's output (tests).
+ *     ("DISPATCH:TILE:DELTA") perturbs one tile's output, "DISPATCH:hang" never returns (tests).
  *
  * A call that cannot be computed fails the dispatch with one line on stderr
  * naming it.
@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npu_exec.h"
 #include "npu_plugin_abi.h"
@@ -99,11 +100,20 @@ static int standalone(int64_t dispatch, void *params) {
     const char *dump = getenv("NPU_STUDIO_NPU_DUMP");
     long call = g_standalone_calls++;
     if (dump && dump[0]) dump_bindings(dump, call, d, bindings, "pre");
+    const char *log = getenv("NPU_STUDIO_NPU_LOG");
+    FILE *begin = log && log[0] ? fopen(log, "a") : NULL;
+    if (begin) { /* the caller's time-out names the dispatch still running */
+      fprintf(begin, "%ld\t%lld\tbegin\n", call, (long long)dispatch);
+      fclose(begin);
+    }
+    long long hang;
+    char word[5];
+    if (spec && sscanf(spec, "%lld:%4[a-z]", &hang, word) == 2 && strcmp(word, "hang") == 0 && hang == dispatch)
+      for (;;) pause(); /* fault "DISPATCH:hang" (tests): a call that never returns */
     char error[512];
     double t0 = now_seconds();
     rc = n == d->nbindings ? npu_exec_run(d, bindings, fp, error) : (snprintf(error, 512, "over 256 bindings"), 1);
     double seconds = now_seconds() - t0;
-    const char *log = getenv("NPU_STUDIO_NPU_LOG");
     if (rc != 0) {
       fprintf(stderr, "npu plugin: dispatch #%lld %s: %s\n", (long long)dispatch, d->symbol, error);
     } else {
