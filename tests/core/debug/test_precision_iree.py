@@ -128,7 +128,7 @@ def test_softmax_f16_is_iree_link_failure_with_flag_and_kept_reproducer(tmp_path
     code = cli_main(["precision", str(ws.root), "--demote", "f16"])
     out = capsys.readouterr().out
     assert code == 3, out
-    assert f"IREE cannot build it with {F16}: {iree_first}" in out
+    assert f"IREE cannot build it with {F16} {SYNC_ENTRY}: {iree_first}" in out
     assert "OK" not in out.split() and "DEPARTS" not in out
     line = next(ln for ln in out.splitlines() if "crash reproducer:" in ln)
     reproducer = ws.root / line.split("crash reproducer:")[1].strip()
