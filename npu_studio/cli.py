@@ -24,6 +24,7 @@ import threading
 from .app_args import COMMANDS, USAGE, add_app_options, parse_app_args, say
 from .core.errors import StudioError, format_error, os_error
 from .core.processes import RUN_MODULE_FLAG
+from .core.versions import version_text
 from .verbosity import add_verbose_option, leading_verbosity, stderr_logging
 
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
@@ -55,25 +56,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                   "its variants' recorded compilers and flags), even if it was not created "
                                   "here; nothing is recorded")
     return parser
-
-
-def version_text() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from .core.compile.toolchain import ToolchainError, compiler_version
-
-    try:
-        own = version("npu-studio")
-    except PackageNotFoundError:
-        own = "(not installed: no package metadata)"
-    try:
-        compiler = compiler_version()
-    except ToolchainError as exc:
-        compiler = f"not found ({exc})"
-    from iree.runtime.version import REVISIONS, VERSION
-
-    runtime = f"IREE runtime version {VERSION} @ {REVISIONS.get('IREE', '?')[:7]}"
-    return f"npu-studio {own}\n{compiler}\n{runtime}"
 
 
 def run_module(argv: list[str]) -> int:

@@ -14,6 +14,7 @@ APP_ID = "dev.npustudio.NpuStudio"  # reverse-DNS id: desktop entry, metainfo, i
 RESOURCES = Path(str(files("npu_studio") / "_resources"))
 EXAMPLE_MODEL = RESOURCES / "examples" / "single_conv.onnx"
 TARGETS_DIR = RESOURCES / "targets"
+DOCS_DIR = Path(str(files("npu_studio") / "_docs"))  # the repository's docs/, linked like _resources
 SWEEPS_DIR = RESOURCES / "sweeps"  # example sweep specs (docs/sweep.md)
 ICONS_DIR = RESOURCES / "icons" / "hicolor"  # freedesktop icon-theme layout, installed as is
 ICON_SVG = ICONS_DIR / "scalable" / "apps" / f"{APP_ID}.svg"

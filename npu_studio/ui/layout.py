@@ -98,6 +98,8 @@ def size_docks(window: QtWidgets.QMainWindow, ir_view: QtWidgets.QPlainTextEdit 
             if ir_view is not None and ir_view.isVisible():
                 spare = ir_view.viewport().height() - IR_LINES * ir_view.fontMetrics().lineSpacing()
                 height = max(BOTTOM_FLOOR, min(height, docks[0].height() + spare))
+            elif ir_view is not None:  # the first screen (no model yet): the bottom tabs stay small
+                height = min(height, 2 * BOTTOM_FLOOR)
             window.resizeDocks(docks, [height] * len(docks), QtCore.Qt.Orientation.Vertical)
         else:
             window.resizeDocks(docks, [int(size.width() * RIGHT_SHARE)] * len(docks), QtCore.Qt.Orientation.Horizontal)

@@ -24,6 +24,7 @@ from .areas import build_areas, central_areas
 from .banner import error_banner
 from . import trust_dialog
 from .build_summary import install_build_summary
+from .help_menu import install_help_menu
 from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
                      scrolling_timeline, show_readable, size_docks)
 from .opening import Opener
@@ -61,6 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._wire()
         self.view_menu.addSeparator()
         self.view_menu.addAction("&Reset Layout", self.reset_layout)
+        install_help_menu(self)
         apply_default_layout(self)
         self._layout_restored = False
         self._restore_settings()
@@ -129,7 +131,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recent_menu = menu.addMenu("Open &Recent")
         menu.addSeparator()
         menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
+        # The order users expect: File, Edit, View, then the areas' own menus (NPU), Help last.
+        self.edit_menu = self.menuBar().addMenu("&Edit")
         self.view_menu = self.menuBar().addMenu("&View")
+        self.help_menu: QtWidgets.QMenu | None = None
         self.view_menu.addAction(self._view_action(self.log_dock))
 
         bar = self.addToolBar("Main")
@@ -177,8 +182,21 @@ class MainWindow(QtWidgets.QMainWindow):
         return self
 
     def add_menu(self, menu: QtWidgets.QMenu | str) -> QtWidgets.QMenu:
-        menu = menu if isinstance(menu, QtWidgets.QMenu) else QtWidgets.QMenu(menu, self)
-        self.menuBar().insertMenu(self.view_menu.menuAction(), menu)
+        """A menu of an area, after View and before Help; asked by title, File, Edit, View and Help are the
+        window's own (the area adds its actions to them)."""
+        if isinstance(menu, str):
+            own = {m.title(): m for m in (self.edit_menu, self.view_menu, self.help_menu) if m is not None}
+            if menu in own:
+                return own[menu]
+            menu = QtWidgets.QMenu(menu, self)
+            if menu.title() == "&Help":
+                self.help_menu = menu
+                self.menuBar().addMenu(menu)
+                return menu
+        if self.help_menu is not None:
+            self.menuBar().insertMenu(self.help_menu.menuAction(), menu)
+        else:
+            self.menuBar().addMenu(menu)
         return menu
 
     def add_toolbar(self, toolbar: QtWidgets.QToolBar) -> None:

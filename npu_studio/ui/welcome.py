@@ -20,7 +20,10 @@ class WelcomePage(QtWidgets.QWidget):
         about = QtWidgets.QLabel("Compile a model with IREE phase by phase, read and edit the IR of every phase, "
                                  "inspect its dispatches and plan them for an NPU (legality, tiling, schedule).")
         about.setWordWrap(True)
-        about.setMaximumWidth(640)
+        # A wrapped label placed with an alignment gets its narrowest width but the height of a wider
+        # one (Qt's height-for-width), which clipped this text: a width and the height for it of its own.
+        about.setFixedWidth(640)
+        about.setMinimumHeight(about.heightForWidth(640))
         about.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         hint = QtWidgets.QLabel("To start, drop an .onnx, .mlir or .mlirbc file here, or a workspace folder,\n"
                                 "use File ▸ Open (Ctrl+O), the example below, or reopen recent work.")

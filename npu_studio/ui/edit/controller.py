@@ -68,6 +68,16 @@ class EditController(QtCore.QObject):
         self.passes_action = menu.addAction("&Passes of This Phase", self.open_passes)
         # The dispatch table offers the per-dispatch diff on its rows, too.
         self.shell.add_dispatch_action(self.dispatch_diff_action)
+        for event in (self.session.events.workspace, self.session.events.selection, self.session.events.phases):
+            event.connect(self._update_actions)  # enabled only when they can act
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        ws, selection = self.session.workspace, self.session.selection
+        snapshot = ws is not None and selection.phase in SNAPSHOT_PHASES and selection.phase in ws.manifest.phases
+        for action in (self.diff_action, self.passes_action, self.revert_action, self.replace_action):
+            action.setEnabled(snapshot)
+        self.dispatch_diff_action.setEnabled(snapshot and selection.dispatch is not None)
 
     # -- drafts ---------------------------------------------------------------------
 

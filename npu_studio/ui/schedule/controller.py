@@ -52,6 +52,7 @@ class ScheduleController(QtCore.QObject):
         dock.sig_check_requested.connect(self.check_numerics)
         dock.sig_measure_requested.connect(self.measure_cpu)
         dock.sig_export_requested.connect(self.export)
+        dock.measure_action.setEnabled(False)  # until a model is open
 
     # -- runs ---------------------------------------------------------------
     def _on_workspace(self) -> None:
@@ -59,6 +60,7 @@ class ScheduleController(QtCore.QObject):
         self.run, self._asked = None, None
         self.dock.show_run(None)
         ws = self.session.workspace
+        self.dock.measure_action.setEnabled(ws is not None)  # it profiles the open model's build
         if ws is not None:
             self.dock.set_export_place(str(ws.root), ws.user_model_path.stem)
         self.dock.set_empty_reason(self.session.npu_blank_reason())
