@@ -108,7 +108,7 @@ static int check_body(check_t *c, const npu_fop_t *f, int scalar) {
     if (outer || gather) {
       const npu_vtype_t *t = val(c, (int)o->attr);
       if (!c->defined[o->attr]) return refuse(c, "body", "reads a value before an earlier op computes it");
-      if (outer && t->count < 1) return refuse(c, "body", "an outer value with no element");
+      if (outer && t->rank != 0) return refuse(c, "body", "an outer value that is no scalar");
       if (gather && (o->nargs != t->rank || o->type != t->elem))
         return refuse(c, "body", "a gather whose indices or type differ from its value's");
     }
