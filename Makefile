@@ -45,7 +45,7 @@ test-fast: $(STAMP)
 # The readers' property tests (tests/core/test_reader_properties.py) with many more examples than
 # `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
 # Then 3,000 random mutations of an npu_exec.json through the plugin's C interpreter built with
-# ASan/UBSan (tests/core/npu/hal/test_exec_mutations.py; `make test` runs 40): about 8 minutes.
+# ASan/UBSan (tests/core/npu/hal/test_exec_mutations.py; `make test` runs 40): about 3 minutes.
 fuzz: $(STAMP)
 	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
 		tests/core/test_reader_properties.py --hypothesis-show-statistics

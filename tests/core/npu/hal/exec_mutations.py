@@ -267,7 +267,7 @@ def random_mutation(description: dict, rng: random.Random, edits: int = 1) -> di
             elif roll < 0.2 and isinstance(parent, list):
                 parent.insert(key, copy.deepcopy(node))
             else:
-                parent[key] = rng.choice(ODD + BIG)
+                parent[key] = copy.deepcopy(rng.choice(ODD + BIG))  # never one object in two places
         elif roll < 0.6:
             parent[key] = node + rng.choice((-1, 1, 2, -2))
         else:
