@@ -119,10 +119,13 @@ class PluginHandler:
         from ...run.dispatches.scalar_ops import numpy_dtype
 
         rec = self.imports[dispatch]
-        words = (ctypes.c_uint64 * (2 * len(rec.bindings))).from_address(params)
+        # the import's arguments: the binding count, then (base, offset, bytes) per binding (replacement)
+        words = (ctypes.c_uint64 * (1 + 3 * len(rec.bindings))).from_address(params)
+        if words[0] != len(rec.bindings):
+            raise RuntimeError(f"IREE passes {words[0]} bindings, the variant records {len(rec.bindings)}")
         out = []
         for i, b in enumerate(rec.bindings):
-            base, offset = words[2 * i], words[2 * i + 1]
+            base, offset = words[1 + 3 * i], words[2 + 3 * i]
             raw = (ctypes.c_char * b.nbytes).from_address(base + offset)
             out.append(np.frombuffer(raw, dtype=numpy_dtype(b.element)).reshape(b.shape))
         return out

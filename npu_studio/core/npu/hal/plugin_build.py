@@ -2,7 +2,10 @@
 
 The plugin lives at <cache>/npu-studio/plugins/<hash>/npu_plugin.so, where
 <hash> covers the C sources and the compiler flags: an edited source builds
-a new plugin, an unchanged one is reused. The build goes to a temporary
+a new plugin, an unchanged one is reused. `sanitize=True` builds it with
+AddressSanitizer and UndefinedBehaviorSanitizer (tests and `make fuzz`: a
+process that loads it needs the sanitizer runtime, e.g. an executable
+built with the same flags). The build goes to a temporary
 name and is renamed into place, so a concurrent or interrupted build never
 leaves a half-written library where another process loads it.
 """
@@ -21,9 +24,11 @@ from ...errors import StudioError
 from ...paths import cache_dir
 
 SOURCE_DIR = Path(__file__).parent / "plugin_src"
-SOURCES = ("npu_plugin.c", "npu_exec.c", "npu_exec_body.c", "npu_exec_load.c", "npu_json.c")
+SOURCES = ("npu_plugin.c", "npu_exec.c", "npu_exec_body.c", "npu_exec_load.c", "npu_exec_verify.c", "npu_json.c")
 HEADERS = ("npu_plugin_abi.h", "npu_exec.h", "npu_json.h")
 CFLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-pthread", "-Wall")
+# Every report stops the process (no recovery), so a test sees each one as a failure.
+SANITIZE_FLAGS = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
 LIBRARY = "npu_plugin.so"
 CC_ENV = "CC"
 
@@ -46,11 +51,15 @@ def source_files() -> list[Path]:
     return [SOURCE_DIR / n for n in (*SOURCES, *HEADERS) if (SOURCE_DIR / n).is_file()]
 
 
-def source_hash() -> str:
+def cflags(sanitize: bool = False) -> tuple[str, ...]:
+    return (*CFLAGS, *SANITIZE_FLAGS) if sanitize else CFLAGS
+
+
+def source_hash(sanitize: bool = False) -> str:
     h = hashlib.sha256()
     for path in source_files():
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    h.update(" ".join(CFLAGS).encode())
+    h.update(" ".join(cflags(sanitize)).encode())
     return h.hexdigest()[:16]
 
 
@@ -58,22 +67,22 @@ def cache_root() -> Path:
     return cache_dir() / "plugins"
 
 
-def plugin_path() -> Path:
+def plugin_path(*, sanitize: bool = False) -> Path:
     """The built plugin for the current sources (built now if missing)."""
-    dest = cache_root() / source_hash() / LIBRARY
+    dest = cache_root() / source_hash(sanitize) / LIBRARY
     if dest.is_file():
         return dest
-    build(dest)
+    build(dest, sanitize=sanitize)
     return dest
 
 
-def build(dest: Path) -> Path:
+def build(dest: Path, *, sanitize: bool = False) -> Path:
     cc = find_cc()
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=dest.parent)
     os.close(fd)
     sources = [str(SOURCE_DIR / n) for n in SOURCES if (SOURCE_DIR / n).is_file()]
-    cmd = [cc, *CFLAGS, "-I", str(SOURCE_DIR), "-o", tmp, *sources, "-lm"]
+    cmd = [cc, *cflags(sanitize), "-I", str(SOURCE_DIR), "-o", tmp, *sources, "-lm"]
     try:
         proc = processes.run_child(cmd, timeout=300)
     except subprocess.TimeoutExpired:

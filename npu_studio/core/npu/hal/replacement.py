@@ -4,10 +4,11 @@ IREE's dump of a dispatch's `hal.executable` (executables/sources/) keeps
 its name, variant target and export layout; the replacement keeps them too,
 so `--iree-hal-substitute-executable-source` swaps it in. Its export runs
 one workgroup, whose body views every binding as bytes (a `memref<Nxi8>`
-subspan), takes each view's base pointer and offset, and calls the external
-function `npu_dispatch_<N>` once, with the (base, offset) pairs in the order
-of the flow dispatch function's arguments. The plugin resolves that import
-(plugin_src/npu_plugin.c).
+subspan), takes each view's base pointer, offset and size, and calls the
+external function `npu_dispatch_<N>` once, with the number of bindings and
+then the (base, offset, bytes) triples in the order of the flow dispatch
+function's arguments: the plugin checks its description against those
+sizes. The plugin resolves that import (plugin_src/npu_plugin.c).
 
 The rewrite works on the parsed dump: the body's ops are dropped except
 what computes the binding offsets (push-constant loads and casts), which
@@ -195,20 +196,22 @@ def _call_import(inner: ir.Operation, func: ir.Operation, subspans: list[ir.Oper
         for v in op.operands:
             mark(v)
     index, base_t = ir.IndexType.get(), ir.Type.parse("memref<i8>")
-    args = []
     with ir.InsertionPoint(ret):
+        count = ir.Operation.create("arith.constant", results=[index],
+                                    attributes={"value": ir.IntegerAttr.get(index, len(specs))})
+        args = [count.result]
         for op, spec in zip(subspans, specs):
             view_t = ir.Type.parse(f"memref<{max(1, spec.nbytes)}xi8, strided<[1], offset: ?>>")
             view = ir.Operation.create(SUBSPAN, results=[view_t], operands=list(op.operands),
                                        attributes={n: op.attributes[n] for n in op.attributes})
             meta = ir.Operation.create("memref.extract_strided_metadata", results=[base_t, index, index, index],
                                        operands=[view.result])
-            args += [meta.results[0], meta.results[1]]
+            args += [meta.results[0], meta.results[1], meta.results[2]]
         ir.Operation.create("func.call", operands=args, attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
     for op in reversed(ops[:-1]):
         if not any(op == k for k in keep):
             op.erase()
-    fn_type = ir.FunctionType.get([base_t, index] * len(specs), [])
+    fn_type = ir.FunctionType.get([index] + [base_t, index, index] * len(specs), [])
     with ir.InsertionPoint.at_block_begin(inner.regions[0].blocks[0]):
         ir.Operation.create("func.func", regions=1, attributes={
             "sym_name": ir.StringAttr.get(name), "function_type": ir.TypeAttr.get(fn_type),

@@ -14,7 +14,8 @@ executable. Kept in the workspace under npu/hal/:
 
 The key is the NPU program (model.npu.json, which holds its target) and
 the stream snapshot: `build_variant` reuses a variant built for the same
-key and rebuilds it when either changed. The build is staged and
+key and rebuilds it when either changed, or when npu_exec.json is no
+longer the file it wrote (its hash is kept in variant.json). The build is staged and
 published with one journal commit, under the workspace's lock; a failed
 build leaves the workspace as it was.
 """
@@ -45,7 +46,7 @@ from .replacement import BindingSpec, NotReplaceable, build_replacement
 FOLDER = "npu/hal"
 VARIANT_JSON = "variant.json"
 FORMAT = "npu-studio.npu-variant"
-VERSION = 2  # 2: npu_exec.json beside it
+VERSION = 3  # 2: npu_exec.json beside it; 3: the import passes each binding's size, npu_exec.json's hash kept
 _APPLIED = "substituted with MLIR source at"
 
 
@@ -74,6 +75,7 @@ class Variant:
     imports: list[ImportRecord]
     cpu: list[dict]  # {"dispatch", "executable", "reason"}: dispatches left to IREE's CPU code
     build_seconds: float
+    exec_sha256: str = ""  # of the npu_exec.json written with it
     reused: bool = field(default=False, compare=False)
 
     @property
@@ -90,7 +92,8 @@ class Variant:
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "key": self.key, "build_seconds": self.build_seconds,
-                "imports": [r.to_dict() for r in self.imports], "cpu": self.cpu}
+                "npu_exec_sha256": self.exec_sha256, "imports": [r.to_dict() for r in self.imports],
+                "cpu": self.cpu}
 
     @classmethod
     def load(cls, root: Path) -> "Variant | None":
@@ -100,7 +103,7 @@ class Variant:
             if d.get("format") != FORMAT or d.get("version") != VERSION:
                 return None
             return cls(Path(root), d["key"], [ImportRecord.from_dict(r) for r in d["imports"]], d["cpu"],
-                       d["build_seconds"])
+                       d["build_seconds"], str(d.get("npu_exec_sha256", "")))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -123,9 +126,10 @@ def variant_key(ws: Workspace) -> dict:
 
 
 def current_variant(ws: Workspace) -> Variant | None:
-    """The kept variant if it was built for the workspace's current NPU program and build."""
+    """The kept variant if it was built for the workspace's current NPU program and build, with the
+    description it wrote."""
     v = Variant.load(ws.root)
-    if v is None or not v.vmfb.is_file() or not v.exec_path.is_file():
+    if v is None or not v.vmfb.is_file() or not v.exec_path.is_file() or _sha(v.exec_path) != v.exec_sha256:
         return None
     try:
         return v if v.key == variant_key(ws) else None
@@ -201,9 +205,9 @@ def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCa
             raise StudioError(ws.root, f"iree-compile did not substitute @{missing[0]}")
         imports = [ImportRecord(rep.dispatch, idx, rep.executable, rep.export, rep.bindings)
                    for rep, idx in replacements]
-        variant = Variant(ws.root, key, imports, cpu, time.perf_counter() - t0)
-        (staging / VARIANT_JSON).write_text(json.dumps(variant.to_dict(), indent=1), encoding="utf-8")
         described.save(staging / EXEC_FILE)
+        variant = Variant(ws.root, key, imports, cpu, time.perf_counter() - t0, _sha(staging / EXEC_FILE))
+        (staging / VARIANT_JSON).write_text(json.dumps(variant.to_dict(), indent=1), encoding="utf-8")
         _publish(ws, txn, build / "module.vmfb", exe_dir)
         return variant
 

@@ -1,7 +1,8 @@
 /* A plugin built from npu_plugin_abi.h alone, for tests/core/npu/hal/test_plugin_abi.py.
  *
  * Its import npu_dispatch_0 computes y = a + b for the test's 2x8 f32 Add,
- * reading the packed (base, offset) pairs the replacement executable passes,
+ * reading what the replacement executable passes (the binding count, then a
+ * (base, offset, bytes) triple per binding),
  * and checks that the runtime hands back the context resolve stored.
  */
 #include "npu_plugin_abi.h"
@@ -12,9 +13,10 @@ static int add_2x8(void *params, void *context, void *reserved) {
   (void)reserved;
   if (context != &probe_marker) return 1;
   uint64_t *p = (uint64_t *)params;
-  const float *a = (const float *)(uintptr_t)(p[0] + p[1]);
-  const float *b = (const float *)(uintptr_t)(p[2] + p[3]);
-  float *y = (float *)(uintptr_t)(p[4] + p[5]);
+  if (p[0] != 3 || p[3] != 64 || p[6] != 64 || p[9] != 64) return 1; /* three 2x8 f32 bindings */
+  const float *a = (const float *)(uintptr_t)(p[1] + p[2]);
+  const float *b = (const float *)(uintptr_t)(p[4] + p[5]);
+  float *y = (float *)(uintptr_t)(p[7] + p[8]);
   for (int i = 0; i < 16; ++i) y[i] = a[i] + b[i];
   return 0;
 }

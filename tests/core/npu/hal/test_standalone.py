@@ -234,11 +234,13 @@ def _mutations(d: dict):
         m = copy.deepcopy(d)
         fn(m["dispatches"][0])
         return m
-    yield "a slice outside", mutate(lambda x: x["ops"][load].update(offsets=[10 ** 6] * len(x["ops"][load]["offsets"])))
-    yield "outside its dimension", mutate(lambda x: x["ops"][root]["maps"][0][0].__setitem__(-1, 10 ** 6))
+    yield "offsets: the slice reaches outside", mutate(
+        lambda x: x["ops"][load].update(offsets=[10 ** 6] * len(x["ops"][load]["offsets"])))
+    yield "maps: an indexing map reaches outside", mutate(lambda x: x["ops"][root]["maps"][0][0].__setitem__(-1, 10 ** 6))
     yield "tile_sizes", mutate(lambda x: x["tile_sizes"].pop())
-    yield "outside its dimension", mutate(lambda x: x["tile_sizes"].__setitem__(0, [10 ** 6] * len(x["tile_sizes"][0])))
-    yield "body", mutate(lambda x: x["ops"][root]["body"][0].update(args=[99, 0]))
+    yield "tile_sizes: a tile reaches outside", mutate(
+        lambda x: x["tile_sizes"].__setitem__(0, [10 ** 6] * len(x["tile_sizes"][0])))
+    yield "body[0].args", mutate(lambda x: x["ops"][root]["body"][0].update(args=[99, 0]))
     yield "unknown op", mutate(lambda x: x["ops"][0].update(op="teleport"))
 
 
@@ -257,7 +259,7 @@ def test_the_c_interpreter_refuses_bad_descriptions_without_crashing(example_ws,
         proc = processes.run_child(cmd, timeout=300, env={ENV_PATH: str(path)})
         ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
         assert 0 < proc.returncode < 128, (what, proc.returncode)  # failed the dispatch; no signal
-        assert len(ours) == 1 and what in ours[0], (what, ours)
+        assert len(ours) == 1 and what in ours[0] and str(path) in ours[0], (what, ours)
 
 
 def test_description_reader_bounds_ids(example_ws, tmp_path, cc):

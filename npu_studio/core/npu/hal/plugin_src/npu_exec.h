@@ -17,6 +17,14 @@
 
 #define NPU_MAX_RANK 8
 #define NPU_MAX_LOOPS 16
+#define NPU_MAX_BINDINGS 256
+/* A JSON integer is exact in a double (Python's json and every other reader agree on it). */
+#define NPU_MAX_JSON_INT ((int64_t)1 << 53)
+/* What one dispatch may ask of the interpreter: its intermediate values' bytes, and its points
+ * (linalg iterations, tiles included, and softmax elements). 2^36 points are over a minute of the
+ * interpreter's time; no dispatch the NPU program tiles comes near it. */
+#define NPU_MAX_OWNED_BYTES ((int64_t)1 << 33)
+#define NPU_MAX_WORK ((int64_t)1 << 36)
 
 typedef enum { E_F16, E_BF16, E_F32, E_F64, E_I1, E_I8, E_I16, E_I32, E_I64 } npu_elem_t;
 
@@ -85,8 +93,14 @@ typedef struct {
   npu_dispatch_desc_t *dispatches;
 } npu_exec_program_t;
 
-/* Loads the description at `path`; NULL with `error` (at least 512 bytes) naming the file and key. */
+/* Loads and validates (npu_exec_verify) the description at `path`; NULL with `error` (at least 512
+ * bytes) naming the file and the field. */
 npu_exec_program_t *npu_exec_load(const char *path, char *error);
+/* Checks one loaded dispatch as a whole (npu_exec_verify.c): 1 when the interpreter may run it on
+ * bindings of the described sizes, else 0 with `error` naming `path` and the field. */
+int npu_exec_verify(const npu_dispatch_desc_t *d, const char *path, char *error);
+/* Bytes of value `k` of `d` (its binding's size for k < d->nbindings). */
+int64_t npu_value_bytes(const npu_dispatch_desc_t *d, int k);
 void npu_exec_free(npu_exec_program_t *program);
 const npu_dispatch_desc_t *npu_exec_find(const npu_exec_program_t *program, int64_t dispatch);
 
@@ -108,6 +122,8 @@ void npu_store_f(npu_elem_t e, unsigned char *p, double v);
 void npu_store_i(npu_elem_t e, unsigned char *p, int64_t v);
 double npu_round_to(npu_elem_t e, double v);
 int64_t npu_wrap_to(npu_elem_t e, int64_t v);
+int64_t npu_double_to_i64(double v); /* saturating; NaN is 0 (C's cast is undefined there) */
+int npu_body_arity(int opcode); /* the arguments a body op reads; -1: as many as its source's rank */
 int npu_body_opcode(const char *name);
 
 typedef union {

@@ -39,6 +39,28 @@ static const char *const NAMES[B_COUNT] = {
   "math.fpowi", "extract",
 };
 
+int npu_body_arity(int op) {
+  switch (op) {
+    case B_CONST: case B_INDEX: case B_OUTER: return 0;
+    case B_EXTRACT: return -1;
+    case B_SELECT: case B_FMA: return 3;
+    case B_ADDF: case B_SUBF: case B_MULF: case B_DIVF: case B_REMF: case B_MAXIMUMF: case B_MINIMUMF:
+    case B_MAXNUMF: case B_MINNUMF: case B_ADDI: case B_SUBI: case B_MULI: case B_DIVSI: case B_DIVUI:
+    case B_REMSI: case B_REMUI: case B_ANDI: case B_ORI: case B_XORI: case B_MAXSI: case B_MINSI: case B_MAXUI:
+    case B_MINUI: case B_SHLI: case B_SHRSI: case B_SHRUI: case B_FLOORDIVSI: case B_CEILDIVSI: case B_CMPF:
+    case B_CMPI: case B_ATAN2: case B_POWF: case B_COPYSIGN: case B_FPOWI: return 2;
+    case B_ARG: return 99; /* never in a body: refused */
+    default: return 1;
+  }
+}
+
+int64_t npu_double_to_i64(double v) {
+  if (isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return (int64_t)v;
+}
+
 int npu_body_opcode(const char *name) {
   for (int k = 0; k < B_COUNT; ++k)
     if (strcmp(NAMES[k], name) == 0) return k;
@@ -154,7 +176,7 @@ int64_t npu_load_i(npu_elem_t e, const unsigned char *p) {
     case E_I16: memcpy(&s, p, 2); return s;
     case E_I32: memcpy(&w, p, 4); return w;
     case E_I64: memcpy(&q, p, 8); return q;
-    default: return (int64_t)npu_load_f(e, p);
+    default: return npu_double_to_i64(npu_load_f(e, p));
   }
 }
 
@@ -166,7 +188,7 @@ void npu_store_f(npu_elem_t e, unsigned char *p, double v) {
     case E_BF16: h = float_to_bf16(f); memcpy(p, &h, 2); return;
     case E_F32: memcpy(p, &f, 4); return;
     case E_F64: memcpy(p, &v, 8); return;
-    default: npu_store_i(e, p, (int64_t)v);
+    default: npu_store_i(e, p, npu_double_to_i64(v));
   }
 }
 
@@ -238,6 +260,15 @@ static int cmpi(int64_t predicate, int64_t a, int64_t b, npu_elem_t e) {
   }
 }
 
+/* Signed division as the hardware's: x / 0 is 0 (MLIR leaves it undefined), INT64_MIN / -1 wraps. */
+static int64_t sdiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  return a / b;
+}
+
+static int64_t srem(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+
 /* A float to an integer type: saturated to the type's range (the stage's narrowing), else through int64. */
 static int64_t to_int(double x, npu_elem_t to, int is_unsigned, int saturate) {
   if (isnan(x)) return 0;
@@ -247,8 +278,9 @@ static int64_t to_int(double x, npu_elem_t to, int is_unsigned, int saturate) {
                           : (b >= 64 ? 9.2233720368547748e18 : ldexp(1.0, b - 1) - 1);
   if (!saturate) lo = -9.2233720368547758e18, hi = 9.2233720368547748e18;
   x = x < lo ? lo : (x > hi ? hi : x);
-  if (is_unsigned && x >= 9.2233720368547758e18) return npu_wrap_to(to, (int64_t)(uint64_t)x);
-  return npu_wrap_to(to, (int64_t)trunc(x));
+  if (is_unsigned && x >= 9.2233720368547758e18) /* below 2^64 after the clamp: the cast is defined */
+    return npu_wrap_to(to, (int64_t)(uint64_t)(x < 1.8446744073709550e19 ? x : 1.8446744073709550e19));
+  return npu_wrap_to(to, npu_double_to_i64(trunc(x)));
 }
 
 npu_scalar_t npu_body_eval(const npu_body_op_t *op, const npu_scalar_t *vals, const npu_elem_t *types,
@@ -276,9 +308,9 @@ npu_scalar_t npu_body_eval(const npu_body_op_t *op, const npu_scalar_t *vals, co
     case B_ADDI: r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i); break;
     case B_SUBI: r.i = (int64_t)((uint64_t)a.i - (uint64_t)b.i); break;
     case B_MULI: r.i = (int64_t)((uint64_t)a.i * (uint64_t)b.i); break;
-    case B_DIVSI: r.i = b.i ? a.i / b.i : 0; break;
+    case B_DIVSI: r.i = sdiv(a.i, b.i); break;
     case B_DIVUI: r.i = b.i ? (int64_t)(unsigned_of(in, a.i) / unsigned_of(in, b.i)) : 0; break;
-    case B_REMSI: r.i = b.i ? a.i % b.i : 0; break;
+    case B_REMSI: r.i = srem(a.i, b.i); break;
     case B_REMUI: r.i = b.i ? (int64_t)(unsigned_of(in, a.i) % unsigned_of(in, b.i)) : 0; break;
     case B_ANDI: r.i = a.i & b.i; break;
     case B_ORI: r.i = a.i | b.i; break;
@@ -290,8 +322,8 @@ npu_scalar_t npu_body_eval(const npu_body_op_t *op, const npu_scalar_t *vals, co
     case B_SHLI: r.i = (b.i >= 0 && b.i < 64) ? (int64_t)((uint64_t)a.i << b.i) : 0; break;
     case B_SHRSI: r.i = (b.i >= 0 && b.i < 64) ? a.i >> b.i : (a.i < 0 ? -1 : 0); break;
     case B_SHRUI: r.i = (b.i >= 0 && b.i < 64) ? (int64_t)(unsigned_of(in, a.i) >> b.i) : 0; break;
-    case B_FLOORDIVSI: r.i = b.i ? (a.i / b.i - ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0)))) : 0; break;
-    case B_CEILDIVSI: r.i = b.i ? (a.i / b.i + ((a.i % b.i != 0) && ((a.i < 0) == (b.i < 0)))) : 0; break;
+    case B_FLOORDIVSI: r.i = sdiv(a.i, b.i) - (srem(a.i, b.i) != 0 && ((a.i < 0) != (b.i < 0))); break;
+    case B_CEILDIVSI: r.i = sdiv(a.i, b.i) + (srem(a.i, b.i) != 0 && ((a.i < 0) == (b.i < 0))); break;
     case B_SELECT: return a.i ? b : c;
     case B_CMPF: r.i = cmpf(op->attr, x, y); return r;
     case B_CMPI: r.i = cmpi(op->attr, a.i, b.i, in); return r;
@@ -323,7 +355,7 @@ npu_scalar_t npu_body_eval(const npu_body_op_t *op, const npu_scalar_t *vals, co
     case B_RSQRT: r.f = 1.0 / sqrt(x); break;
     case B_CBRT: r.f = cbrt(x); break;
     case B_ABSF: r.f = fabs(x); break;
-    case B_ABSI: r.i = a.i < 0 ? -a.i : a.i; break;
+    case B_ABSI: r.i = a.i < 0 ? (int64_t)(0 - (uint64_t)a.i) : a.i; break;
     case B_FLOOR: r.f = floor(x); break;
     case B_CEIL: r.f = ceil(x); break;
     case B_TRUNC: r.f = op->round ? round_mode(op->round, x) : trunc(x); break;

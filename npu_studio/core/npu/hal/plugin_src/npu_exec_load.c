@@ -20,14 +20,30 @@ static int bad(ctx_t *c, const char *key, const char *why) {
   return 0;
 }
 
+/* An integer as Python's reader takes it: a JSON number without fraction or exponent, exact in a
+ * double (|v| <= 2^53); true and false are not integers. */
+static int json_int(const npu_json_t *v, int64_t *out) {
+  if (!v || v->kind != NPU_JSON_NUMBER || !v->is_integer) return 0;
+  if (v->integer < -NPU_MAX_JSON_INT || v->integer > NPU_MAX_JSON_INT) return 0;
+  *out = v->integer;
+  return 1;
+}
+
 static int get_int(ctx_t *c, const npu_json_t *obj, const char *key, int64_t lo, int64_t hi, int64_t *out,
                    int64_t fallback) {
   const npu_json_t *v = npu_json_get(obj, key);
   if (!v) { *out = fallback; return 1; }
-  if (v->kind == NPU_JSON_BOOL) { *out = v->integer; return 1; }
-  if (v->kind != NPU_JSON_NUMBER || !v->is_integer) return bad(c, key, "expected an integer");
-  if (v->integer < lo || v->integer > hi) return bad(c, key, "out of range");
-  *out = v->integer;
+  if (!json_int(v, out)) return bad(c, key, "expected an integer (at most 2^53, not a boolean)");
+  if (*out < lo || *out > hi) return bad(c, key, "out of range");
+  return 1;
+}
+
+static int get_bool(ctx_t *c, const npu_json_t *obj, const char *key, int *out) {
+  const npu_json_t *v = npu_json_get(obj, key);
+  *out = 0;
+  if (!v) return 1;
+  if (v->kind != NPU_JSON_BOOL) return bad(c, key, "expected true or false");
+  *out = v->integer != 0;
   return 1;
 }
 
@@ -44,13 +60,9 @@ static int int_list(ctx_t *c, const npu_json_t *obj, const char *key, size_t max
                     int64_t *out, int *n) {
   const npu_json_t *a = get_array(c, obj, key, max);
   if (!a) return 0;
-  for (size_t i = 0; i < a->count; ++i) {
-    const npu_json_t *v = &a->items[i];
-    if (v->kind == NPU_JSON_BOOL) { out[i] = v->integer; continue; }
-    if (v->kind != NPU_JSON_NUMBER || !v->is_integer || v->integer < lo || v->integer > hi)
-      return bad(c, key, "expected integers in range");
-    out[i] = v->integer;
-  }
+  for (size_t i = 0; i < a->count; ++i)
+    if (!json_int(&a->items[i], &out[i]) || out[i] < lo || out[i] > hi)
+      return bad(c, key, "expected integers in range (not booleans)");
   *n = (int)a->count;
   return 1;
 }
@@ -118,13 +130,12 @@ static int load_body(ctx_t *c, const npu_json_t *op, npu_fop_t *f, int nvalues) 
     o->op = npu_body_opcode(name);
     if (o->op < 0) return bad(c, "body", name);
     if (!elem_of(type, &o->type)) return bad(c, "body", type);
-    int64_t args[NPU_MAX_RANK], v;
+    int64_t args[NPU_MAX_RANK];
     if (!int_list(c, b, "args", NPU_MAX_RANK, 0, base + k - 1, args, &o->nargs)) return 0;
     for (int i = 0; i < o->nargs; ++i) o->args[i] = (int)args[i];
     if (!get_int(c, b, "attr", -1, (int64_t)1 << 40, &o->attr, 0)) return 0;
     if (!get_int(c, b, "i", INT64_MIN, INT64_MAX, &o->i, 0)) return 0;
-    if (!get_int(c, b, "saturate", 0, 1, &v, 0)) return 0;
-    o->saturate = (int)v;
+    if (!get_bool(c, b, "saturate", &o->saturate)) return 0;
     const char *hexf = get_string(b, "f"); /* a float constant, exact: C's hex float, inf or nan */
     if (hexf && hexf[0]) {
       char *stop;
@@ -133,9 +144,10 @@ static int load_body(ctx_t *c, const npu_json_t *op, npu_fop_t *f, int nvalues) 
     }
     o->round = !mode || !mode[0] ? 0 : strcmp(mode, "half-away") == 0 ? 2 : strcmp(mode, "truncate") == 0 ? 3 : 1;
     int reads = o->op == 3 || o->op == npu_body_opcode("extract");
-    if (reads && (o->attr < 0 || o->attr >= nvalues)) return bad(c, "body", "outer value out of range");
-    if (!reads && o->op > 3 && o->nargs > 3) return bad(c, "body", "too many arguments");
-    if (o->op == 2 && (o->attr < 0 || o->attr >= f->n_loops)) return bad(c, "body", "index loop out of range");
+    if (reads && (o->attr < 0 || o->attr >= nvalues)) return bad(c, "attr", "outer value out of range");
+    if (o->op == 2 && (o->attr < 0 || o->attr >= f->n_loops)) return bad(c, "attr", "index loop out of range");
+    int arity = npu_body_arity(o->op);
+    if (arity >= 0 && o->nargs != arity) return bad(c, "args", "the op's semantics read another number of arguments");
   }
   memcpy(c->where, outer_where, sizeof(outer_where));
   return int_array(c, op, "yields", 64, 0, base + f->nbody - 1, &f->yields, &f->nyields);
@@ -166,16 +178,19 @@ static int load_op(ctx_t *c, const npu_json_t *op, npu_fop_t *f, const npu_dispa
   if ((f->kind == F_LOAD || f->kind == F_STORE) && f->binding < 0) return bad(c, "binding", "required");
   const char *data = get_string(op, "data");
   if (f->kind == F_CONST && (!data || !b64(data, &f->data, &f->data_size))) return bad(c, "data", "not base64");
-  if (!get_int(c, op, "splat", 0, 1, &v, 0)) return 0;
-  f->splat = (int)v;
+  if (!get_bool(c, op, "splat", &f->splat)) return 0;
   if (!get_int(c, op, "dim", 0, NPU_MAX_RANK - 1, &v, 0)) return 0;
   f->dim = (int)v;
   if (!get_int(c, op, "n_in", 0, f->nargs, &v, 0)) return 0;
   f->n_in = (int)v;
-  int64_t tmp[NPU_MAX_LOOPS];
   if (!int_list(c, op, "ranges", NPU_MAX_LOOPS, 0, (int64_t)1 << 40, f->ranges, &f->n_loops)) return 0;
-  if (!int_list(c, op, "reduction", NPU_MAX_LOOPS, 0, 1, tmp, &n1)) return 0;
-  for (int i = 0; i < n1 && i < NPU_MAX_LOOPS; ++i) f->reduction[i] = (int)tmp[i];
+  const npu_json_t *red = get_array(c, op, "reduction", NPU_MAX_LOOPS);
+  if (!red) return 0;
+  n1 = (int)red->count;
+  for (int i = 0; i < n1; ++i) {
+    if (red->items[i].kind != NPU_JSON_BOOL) return bad(c, "reduction", "expected true or false per loop");
+    f->reduction[i] = red->items[i].integer != 0;
+  }
   if (f->kind == F_LINALG) {
     if (n1 != f->n_loops) return bad(c, "reduction", "one flag per loop expected");
     const npu_json_t *maps = get_array(c, op, "maps", 64);
@@ -194,10 +209,10 @@ static int load_op(ctx_t *c, const npu_json_t *op, npu_fop_t *f, const npu_dispa
           return bad(c, "maps", "a row needs one coefficient per loop and a constant");
         for (int l = 0; l <= f->n_loops; ++l) {
           const npu_json_t *x = &row->items[l];
-          if (x->kind != NPU_JSON_NUMBER || !x->is_integer || x->integer < -((int64_t)1 << 32) ||
-              x->integer > ((int64_t)1 << 32))
-            return bad(c, "maps", "coefficients must be integers");
-          f->coef[m][j][l] = x->integer;
+          int64_t coef;
+          if (!json_int(x, &coef) || coef < -((int64_t)1 << 32) || coef > ((int64_t)1 << 32))
+            return bad(c, "maps", "coefficients must be integers within 2^32");
+          f->coef[m][j][l] = coef;
         }
       }
     }
@@ -259,13 +274,12 @@ static int load_dispatch(ctx_t *c, const npu_json_t *j, npu_dispatch_desc_t *d) 
     if (t == 0) d->tile_rank = n1;
     if (n1 != d->tile_rank) return bad(c, "tile_offsets", "every tile needs the same number of loops");
     for (int l = 0; l < n1; ++l) {
-      if (!o->items[l].is_integer || !s->items[l].is_integer || o->items[l].integer < 0 || s->items[l].integer < 0)
+      if (!json_int(&o->items[l], &d->tile_offsets[t][l]) || !json_int(&s->items[l], &d->tile_sizes[t][l]) ||
+          d->tile_offsets[t][l] < 0 || d->tile_sizes[t][l] < 0)
         return bad(c, "tile_offsets", "offsets and sizes must be non-negative integers");
-      d->tile_offsets[t][l] = o->items[l].integer;
-      d->tile_sizes[t][l] = s->items[l].integer;
     }
   }
-  return 1;
+  return npu_exec_verify(d, c->path, c->error);
 }
 
 npu_exec_program_t *npu_exec_load(const char *path, char *error) {
@@ -275,6 +289,7 @@ npu_exec_program_t *npu_exec_load(const char *path, char *error) {
   fseek(f, 0, SEEK_END);
   long size = ftell(f);
   fseek(f, 0, SEEK_SET);
+  if (size > ((long)1 << 30)) { fclose(f); snprintf(error, 512, "%s: over 1 GiB: not a description", path); return NULL; }
   char *text = size > 0 ? malloc((size_t)size) : NULL;
   size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
   fclose(f);
@@ -288,7 +303,9 @@ npu_exec_program_t *npu_exec_load(const char *path, char *error) {
   const npu_json_t *version = npu_json_get(root, "version");
   const npu_json_t *list = get_array(&c, root, "dispatches", 1 << 20);
   int ok = p && list;
-  if (ok && (!format || strcmp(format, FORMAT) != 0 || !version || version->integer != VERSION)) {
+  int64_t version_number = 0;
+  if (ok && (!format || strcmp(format, FORMAT) != 0 || !json_int(version, &version_number) ||
+             version_number != VERSION)) {
     snprintf(error, 512, "%s: not an NPU execution description (%s version %d)", path, FORMAT, VERSION);
     ok = 0;
   }

@@ -85,7 +85,7 @@ static int parse_number(parser_t *ps, npu_json_t *out) {
   char tmp[64];
   size_t n = 0;
   int integer = 1;
-  while (ps->p < ps->end && n < sizeof(tmp) - 1 && strchr("+-0123456789.eE", *ps->p)) {
+  while (ps->p < ps->end && n < sizeof(tmp) - 1 && *ps->p && strchr("+-0123456789.eE", *ps->p)) {
     if (strchr(".eE", *ps->p)) integer = 0;
     tmp[n++] = *ps->p++;
   }

@@ -2,8 +2,9 @@
  *
  * The NPU build variant replaces each NPU dispatch's executable with one that
  * calls the import `npu_dispatch_<N>` (N: the dispatch's index in the NPU
- * program) once, with the dispatch's bindings as (base, offset) pairs in the
- * order of the flow dispatch's arguments. This plugin resolves every such
+ * program) once, with the number of bindings, then each binding as a (base,
+ * offset, bytes) triple in the order of the flow dispatch's arguments (bytes:
+ * the size the executable views it with). This plugin resolves every such
  * import to one entry that hands the call to the NPU model:
  *
  *   in-process: a handler registered with npu_plugin_set_handler (the
@@ -12,7 +13,9 @@
  *
  *   standalone (iree-run-module, iree-benchmark-module): with no handler,
  *     the C interpreter (npu_exec.c) runs the dispatch from the execution
- *     description named by $NPU_STUDIO_NPU_EXEC, read on the first call.
+ *     description named by $NPU_STUDIO_NPU_EXEC, read and validated as a
+ *     whole on the first call (npu_exec_verify.c); each call's bindings must
+ *     then have exactly the sizes the description gives them.
  *     $NPU_STUDIO_NPU_LOG (a file) gets a line (call, dispatch, "begin") as a
  *     call starts and one (call, dispatch, tiles, seconds) when it ends; $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's
  *     bindings before and after it for the per-dispatch check; $NPU_STUDIO_NPU_FAULT
@@ -53,6 +56,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static npu_exec_program_t *g_program = NULL;
 static char g_load_error[512] = "";
 static long g_standalone_calls = 0;
+static unsigned char *g_bindings[NPU_MAX_BINDINGS]; /* under g_lock */
+static char g_call_error[512];
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -72,6 +77,27 @@ static void dump_bindings(const char *dir, long call, const npu_dispatch_desc_t 
   }
 }
 
+/* The call's bindings, if IREE passed as many as `d` describes, each of the size it describes. */
+static int take_bindings(const npu_dispatch_desc_t *d, const uint64_t *words, unsigned char **bindings,
+                         const char *path, char *error) {
+  if (words[0] != (uint64_t)d->nbindings) {
+    snprintf(error, 512, "%s: dispatch #%lld.bindings: %d, but IREE passes %llu", path, (long long)d->dispatch,
+             d->nbindings, (unsigned long long)words[0]);
+    return 1;
+  }
+  for (int k = 0; k < d->nbindings; ++k) {
+    const uint64_t *b = &words[1 + 3 * k];
+    uint64_t want = (uint64_t)npu_value_bytes(d, k), passed = b[2];
+    if (want != passed && !(want == 0 && passed == 1)) { /* an empty binding is viewed as 1 byte */
+      snprintf(error, 512, "%s: dispatch #%lld.values[%d]: %llu bytes, but IREE's buffer holds %llu", path,
+               (long long)d->dispatch, k, (unsigned long long)want, (unsigned long long)passed);
+      return 1;
+    }
+    bindings[k] = (unsigned char *)(uintptr_t)(b[0] + b[1]);
+  }
+  return 0;
+}
+
 static int standalone(int64_t dispatch, void *params) {
   int rc = 1;
   pthread_mutex_lock(&g_lock);
@@ -88,11 +114,10 @@ static int standalone(int64_t dispatch, void *params) {
     fprintf(stderr, "npu plugin: dispatch #%lld: %s\n", (long long)dispatch, g_load_error);
   } else if (d == NULL) {
     fprintf(stderr, "npu plugin: dispatch #%lld: not in %s\n", (long long)dispatch, path ? path : "?");
+  } else if (d->reason[0] == '\0' && take_bindings(d, (const uint64_t *)params, g_bindings, path, g_call_error)) {
+    fprintf(stderr, "npu plugin: dispatch #%lld %s: %s\n", (long long)dispatch, d->symbol, g_call_error);
   } else {
-    unsigned char *bindings[256];
-    const uint64_t *words = (const uint64_t *)params;
-    int n = d->nbindings < 256 ? d->nbindings : 256;
-    for (int k = 0; k < n; ++k) bindings[k] = (unsigned char *)(uintptr_t)(words[2 * k] + words[2 * k + 1]);
+    unsigned char **bindings = g_bindings;
     npu_fault_t fault, *fp = NULL;
     const char *spec = getenv("NPU_STUDIO_NPU_FAULT");
     if (spec && sscanf(spec, "%lld:%lld:%lf", (long long *)&fault.dispatch, (long long *)&fault.tile, &fault.delta) == 3)
@@ -112,10 +137,10 @@ static int standalone(int64_t dispatch, void *params) {
       for (;;) pause(); /* fault "DISPATCH:hang" (tests): a call that never returns */
     char error[512];
     double t0 = now_seconds();
-    rc = n == d->nbindings ? npu_exec_run(d, bindings, fp, error) : (snprintf(error, 512, "over 256 bindings"), 1);
+    rc = npu_exec_run(d, bindings, fp, error);
     double seconds = now_seconds() - t0;
     if (rc != 0) {
-      fprintf(stderr, "npu plugin: dispatch #%lld %s: %s\n", (long long)dispatch, d->symbol, error);
+      fprintf(stderr, "npu plugin: dispatch #%lld %s: %s: %s\n", (long long)dispatch, d->symbol, path, error);
     } else {
       if (dump && dump[0]) dump_bindings(dump, call, d, bindings, "post");
       FILE *f = log && log[0] ? fopen(log, "a") : NULL;
