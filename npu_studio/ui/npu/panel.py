@@ -44,7 +44,8 @@ class NpuPanel(QtCore.QObject):
 
     def _update_actions(self) -> None:
         self.run_action.setEnabled(self.session.can_run_npu() and not self.is_running())
-        built = self.session.workspace is not None and self.session.workspace.vmfb_path.is_file()
+        ws = self.session.workspace
+        built = ws is not None and ws.vmfb_path is not None and ws.vmfb_path.is_file()
         for action in (self.run_on_npu_action, self.run_standalone_action):  # they run the workspace's build
             action.setEnabled(built)
 
