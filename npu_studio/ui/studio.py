@@ -336,7 +336,7 @@ class Studio(QtCore.QObject):
     def _npu_failed(self, exc: Exception, tb: str, gen: int) -> None:
         if isinstance(exc, Cancelled) or not self.session.npu_failed(gen):
             return
-        if isinstance(exc, (TargetError, NpuError, OSError)):
+        if isinstance(exc, (StudioError, TargetError, NpuError, OSError)):  # each names its file and reason
             self.error(str(exc), NPU)
         else:
             self.error(f"NPU pipeline: internal error: {exc}", NPU)

@@ -221,11 +221,11 @@ def load_profile(ws, build_name: str = "main") -> BuildProfile | None:
     from ..workspace.variants import resolve
 
     path = profile_file(ws.root, build_name)
-    if not path.is_file():
+    if not path.exists():  # a folder in its place is named below, as unreadable
         return None
     try:
         prof = BuildProfile.from_json(read_text(path))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # malformed or mistyped JSON
         raise BadFile(path, f"not a compile profile ({exc}); delete it to record a new one") from None
     return prof if prof.build_stamp == stamp_of(resolve(ws, build_name)) else None
 
