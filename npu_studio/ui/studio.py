@@ -272,8 +272,8 @@ class Studio(QtCore.QObject):
                     raise Cancelled("indexing")
                 try:
                     indexes[phase] = cached_index(path, phase, index_file)  # a reopen indexes nothing
-                except SnapshotParseError as exc:  # a bad edit: the other phases still index
-                    errors[phase] = str(exc)
+                except (SnapshotParseError, StudioError) as exc:  # a bad edit or an unreadable snapshot:
+                    errors[phase] = str(exc)  # the other phases still index
             link_phase_indexes(indexes)
             return indexes, errors
 

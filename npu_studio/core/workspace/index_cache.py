@@ -18,7 +18,7 @@ from ..errors import StudioError
 from ..ir.dispatch_index import PhaseIndex
 from ..ir.dispatch_index.records import SCHEMA_VERSION
 from ..paths import dispatch_index_cache_dir
-from ..textio import write_bytes_atomic
+from ..textio import read_bytes, write_bytes_atomic
 
 FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
 
@@ -33,7 +33,7 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
     """The index of the snapshot at `path`: from the cache when its content was indexed before,
     else `build(path, phase)` (whose errors reach the caller), then kept for next time."""
     path = Path(path)
-    data = path.read_bytes()
+    data = read_bytes(path)  # BadFile naming it: missing, a folder, unreadable
     entry = dispatch_index_cache_dir() / f"{cache_key(data, phase)}.pickle"
     try:
         index = pickle.loads(entry.read_bytes())
