@@ -309,6 +309,7 @@ class Session:
         if self.is_current("compile", generation):
             self._compile = _CompileRun(from_phase, phases_after(from_phase), resume=from_phase != "start")
             self._failed = set()
+            self.problems.clear(COMPILE)  # the earlier failure is not the last compile's any more
             self.events.phases.emit()
 
     def compile_progress(self, done: str | None, running: str | None, generation: int) -> None:
