@@ -86,6 +86,7 @@ class Studio(QtCore.QObject):
         self.session.open_workspace(ws)
         self.op_types = node_op_types(ws.source_path)
         self.sig_log.emit(f"Opened workspace {ws.root}", False)
+        self.sig_status.emit(f"Opened {ws.user_model_path.name} — {ws.root}")  # not the previous model's line
         # The IR and the dispatch table first, then the NPU pipeline: both in one process, the
         # second would slow the first down (a reopened window is usable sooner).
         self._npu_after_index = self.start_indexing()
