@@ -31,7 +31,7 @@ from typing import Callable
 from .build_summary import BuildSummary, summarize, summarize_target
 from .compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from .errors import StudioError
-from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, Problems
+from .problems import CHANGED, COMPILE, GENERAL, NPU, OPEN, SUBSTITUTION, TARGET, UNREADABLE, Problems
 from .ir.dispatch_index import DispatchRecord, PhaseIndex
 from .npu.program.npu_ir import NpuProgram
 from .npu.store import workspace_io
@@ -159,7 +159,10 @@ class Session:
         (recorded in it) is the one it uses; without one, the app's target. Jobs for the
         previous model become outdated, except `keep_job` (the compile that made `ws`)."""
         self._reset(ws, keep_job)
-        self.drafts = ws.drafts()
+        unreadable: list[str] = []
+        self.drafts = ws.drafts(unreadable)
+        for message in unreadable:  # the draft stays on disk as it is; the banner names it
+            self.problems.raise_(UNREADABLE, message)
         recorded = workspace_io.recorded_target(ws)
         if recorded is not None:
             self.target = recorded.path
@@ -175,7 +178,7 @@ class Session:
         self._compile, self._failed, self._failed_from = None, set(), None
         self.selection = Selection()
         # Problems of the model that was open end with it; a failed open's stays (it is why we are back).
-        self.problems.clear(COMPILE, NPU, CHANGED, TARGET, SUBSTITUTION)
+        self.problems.clear(COMPILE, NPU, CHANGED, TARGET, SUBSTITUTION, UNREADABLE)
 
     @property
     def model_name(self) -> str | None:
@@ -306,6 +309,7 @@ class Session:
         if self.is_current("compile", generation):
             self._compile = _CompileRun(from_phase, phases_after(from_phase), resume=from_phase != "start")
             self._failed = set()
+            self.problems.clear(COMPILE)  # the earlier failure is not the last compile's any more
             self.events.phases.emit()
 
     def compile_progress(self, done: str | None, running: str | None, generation: int) -> None:

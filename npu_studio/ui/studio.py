@@ -86,6 +86,7 @@ class Studio(QtCore.QObject):
         self.session.open_workspace(ws)
         self.op_types = node_op_types(ws.source_path)
         self.sig_log.emit(f"Opened workspace {ws.root}", False)
+        self.sig_status.emit(f"Opened {ws.user_model_path.name} — {ws.root}")  # not the previous model's line
         # The IR and the dispatch table first, then the NPU pipeline: both in one process, the
         # second would slow the first down (a reopened window is usable sooner).
         self._npu_after_index = self.start_indexing()
@@ -272,8 +273,8 @@ class Studio(QtCore.QObject):
                     raise Cancelled("indexing")
                 try:
                     indexes[phase] = cached_index(path, phase, index_file)  # a reopen indexes nothing
-                except SnapshotParseError as exc:  # a bad edit: the other phases still index
-                    errors[phase] = str(exc)
+                except (SnapshotParseError, StudioError) as exc:  # a bad edit or an unreadable snapshot:
+                    errors[phase] = str(exc)  # the other phases still index
             link_phase_indexes(indexes)
             return indexes, errors
 
@@ -336,7 +337,7 @@ class Studio(QtCore.QObject):
     def _npu_failed(self, exc: Exception, tb: str, gen: int) -> None:
         if isinstance(exc, Cancelled) or not self.session.npu_failed(gen):
             return
-        if isinstance(exc, (TargetError, NpuError, OSError)):
+        if isinstance(exc, (StudioError, TargetError, NpuError, OSError)):  # each names its file and reason
             self.error(str(exc), NPU)
         else:
             self.error(f"NPU pipeline: internal error: {exc}", NPU)

@@ -77,3 +77,24 @@ def test_a_failing_substitution_is_undecided_until_kept_and_a_new_verdict_asks_a
     assert not sub.undecided
     passing = Substitution("exe", "source", file="f.mlir", verdict={"passed": True, "max_abs": 0.0})
     assert not passing.undecided
+
+
+def test_unreadable_files_gather_in_one_banner_and_end_with_the_model(tmp_path):
+    from npu_studio.core.problems import UNREADABLE
+    from npu_studio.core.workspace.workspace import Workspace
+
+    p = Problems()
+    p.raise_(UNREADABLE, "ws/profiles/main.json: is a folder, not a file")
+    p.raise_(UNREADABLE, "ws/npu/target.toml: not UTF-8 text")
+    p.raise_(UNREADABLE, "ws/profiles/main.json: is a folder, not a file")  # a view read it again
+    assert p.newest() == "ws/profiles/main.json: is a folder, not a file\nws/npu/target.toml: not UTF-8 text"
+    # A draft that cannot be read is named, kept on disk byte for byte, and the others still come back.
+    ws = Workspace.__new__(Workspace)
+    ws.root = tmp_path
+    ws.save_draft("flow", "// mine\n")
+    bad = ws.draft_path("stream")
+    bad.write_bytes(b"\xff\xfe mine too")
+    found: list[str] = []
+    assert ws.drafts(found) == {"flow": "// mine\n"}
+    assert len(found) == 1 and str(bad) in found[0] and "not UTF-8" in found[0]
+    assert bad.read_bytes() == b"\xff\xfe mine too"

@@ -78,3 +78,17 @@ def test_timings_alternate_plain_and_substituted_until_each_is_done(monkeypatch)
     assert calls == [("plain", 5), ("sub", 5)] * 3 + [("plain", 2), ("sub", 2)]
     assert len(plain.samples_ms) == 17 and plain.stopped == "settled"
     assert len(sub.samples_ms) == 17 and sub.stopped == "stopped at 17 repetitions"
+
+
+def test_a_ratio_inside_the_noise_of_unsettled_timings_is_not_a_number():
+    """The issue's case: both timings 'not settled, IQR 52%/51%', yet 'ratio 3.13' was printed."""
+    plain = Timing([8.0] * 5 + [13.0] * 5)  # q1 8, q3 13, median 10.5: IQR 48%
+    sub = Timing([25.0] * 5 + [40.0] * 5)  # q1 25, q3 40, median 32.5: IQR 46%; the middle halves do not overlap
+    assert not plain.settled and not sub.settled
+    k = KernelTiming("k", plain, sub, plain, sub)
+    for d in (k.kernel_difference, k.model_difference):
+        assert not d.measurable and d.ratio == pytest.approx(32.5 / 10.5)
+        assert str(d) == "no measurable difference (the timings did not settle: IQR 48% and 46%, over the 10% needed)"
+    assert "ratio" not in k.format() and "3.1" not in k.format()
+    settled = Timing([31.0] * 5 + [32.0] * 5)  # IQR 1 / 31.5 = 3%: a settled timing, clear of plain's
+    assert difference(Timing(FIVE_TENS_FIVE_ELEVENS), settled).measurable

@@ -69,11 +69,11 @@ def load_times(ws, build_name: str = "main") -> ExecutableTimes | None:
     from ..workspace.variants import resolve
 
     path = ws.root / times_file(build_name)
-    if not path.is_file():
+    if not path.exists():  # a folder in its place is named below, as unreadable
         return None
     try:
         times = ExecutableTimes.from_json(json.loads(read_text(path)))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # malformed or mistyped JSON
         raise BadFile(path, f"not a record of executable compile times ({exc}); delete it") from None
     return times if times.build_stamp == stamp_of(resolve(ws, build_name)) else None
 

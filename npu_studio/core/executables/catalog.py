@@ -67,7 +67,10 @@ def _by_symbol(folder: Path) -> dict[str, Path]:
     if not folder.is_dir():
         return out
     for path in sorted(folder.glob("*.mlir")):
-        names = executable_names(path.read_text(errors="replace"))
+        try:
+            names = executable_names(path.read_text(errors="replace"))
+        except OSError:  # a folder or an unreadable file in the compiler's dumps: not a dump
+            continue
         if names:
             out.setdefault(names[0][0], path)
     return out

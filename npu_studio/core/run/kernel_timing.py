@@ -19,9 +19,10 @@ turn so that a change of machine load hits both (a timing that has settled
 keeps pace with the other), until each timing has settled: at least MIN_REPETITIONS repetitions whose interquartile range is
 at most TARGET_SPREAD of their median. A timing that does not settle within
 its repetition or time limit stops and says so. Two timings differ
-measurably only when both have MIN_REPETITIONS repetitions and the middle
-halves of their runs (first to third quartile) do not overlap; otherwise the
-report says "no measurable difference" rather than a ratio.
+measurably only when both have settled (MIN_REPETITIONS repetitions, spread
+within TARGET_SPREAD) and the middle halves of their runs (first to third
+quartile) do not overlap; otherwise the report says "no measurable
+difference" and why, rather than a ratio (`difference`, the one rule).
 """
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ def difference(a: Timing | None, b: Timing | None) -> Difference:
     na, nb = len(a.samples_ms), len(b.samples_ms)
     if min(na, nb) < MIN_REPETITIONS:
         return Difference(ratio, False, f"too few repetitions, {na} and {nb} of the {MIN_REPETITIONS} needed")
+    if not (a.settled and b.settled):  # the noise is as large as what it would measure
+        return Difference(ratio, False, f"the timings did not settle: IQR {100 * a.spread:.0f}% and "
+                                        f"{100 * b.spread:.0f}%, over the {100 * TARGET_SPREAD:.0f}% needed")
     (a1, a3), (b1, b3) = a.quartiles_ms, b.quartiles_ms
     if a3 < b1 or b3 < a1:
         return Difference(ratio, True, "")

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
-from ..textio import write_bytes_atomic
+from ..textio import read_text, write_bytes_atomic
 from .confine import write_text_inside
 from .manifest import DONE, EDITED, STALE
 from .publish_journal import new_staging
@@ -45,10 +45,7 @@ def compiler_text_path(ws: Workspace, phase: str) -> Path:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError as exc:
-        raise StudioError(path, exc.strerror or str(exc)) from None
+    return read_text(path)  # BadFile (a StudioError) naming the file: missing, a folder, not UTF-8
 
 
 def is_edited(ws: Workspace, phase: str, text: str | None = None) -> bool:

@@ -24,6 +24,7 @@ from typing import Callable
 from ..ir.dispatch_index import PhaseIndex
 from ..ir.dispatch_index.records import SCHEMA_VERSION
 from ..paths import dispatch_index_cache_dir
+from ..textio import read_bytes
 
 FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
 _log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
     """The index of the snapshot at `path`: from the cache when its content was indexed before,
     else `build(path, phase)` (whose errors reach the caller), then kept for next time."""
     path = Path(path)
-    data = path.read_bytes()
+    data = read_bytes(path)  # BadFile naming it: missing, a folder, unreadable
     name = f"{cache_key(data, phase)}.pickle"
     folder = _private_folder()
     try:

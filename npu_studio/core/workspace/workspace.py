@@ -38,7 +38,7 @@ from ..compile.importer import MLIR_SUFFIXES, check_model_file, import_model
 from ..compile.options import CompileOptions
 from ..compile.params import ARCHIVE_NAME, ParamOptions
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
-from ..errors import WorkspaceError
+from ..errors import StudioError, WorkspaceError
 from ..paths import workspaces_dir
 from ..textio import read_text
 from . import trust
@@ -304,8 +304,20 @@ class Workspace:
     def save_draft(self, phase: str, text: str) -> Path:
         return write_text_inside(self.root, self.draft_path(phase), text)
 
-    def drafts(self) -> dict[str, str]:
-        return {p: read_text(self.draft_path(p)) for p in SNAPSHOT_PHASES if self.draft_path(p).is_file()}
+    def drafts(self, unreadable: list[str] | None = None) -> dict[str, str]:
+        """The uncompiled edits by phase. One that cannot be read is left on disk as it is (it is the
+        user's) and its reason, naming it, goes to `unreadable`."""
+        found = {}
+        for phase in SNAPSHOT_PHASES:
+            path = self.draft_path(phase)
+            if not path.exists():
+                continue
+            try:
+                found[phase] = read_text(path)
+            except StudioError as exc:
+                if unreadable is not None:
+                    unreadable.append(f"{exc} (draft of {phase}, kept as it is)")
+        return found
 
     def discard_draft(self, phase: str) -> None:
         self.draft_path(phase).unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from ...core.compile.phases import SNAPSHOT_PHASES
 from ...core.debug.compile_profile import BuildProfile, ProfileJob, load_profile
 from ...core.debug.executable_times import ExecutableTimesJob
 from ...core.errors import StudioError
+from ...core.problems import UNREADABLE
 from ...core.workspace import variants
 from ...core.session import Session
 from ...core.workspace.workspace import Workspace
@@ -113,8 +114,8 @@ class ProfileDock(QtCore.QObject):
         if ws is not None and names:
             try:
                 self.profile = load_profile(ws, self.build_combo.currentText())
-            except StudioError as exc:
-                self.shell.show_error(str(exc))
+            except StudioError as exc:  # the record stays as it is; Record profile writes a new one
+                self.shell.show_error(str(exc), UNREADABLE)
         phase = self.phase_combo.currentText()
         phases = list(self.profile.phases) if self.profile else []
         self.phase_combo.blockSignals(True)

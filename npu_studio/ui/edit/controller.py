@@ -31,6 +31,8 @@ class EditController(QtCore.QObject):
         self.session, self.studio, self.shell, self.pane = session, studio, shell, pane
         view = pane.view
         self.marks = ErrorMarks(view)
+        layout = pane.widget.layout()
+        layout.insertWidget(layout.indexOf(view) + 1, self.marks.label)  # under the text, never over it
         self.autosaver = DraftAutosaver(view, self._autosave)
         self.replace_bar = ReplaceBar(view, pane.find_bar.field.text, pane.find_bar.find_next)
         pane.widget.layout().addWidget(self.replace_bar)

@@ -6,6 +6,7 @@ Each piece attaches to an IrView and knows nothing about the shell around it; th
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Callable
 
@@ -16,25 +17,27 @@ AUTOSAVE_MAX_BEHIND_MS = 1500  # and steady typing never leaves it further behin
 
 
 class ErrorMarks(QtCore.QObject):
-    """A wavy underline from the error's column to the end of its token, and the message under that line."""
+    """A wavy underline from the error's column to the end of its token, the line brought into view,
+    and the message in a strip under the editor (`label`, placed by the pane's layout): drawn over
+    the text it would cover the lines being fixed. Clicking its location goes back to the error."""
 
     def __init__(self, view: QtWidgets.QPlainTextEdit):
         super().__init__(view)
         self._view = view
         self.position: tuple[int, int] | None = None  # (line, col), 1-based
         self.message = ""
-        self.label = QtWidgets.QLabel(view.viewport())
+        self.label = QtWidgets.QLabel()
         self.label.setAccessibleName("Error message")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
+                                           | QtCore.Qt.TextInteractionFlag.LinksAccessibleByMouse)
         self.label.setStyleSheet("background:#fde7e9;color:#8a0010;border:1px solid #e8a0a8;padding:1px 4px")
+        self.label.linkActivated.connect(lambda _link: self.reveal())
         self.label.hide()
-        view.verticalScrollBar().valueChanged.connect(self._place)
-        view.horizontalScrollBar().valueChanged.connect(self._place)
-        follow_contents_change(view, self._on_edit)
 
     def show_error(self, line: int, col: int, message: str) -> None:
         self.position, self.message = (line, col), message
         view = self._view
-        view.goto(line, col) if hasattr(view, "goto") else None
         block = view.document().findBlockByNumber(line - 1)
         start = block.position() + min(max(col - 1, 0), max(block.length() - 1, 0))
         rest = block.text()[col - 1:] if col >= 1 else block.text()
@@ -48,10 +51,23 @@ class ErrorMarks(QtCore.QObject):
         sel.format.setUnderlineColor(QtGui.QColor("#d00000"))
         sel.format.setToolTip(message)
         view.set_marks([sel])
-        self.label.setText(f"{line}:{col}: {message}")
-        self.label.adjustSize()
+        self.label.setText(f'<a href="error">{line}:{col}</a>: {html.escape(message)}')
+        self.label.setToolTip(message)
         self.label.show()
-        self._place()
+        if hasattr(view, "goto"):
+            view.goto(line, col)  # the cursor on the error, its line in the middle
+        # Brought back if the events the failure queued (phase states, layout) moved the view away.
+        QtCore.QTimer.singleShot(0, self.reveal)
+
+    def reveal(self) -> None:
+        """Scroll the error's line to the middle of the editor, unless it is on screen already."""
+        if self.position is not None and hasattr(self._view, "goto"):
+            line, col = self.position
+            rect = self._view.viewport().rect()
+            block = self._view.document().findBlockByNumber(line - 1)
+            shown = self._view.blockBoundingGeometry(block).translated(self._view.contentOffset())
+            if not rect.contains(shown.toRect()):  # already on screen: the view stays where it is
+                self._view.goto(line, col)
 
     def clear(self) -> None:
         self.position, self.message = None, ""
@@ -60,21 +76,6 @@ class ErrorMarks(QtCore.QObject):
 
     def is_shown(self) -> bool:
         return self.position is not None
-
-    def _place(self, *_args) -> None:
-        if self.position is None:
-            return
-        line, col = self.position
-        block = self._view.document().findBlockByNumber(line - 1)
-        cursor = QtGui.QTextCursor(block)
-        cursor.setPosition(block.position() + min(max(col - 1, 0), max(block.length() - 1, 0)))
-        rect = self._view.cursorRect(cursor)
-        self.label.move(max(0, rect.left()), rect.bottom() + 2)
-
-    def _on_edit(self, _pos: int, removed: int, added: int) -> None:
-        # The label follows its line while the user fixes the text; the underline moves with its cursor.
-        if removed or added:
-            self._place()
 
 
 def follow_contents_change(view: QtWidgets.QPlainTextEdit, slot) -> None:

@@ -63,16 +63,19 @@ def time_text(t) -> str:
     return f"{t.seconds:.3f}" if t.seconds is not None else t.status
 
 
-def recorded_times(ws):
-    """The compile times of the executables alone, as recorded, or None."""
+def recorded_times(ws, on_unreadable=None):
+    """The compile times of the executables alone, as recorded, or None. A damaged record: no
+    column, nothing else changes, and `on_unreadable(message)` names it."""
     from ...core.debug.executable_times import load_times as load
 
     try:
         return load(ws) if ws is not None else None
-    except StudioError:  # a damaged record or a build that is gone: no column, nothing else changes
+    except StudioError as exc:
+        if on_unreadable is not None:
+            on_unreadable(str(exc))
         return None
 
 
-def times_by_name(ws) -> dict:
-    times = recorded_times(ws)
+def times_by_name(ws, on_unreadable=None) -> dict:
+    times = recorded_times(ws, on_unreadable)
     return times.by_name() if times is not None else {}

@@ -30,7 +30,8 @@ RESULT_TIPS = {
 PASS_COLOR, FAIL_COLOR, UNSURE_COLOR = QtGui.QColor("#1b7f2a"), QtGui.QColor("#b00020"), QtGui.QColor("#a05a00")
 TIMING_TIP = (f"Each timing repeats until its interquartile range is under {TARGET_SPREAD:.0%} of its median "
               f"(at least {MIN_REPETITIONS} repetitions, at most {MAX_REPETITIONS} or {MAX_SECONDS:g} s). "
-              f"A ratio is given only when the middle halves of the two timings' runs do not overlap; "
+              f"A ratio is given only when both timings settled and the middle halves of their runs do not "
+              f"overlap; "
               f"otherwise: no measurable difference.")
 
 

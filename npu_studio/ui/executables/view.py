@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.errors import StudioError
-from ...core.problems import SUBSTITUTION
+from ...core.problems import SUBSTITUTION, UNREADABLE
 from ...core.executables import substitution as subs
 from ...core.executables.catalog import ExecutableInfo, list_executables
 from ...core.run.numeric_gate import CANNOT_TELL, DEFAULT_TOLERANCE, GateReport, verdict_status, verdict_summary
@@ -147,7 +147,7 @@ class ExecutablesPanel(QtCore.QObject):
         except StudioError:  # an older workspace without dumps: nothing to list until it compiles
             self.infos = []
         records = sub_records.load(ws) if ws is not None else []
-        self.compile_times = times_by_name(ws)
+        self.compile_times = times_by_name(ws, lambda message: self.shell.show_error(message, UNREADABLE))
         self.table.fill(self.infos, records, self.compile_times, current)
         self._ask_about_failures(records)
         shown = next((s for s in records if s.name == self.current_name() and s.kind == self.editor.kind()), None)

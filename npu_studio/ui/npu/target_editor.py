@@ -6,6 +6,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ...core.errors import StudioError
+from ...core.textio import read_text
 from ..banner import OneLineBanner
 
 
@@ -92,10 +94,9 @@ class TargetEditor(QtWidgets.QWidget):
         """Show `path`'s text (an unreadable file shows empty, with the reason)."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-            note = ""
-        except OSError as exc:
-            text, note = "", f" — cannot read: {exc.strerror or exc}"
+            text, note = read_text(path), ""
+        except StudioError as exc:  # missing, a folder, not UTF-8: the reason, once
+            text, note = "", f" — cannot read: {exc.reason}"
         self._path = path
         self.edit.setPlainText(text)
         self.edit.document().setModified(False)

@@ -70,6 +70,8 @@ class ScheduleController(QtCore.QObject):
         if state == DONE and npu is not None:
             if npu.program is not self._asked:
                 self.simulate(npu.program)
+            elif self.run is not None and self.run.program is npu.program:
+                self.dock.mark_current()  # e.g. a compile was cancelled and the previous build is back
             if self.run is None:
                 self.dock.set_empty_reason(self.session.npu_blank_reason())
             return

@@ -161,6 +161,14 @@ class ScheduleDock(QtWidgets.QDockWidget):
         self.banner.setStyleSheet(STALE_STYLE)
         self.banner.show()
 
+    def mark_current(self) -> None:
+        """The run on show is current again (a cancelled compile brought its build back): the stale
+        mark goes with its cause; a failed simulation's stays."""
+        if not self.banner.isHidden() and self.banner.full_text().startswith("Stale"):
+            if self.model is not None:
+                self.model.stale = False
+            self.banner.hide()
+
     def mark_failed(self, message: str) -> None:
         if self.model is not None:
             self.model.stale = True

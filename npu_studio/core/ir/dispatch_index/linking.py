@@ -59,6 +59,7 @@ def link_phase_indexes(indexes: dict[str, PhaseIndex]) -> None:
         for rec, f in zip(per_site, flow.dispatches):
             rec.index = f.index
             rec.executable, rec.export = f.executable, f.export
+            rec.flow_kind = f.kind or None
         for f, site in zip(flow.dispatches, per_site):
             _take_site_names(f, site)
     for phase, idx in indexes.items():
@@ -76,6 +77,7 @@ def link_phase_indexes(indexes: dict[str, PhaseIndex]) -> None:
                 unlinked.append(rec)
                 continue
             rec.index = f.index
+            rec.flow_kind = f.kind or None  # one kind per dispatch, in every phase
             if not rec.producers:
                 rec.producers = list(f.producers)
             if rec.root is None:

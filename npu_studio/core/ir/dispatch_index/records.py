@@ -32,10 +32,16 @@ class DispatchRecord:
     # Integer MAC types and requantization chains (ir/linalg/requant.quantization_of)
     quant: dict | None = None
     movement: DataMovement | None = None  # a dispatch without a linalg op: what data it moves
+    # The flow record's kind, set by linking: a dispatch has one kind in every phase, the one flow
+    # judges with its call site in view (a pad is an insert of a splat there; later phases lower it).
+    flow_kind: str | None = None
 
     @property
     def kind(self) -> str:
-        """The root op's kind, or the data movement's (copy, slice, insert); "" when unknown."""
+        """The root op's kind, or the data movement's (copy, slice, insert, pad); "" when unknown.
+        A linked dispatch's is flow's, whatever its own phase shows."""
+        if self.flow_kind:
+            return self.flow_kind
         return self.root.kind if self.root is not None else self.movement.kind if self.movement else ""
 
     def to_json(self) -> dict:
