@@ -46,11 +46,14 @@ test-fast: $(STAMP)
 # `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
 # Then 3,000 random mutations of an npu_exec.json through the plugin's C interpreter built with
 # ASan/UBSan (tests/core/npu/hal/test_exec_mutations.py; `make test` runs 40): about 3 minutes.
+# Then every workspace artifact damaged every way and reopened (`make test`: each artifact once).
 fuzz: $(STAMP)
 	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
 		tests/core/test_reader_properties.py tests/core/test_sweep_reader_properties.py --hypothesis-show-statistics
 	NPU_STUDIO_FUZZ_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider -s \
 		tests/core/npu/hal/test_exec_mutations.py -k random_mutations
+	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
+		tests/ui/test_restore_any_workspace.py
 
 # The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
 screenshot: $(STAMP)

@@ -10,6 +10,8 @@ the same damaged copies.
 
 from __future__ import annotations
 
+import os
+
 import shutil
 import time
 
@@ -32,8 +34,13 @@ READ_AT_RESTORE = {"draft", "compile profile", "executable compile times", "reco
                    "edited phase snapshot"}
 UNREADABLE_KINDS = ("a folder", "binary garbage")  # the reader cannot take these, whatever the format
 
-CASES = [(what, kind) for what, rel in ARTIFACTS.items()
-         for kind in (JSON_KINDS if rel.endswith(".json") else TEXT_KINDS)]
+ALL_CASES = [(what, kind) for what, rel in ARTIFACTS.items()
+             for kind in (JSON_KINDS if rel.endswith(".json") else TEXT_KINDS)]
+# `make test` damages each artifact once, the kinds taken in turn (every kind still met); `make fuzz`
+# (NPU_STUDIO_FUZZ_PROFILE=fuzz) runs every artifact with every kind.
+_ONE_EACH = [(what, (JSON_KINDS if rel.endswith(".json") else TEXT_KINDS)[i % (4 if rel.endswith(".json") else 2)])
+             for i, (what, rel) in enumerate(ARTIFACTS.items())]
+CASES = ALL_CASES if os.environ.get("NPU_STUDIO_FUZZ_PROFILE") == "fuzz" else _ONE_EACH
 
 
 def settle(window, seconds: float = 120.0) -> None:
