@@ -28,6 +28,7 @@ DEFAULT_SIZE = QtCore.QSize(1400, 900)
 BOTTOM_SHARE, RIGHT_SHARE = 0.36, 0.36  # of the window's height / width
 IR_LINES = 25  # lines the IR view keeps in the default layout: the bottom docks start no taller than that allows
 BOTTOM_FLOOR = 110  # the bottom tabs' least default height (the Log's last lines)
+LOG_SHARE = 0.2  # of the window's height, with the Log in front
 
 
 def scrollable(widget: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
@@ -95,6 +96,8 @@ def size_docks(window: QtWidgets.QMainWindow, ir_view: QtWidgets.QPlainTextEdit 
             # Enough for the tallest dock's contents (the schedule's readable rows), up to half the window.
             needed = max(dock_contents(d).minimumSizeHint().height() for d in docks) + 64
             height = max(int(size.height() * BOTTOM_SHARE), min(needed, size.height() // 2))
+            if any(d.objectName() == "logDock" for d in docks):  # a few lines of log need no more
+                height = min(height, max(BOTTOM_FLOOR, int(size.height() * LOG_SHARE)))
             if ir_view is not None and ir_view.isVisible():
                 spare = ir_view.viewport().height() - IR_LINES * ir_view.fontMetrics().lineSpacing()
                 height = max(BOTTOM_FLOOR, min(height, docks[0].height() + spare))
@@ -103,6 +106,17 @@ def size_docks(window: QtWidgets.QMainWindow, ir_view: QtWidgets.QPlainTextEdit 
             window.resizeDocks(docks, [height] * len(docks), QtCore.Qt.Orientation.Vertical)
         else:
             window.resizeDocks(docks, [int(size.width() * RIGHT_SHARE)] * len(docks), QtCore.Qt.Orientation.Horizontal)
+
+
+def front_if_room(window: QtWidgets.QMainWindow, ir_view: QtWidgets.QPlainTextEdit,
+                  dock: QtWidgets.QDockWidget) -> None:
+    """Bring the bottom tab `dock` (the schedule) to the front when the window is tall enough for it at
+    its readable height while the IR keeps IR_LINES lines (1600x1000 is; 1280x800 is not)."""
+    shown = [d for d in window.tabifiedDockWidgets(dock) if d.isVisible() and not d.visibleRegion().isEmpty()]
+    current = shown[0].height() if shown else 0
+    spare = ir_view.viewport().height() - IR_LINES * ir_view.fontMetrics().lineSpacing()
+    if dock.isVisible() and current + spare >= readable_height(dock):
+        dock.raise_()
 
 
 def readable_height(dock: QtWidgets.QDockWidget) -> int:

@@ -25,8 +25,8 @@ from .banner import error_banner
 from . import trust_dialog
 from .build_summary import install_build_summary
 from .help_menu import install_help_menu
-from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, make_dock_fit, restore_layout, save_layout,
-                     scrolling_timeline, show_readable, size_docks)
+from .layout import (DEFAULT_SIZE, apply_default_layout, fit_to_screen, front_if_room, make_dock_fit, restore_layout,
+                     save_layout, scrolling_timeline, show_readable, size_docks)
 from .opening import Opener
 from .log_handler import install_log_handler
 from .log_panel import LogPanel
@@ -298,7 +298,11 @@ class MainWindow(QtWidgets.QMainWindow):
         # The workbench's first showing in the default layout: the bottom docks give the IR its lines.
         if index == 1 and not self._layout_restored and not getattr(self, "_workbench_sized", False):
             self._workbench_sized = True
-            QtCore.QTimer.singleShot(0, lambda: size_docks(self, self.ir_view))
+            QtCore.QTimer.singleShot(0, self._size_workbench)
+
+    def _size_workbench(self) -> None:
+        front_if_room(self, self.ir_view, self.schedule)  # the Gantt in front where it fits beside the IR
+        size_docks(self, self.ir_view)
 
     def reset_layout(self) -> None:
         """View > Reset Layout: every dock back in its default place, open or closed."""
