@@ -86,7 +86,7 @@ def check_ids(measured: Measured, program: NpuProgram) -> None:
     for key, no in measured.lines.items():
         if key not in known:
             raise MeasuredError(measured.path, f"{measured.level} {key}: the program has no such {measured.level} "
-                                               f"({len(known)} {measured.level}es)", line=no)
+                                               f"({len(known)} {'dispatches' if measured.level == 'dispatch' else 'tasks'})", line=no)
 
 
 def simulated_cycles(result: SimResult, level: str) -> dict[int, int]:
@@ -119,3 +119,26 @@ def task_csv_text(result: SimResult) -> str:
     lines += [f"{i},{d},{s},{e},{e - s}" for i, (d, s, e) in
               enumerate(zip(result.tasks.dispatch, result.tasks.start, result.tasks.end))]
     return "\n".join(lines) + "\n"
+
+
+COMPARE_COLUMNS = ("dispatch", "task", "measured (cycles)", "simulated (cycles)", "error (%)")
+
+
+def comparison(program: NpuProgram, result: SimResult, measured: Measured) -> list[tuple]:
+    """Rows of COMPARE_COLUMNS: per task (task-level files) then per dispatch (task is "" there;
+    a task-level file's dispatch rows add up its tasks)."""
+    simulated = simulated_cycles(result, measured.level)
+    rows: list[tuple] = []
+    if measured.level == "task":
+        dispatch_of = {t.id: t.dispatch for t in program.tasks}
+        rows += [(dispatch_of[k], k, v, simulated[k], round(100 * relative_error(v, simulated[k]), 2))
+                 for k, v in sorted(measured.cycles.items())]
+    rows += [(d, "", m, s, round(100 * relative_error(m, s), 2))
+             for d, (m, s) in sorted(per_dispatch(measured, simulated, program).items())]
+    return rows
+
+
+def format_comparison(rows: list[tuple]) -> list[str]:
+    out = [f"{'dispatch':>8} {'task':>6} {'measured':>14} {'simulated':>14} {'error':>9}"]
+    out += [f"{d:>8} {t!s:>6} {m:>14.0f} {s:>14} {e:>+8.2f}%" for d, t, m, s, e in rows]
+    return out
