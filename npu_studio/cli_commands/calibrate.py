@@ -112,7 +112,7 @@ def run(args) -> int:
 
     before = per_dispatch(measured, simulated_cycles(simulate(program, base), measured.level), program)
     after = per_dispatch(measured, simulated_cycles(simulate(program, result.target), measured.level), program)
-    print(f"fitted {len(keys)} keys to {len(measured.cycles)} measured {measured.level}es "
+    print(f"fitted {len(keys)} keys to {len(measured.cycles)} measured {'dispatches' if measured.level == 'dispatch' else 'tasks'} "
           f"({result.simulations} simulations):")
     for k, b, a in zip(result.keys, result.before, result.after):
         print(f"  {k:<36} {b:>8} -> {a}")
