@@ -205,7 +205,7 @@ def test_truncated_or_corrupted_binary_is_one_line(example_workspace, tmp_path, 
     bad_opcode = bytearray(data)
     bad_opcode[first_record] = 0xEE
     flipped = bytearray(data)
-    flipped[-3] ^= 0x01  # an operand's value: only the CRC can tell
+    flipped[24 + 4] ^= 0x01  # a letter of the first string, still a letter: only the CRC can tell
     cases["opcode.npub"] = (bytes(bad_opcode), f"offset {first_record}: unknown opcode 0xee")
     cases["flip.npub"] = (bytes(flipped), "offset 20: corrupted")
     for name, (content, message) in cases.items():
