@@ -1,11 +1,14 @@
 """npu-studio measure WORKSPACE [--target FILE] [--sort COLUMN] [--csv OUT] [--trace OUT] [--json OUT] [--seed N] [--standalone]
+       npu-studio measure WORKSPACE --measured FILE [--target FILE] [--csv OUT]
 
 Measured against simulated: runs the workspace's CPU build once under
 IREE's runtime profiler and prints, per dispatch, the measured CPU time
 beside the simulated NPU time of the same dispatch at the target clock
 (and their ratio: how much the NPU would gain), largest ratio first.
 With --standalone, iree-benchmark-module also times whole runs of the CPU
-build and of the NPU variant with the plugin's C interpreter.
+build and of the NPU variant with the plugin's C interpreter. With
+--measured, the measured cycles come from a file (any runner's, or the
+chip's) and are shown beside the simulated cycles per dispatch and per task.
 """
 
 from __future__ import annotations
@@ -34,10 +37,16 @@ def add_parser(sub) -> None:
     p.add_argument("--standalone", action="store_true",
                    help="also time whole runs with iree-benchmark-module: the CPU build, and the NPU variant with "
                         "the plugin's C interpreter (standalone mode)")
+    p.add_argument("--measured", type=Path, metavar="FILE",
+                   help="measured cycles from a file instead of a profiled CPU run (CSV: a `dispatch` or `task` "
+                        "column and a `cycles` column; the CSV of `simulate --csv` as it is): shown beside the "
+                        "simulated cycles per dispatch and per task")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.measured is not None:
+        return _from_file(args)
     from ..core.npu.hal.measured import (COLUMNS, format_table, measured_table, profile_dispatches, rows_to_json,
                                          sort_rows, write_csv, write_trace)
     from ..core.npu.program.npu_ir import NpuProgram
@@ -102,3 +111,37 @@ def _whole_runs(ws, function: str, inputs) -> str:
     return (f"whole run (iree-benchmark-module, real time): CPU build {cpu * 1e3:.3f} ms, NPU variant standalone "
             f"{npu * 1e3:.3f} ms ({npu / cpu:.1f}x the CPU build; {len(variant.imports)} executables through the "
             f"plugin's C interpreter)")
+
+
+def _from_file(args) -> int:
+    """Measured cycles from a CSV beside the simulated ones, per task (a task-level file) and per dispatch."""
+    import csv
+
+    from ..core.npu.calibrate.measured import (COMPARE_COLUMNS, check_ids, comparison, format_comparison,
+                                               read_measured)
+    from ..core.npu.sim import simulate
+    from ..core.textio import check_output_file
+    from .simulate import load_source
+
+    if args.json or args.trace or args.standalone:
+        raise StudioError(args.measured, "--measured compares a file with the simulation: --json, --trace and "
+                                         "--standalone belong to a profiled run")
+    if args.csv:
+        check_output_file(args.csv)
+    measured = read_measured(args.measured)
+    program, target, _ = load_source(args.workspace, args.npu_target)
+    check_ids(measured, program)
+    result = simulate(program, target)
+    rows = comparison(program, result, measured)
+    print(f"measured ({args.measured.name}) against NPU {result.target} simulated, in cycles; error = "
+          f"(simulated - measured) / measured")
+    print("\n".join(format_comparison(rows)))
+    if args.csv:
+        try:
+            with open(args.csv, "w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(COMPARE_COLUMNS)
+                w.writerows(rows)
+        except OSError as exc:
+            raise os_error(args.csv, exc, "cannot write") from None
+    return 0
