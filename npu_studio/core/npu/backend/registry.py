@@ -22,7 +22,7 @@ from .rules import Rule, RuleSet
 
 GROUP = "npu_studio.backends"
 _loaded: dict[str, Backend] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # a backend may load another (the toy test backend extends the generic rules)
 
 
 @dataclass(frozen=True)
