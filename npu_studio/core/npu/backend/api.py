@@ -32,7 +32,10 @@ class BackendError(StudioError):
 
     def __init__(self, name: str, reason: str):
         super().__init__(None, f"NPU backend {name!r}: {reason}")
-        self.backend = name
+        self.backend, self.backend_reason = name, reason
+
+    def __reduce__(self):  # crosses process pools (sweeps) intact
+        return (type(self), (self.backend, self.backend_reason))
 
 
 class NoTileFits(ValueError):

@@ -55,7 +55,7 @@ def installed() -> list[Installed]:
         try:
             out.append(Installed(name, package, load(name).version))
         except BackendError as e:
-            out.append(Installed(name, package, "", e.reason))
+            out.append(Installed(name, package, "", e.backend_reason))
     return out
 
 

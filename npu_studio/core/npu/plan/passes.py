@@ -34,7 +34,7 @@ from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, TransferDis
 from ..target.target import NpuTarget, load_target
 from .tile_search import best_tiling
 from .tiling import Tiling, TilingProblem, access_bytes, tile_counts
-from ..backend.api import NoTileFits
+from ..backend.api import BackendError, NoTileFits
 
 # Cleanup inside the dispatch bodies only: the host call sites (and so the
 # dispatch numbering) stay exactly as in the snapshot.
@@ -357,7 +357,7 @@ def _run_passes(module, state, passes: int = len(NPU_PASSES)):
             if state.error is None:
                 raise
         if state.error is not None:
-            if isinstance(state.error, NpuError):
+            if isinstance(state.error, (NpuError, BackendError)):  # already one line naming it
                 raise state.error
             raise NpuError(f"{type(state.error).__name__}: {state.error}") from state.error
     state.program_module = module
