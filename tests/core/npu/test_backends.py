@@ -111,7 +111,9 @@ def test_toy_simulate_check_matches_onnxruntime(toy_shufflenet, fresh_example, c
     for ws in (fresh_example, toy_shufflenet):
         assert main(["simulate", str(ws.root), "--backend", "toy", "--check"]) == 0
         out = capsys.readouterr().out
-        assert "on toy-npu" in out and "vs onnxruntime" in out and out.rstrip().endswith("OK")
+        # shufflenet's output is flat on random inputs: there the per-dispatch comparison with
+        # IREE's CPU build carries the check ("OK per dispatch; the outputs cannot tell")
+        assert "on toy-npu" in out and "vs onnxruntime" in out and out.splitlines()[-1].startswith("OK"), out
         assert Workspace.open(ws.root).manifest.npu_backend == "toy"  # the workspace records it
         assert json.loads((ws.root / "npu" / "target.json").read_text())["backend"] == "toy"
         # later commands take the recorded backend
