@@ -12,6 +12,7 @@ rows with numpy, so a 100,000-task program flattens in about 0.1 s.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
@@ -175,7 +176,9 @@ def _template(program: NpuProgram, target: NpuTarget, t, info, bindex, mac_cache
             engine, w = cpu, cpu_cycles(target, s.ops)
         elif kind is None:
             raise SimError(program.source or None, f"task {t.id}: unknown step kind {s.kind!r}")
-        elif info is not None and t.tile_sizes:  # the backend's cost of one tile
+        elif info is not None and t.tile_sizes and (info.kind in MAC_KINDS or s.ops == math.prod(t.tile_sizes)):
+            # the backend's cost of one tile (a vector step whose op count is not its tile's, in a
+            # program written by hand, takes the shared per-element cost below)
             key = (t.dispatch, t.tile_sizes)
             w = mac_cache.get(key)
             if w is None:
