@@ -54,7 +54,7 @@ def _toy_rejects(d) -> bool:
     return d.kind == "conv" and any(d.dims.get(k, 0) > TOY_MAX_CHANNELS for k in ("C", "F"))
 
 
-@pytest.mark.parametrize("name", ["example", "resnet50", "shufflenet"])
+@pytest.mark.parametrize("name", ["example", pytest.param("resnet50", marks=pytest.mark.slow), "shufflenet"])
 def test_toy_legality_differs_where_its_rules_say(name, toy_target, example_workspace):
     flow = example_workspace.snapshot_path("flow") if name == "example" else zoo_flow(name)
     generic = run_npu_pipeline(flow, registry.load_target(registry.load("generic")))
