@@ -11,9 +11,11 @@ $(PY):
 
 # The exact versions in the lock, each checked against its hash, then the project itself on top
 # (no dependency resolution, no build isolation: setuptools comes from the lock too).
-$(STAMP): $(PY) pyproject.toml $(LOCK)
+$(STAMP): $(PY) pyproject.toml $(LOCK) tests/backends/toy_npu/pyproject.toml
 	$(PY) -m pip install --quiet --require-hashes --only-binary :all: -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	# the tests' second NPU backend (docs/npu-backends.md), found through its entry point
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e tests/backends/toy_npu
 	touch $(STAMP)
 
 # Refresh the lock to the newest releases pyproject.toml allows (pip-tools in a venv of its own).

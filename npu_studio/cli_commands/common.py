@@ -47,3 +47,21 @@ def progress_printer(enabled: bool):
 
 def human_size(n: int) -> str:
     return format_bytes(n)
+
+
+def add_backend_option(parser) -> None:
+    parser.add_argument("--backend", default=None, metavar="NAME",
+                        help="NPU backend (`npu-studio backends` lists them; default: the one a workspace "
+                             "records, else the generic NPU)")
+
+
+def npu_target(backend_name: str | None, target_path):
+    """The NPU target for `--backend` and `--target` (None: the backend's default); None when
+    neither was given. BackendError names a missing or broken backend, TargetError file:line: key."""
+    if backend_name is None and target_path is None:
+        return None
+    from ..core.npu.backend import registry
+    from ..core.npu.target.target import target_file
+
+    backend = registry.load(backend_name)
+    return registry.load_target(backend, target_file(target_path) if target_path is not None else None)

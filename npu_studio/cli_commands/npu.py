@@ -1,4 +1,4 @@
-"""npu-studio npu MODEL_OR_WORKSPACE [--target FILE] [--strict] [--json OUT] [--mlir OUT]
+"""npu-studio npu MODEL_OR_WORKSPACE [--backend NAME] [--target FILE] [--strict] [--json OUT] [--mlir OUT]
 
 Runs the NPU pipeline on a compile's `flow` snapshot: a workspace, a
 flow-phase .mlir file, or a model (compiled into its workspace first).
@@ -14,6 +14,7 @@ from ..core.errors import StudioError, os_error
 from ..core.textio import check_output_file
 from ..core.units import format_bytes
 from ..core.workspace.workspace import open_or_compile
+from .common import add_backend_option, npu_target
 
 
 def add_parser(sub) -> None:
@@ -27,6 +28,7 @@ def add_parser(sub) -> None:
     p.add_argument("--target", dest="npu_target", default=None, metavar="FILE",
                    help="NPU target TOML (default resources/targets/default.toml; "
                    "'tiny' names a bundled one)")
+    add_backend_option(p)
     p.add_argument("--strict", action="store_true",
                    help="reject the model if any dispatch cannot run on the NPU")
     p.add_argument("--json", type=Path, default=None, metavar="OUT", help="write model.npu.json")
@@ -86,12 +88,11 @@ def report(program) -> str:
 def run(args) -> int:
     from ..core.npu.program.npu_dialect import to_mlir
     from ..core.npu.plan.passes import run_npu_pipeline
-    from ..core.npu.target.target import load_target
-
     for out in (args.json, args.mlir):
         if out is not None:
             check_output_file(out)  # before any work
-    target = load_target(args.npu_target)  # TargetError names file:line: key
+    # BackendError names a missing or broken backend; TargetError file:line: key
+    target = npu_target(args.backend or "generic", args.npu_target)
     path = flow_snapshot(args.source)  # import and compile errors name the model
     program = run_npu_pipeline(path, target, strict=args.strict)  # NpuError names the snapshot
     sys.stdout.write(report(program))

@@ -1,4 +1,4 @@
-"""npu-studio run WORKSPACE [--input x.npy ...] [--function NAME] [--seed N] [--output-dir DIR] [--npu [--target FILE] [--standalone]]"""
+"""npu-studio run WORKSPACE [--input x.npy ...] [--function NAME] [--seed N] [--output-dir DIR] [--npu [--backend NAME] [--target FILE] [--standalone]]"""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument("--npu", action="store_true",
                    help="run the NPU variant: NPU dispatches through the NPU plugin (the functional simulator "
                         "behind IREE's runtime), checked against the CPU build and onnxruntime")
+    p.add_argument("--backend", default=None, metavar="NAME",
+                   help="with --npu: the NPU backend (`npu-studio backends`; default: the workspace's)")
     p.add_argument("--target", dest="npu_target", metavar="FILE",
                    help="with --npu: NPU target TOML to run the NPU pipeline with first (default: the workspace's "
                         "NPU program, else the bundled default target)")
@@ -57,6 +59,8 @@ def summary(out: np.ndarray) -> str:
 
 def run(args) -> int:
     ws = Workspace.open(args.workspace)
+    if args.backend and not args.npu:
+        raise StudioError(None, "--backend is the NPU backend of --npu; add --npu")
     if args.npu_target and not args.npu:
         raise StudioError(Path(args.npu_target), "--target is the NPU target of --npu; add --npu")
     if args.standalone and not args.npu:
@@ -71,13 +75,16 @@ def run(args) -> int:
 
 
 def _run_npu(ws: Workspace, args) -> int:
+    from ..core.npu.backend import registry
     from ..core.npu.hal.npu_run import run_npu
     from ..core.npu.program.npu_ir import NpuError
     from ..core.npu.store.workspace_io import json_path, run_for_workspace
 
+    if args.backend:
+        registry.load(args.backend)  # BackendError before anything is written
     try:
-        if args.npu_target or not json_path(ws).is_file():
-            run_for_workspace(ws, args.npu_target)
+        if args.npu_target or args.backend or not json_path(ws).is_file():
+            run_for_workspace(ws, args.npu_target, backend=args.backend)
     except NpuError as e:
         raise StudioError(ws.root, str(e).replace("\n", "; ")) from None
     inputs = None

@@ -1,4 +1,4 @@
-"""npu-studio simulate MODEL_OR_WORKSPACE [--target FILE] [--json OUT] [--csv OUT] [--trace OUT] [--check] [--input x.npy ...]
+"""npu-studio simulate MODEL_OR_WORKSPACE [--backend NAME] [--target FILE] [--json OUT] [--csv OUT] [--trace OUT] [--check] [--input x.npy ...]
 
 Simulates the NPU program's timing and prints a summary. The source is a
 model.npu.json, a workspace (its npu/model.npu.json, or the NPU pipeline
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import StudioError
+from .common import add_backend_option, npu_target
 
 
 def add_parser(sub) -> None:
@@ -23,6 +24,7 @@ def add_parser(sub) -> None:
         "bound of each dispatch.",
     )
     p.add_argument("source", type=Path, metavar="MODEL_OR_WORKSPACE")
+    add_backend_option(p)
     p.add_argument("--target", dest="npu_target", default=None, metavar="FILE",
                    help="NPU target TOML ('tiny' names a bundled one); a workspace or model is "
                    "planned for it, a model.npu.json is simulated on it")
@@ -40,16 +42,15 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def load_source(source: Path, target_path):
+def load_source(source: Path, target_path, backend: str | None = None):
     """(program, target, workspace or None) for any accepted source."""
     from ..core.npu.program.npu_ir import NpuError
     from ..core.npu.plan.passes import run_npu_pipeline
     from ..core.npu.store.sim_store import load_program
-    from ..core.npu.target.target import load_target
     from ..core.npu.store.workspace_io import json_path, run_for_workspace
     from ..core.workspace.workspace import open_or_compile
 
-    target = load_target(target_path) if target_path else None  # TargetError: file:line: key
+    target = npu_target(backend, target_path)  # BackendError names the backend, TargetError file:line: key
     if source.is_file() and source.name.endswith(".json"):
         program = load_program(source)
         return program, target or program.target, None
@@ -61,7 +62,7 @@ def load_source(source: Path, target_path):
         if target is None and json_path(ws).exists():
             program = load_program(json_path(ws))
         else:
-            program = run_for_workspace(ws, target_path)
+            program = run_for_workspace(ws, target_path, backend=backend)
     except NpuError as e:
         raise StudioError(source, str(e).replace("\n", "; ")) from None
     return program, program.target, ws
@@ -80,7 +81,7 @@ def run(args) -> int:
     for out in (args.json, args.csv, args.trace):
         if out:
             check_output_file(out)  # a folder or a missing folder: one line, before any work
-    program, target, ws = load_source(args.source, args.npu_target)
+    program, target, ws = load_source(args.source, args.npu_target, args.backend)
     if args.check and ws is None:
         raise StudioError(args.source, "--check needs a workspace or a model (it compares with its build)")
     result = simulate(program, target)  # SimError: SRAM too small, dependency cycle

@@ -22,6 +22,8 @@ def add_parser(sub) -> None:
         "on this machine's cores or a Dask cluster, and write the results table.",
     )
     p.add_argument("spec", type=Path, metavar="SPEC")
+    p.add_argument("--backend", default=None, metavar="NAME",
+                   help="NPU backend of every point (`npu-studio backends`; default: the generic NPU)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="local worker processes (default: every core; 1 runs in this process)")
     p.add_argument("--dask", default=None, metavar="ADDRESS",
@@ -47,7 +49,7 @@ def run(args) -> int:
         raise StudioError(None, "--jobs and --dask exclude each other (Dask has its own workers)")
     from ..core.sweep.out_folder import claim, latest_default, new_default
 
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, args.backend)  # BackendError before any folder is claimed
     out = args.out
     if out is None:
         out = (latest_default(spec.path) if args.resume else None) or new_default(spec.path)

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..errors import StudioError
+from ..npu.backend.api import BackendError
 from ..npu.target.cost_model import CostModel
 from ..npu.program.npu_ir import NpuProgram
 from ..npu.plan.replan import ModelPlanner
@@ -111,6 +112,8 @@ def evaluate(model_hash: str, flow_text: str, target: NpuTarget,
             stats["simulations"] += 1
             return simulate(program, target)
         result = _memo(_sims, (model_hash, sim_key(target)), sim)
+    except BackendError:  # not the point's fault: the sweep stops with the backend's one line
+        raise
     except StudioError as e:  # NpuError, SimError: the point cannot run, the sweep goes on
         return {**row, "status": "infeasible", "reason": str(e)}
     e = energy(program, result, target)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StudioError
+from ..npu.backend import registry
 from ..npu.target.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
 from .spec_values import MAX_POINTS, MAX_TEXT, check_point_count, parameter_values, range_checked
 
@@ -75,6 +76,7 @@ class SweepSpec:
     seed: int
     constraints: tuple[tuple[str, float | None, float | None], ...]  # (metric, min, max)
     tiles_for: str = "each-point"  # base-bandwidth: tiles chosen at the base bandwidth, reused
+    backend: str = "generic"  # the NPU backend whose keys, rules and costs the targets take
 
     def plan_target(self, target: NpuTarget) -> NpuTarget:
         """The target a point's program is planned for: its own, or with the base's bandwidth."""
@@ -130,7 +132,8 @@ class SweepSpec:
                                          line=key_line(self.path, name))
                 node[leaf] = value
         try:
-            return parse_target(to_toml(data), self.base_path)
+            chosen = registry.load(self.backend)
+            return parse_target(to_toml(data), self.base_path, chosen.name, chosen.target_keys)
         except TargetError as e:
             which = _which(e, point)
             raise SweepError(self.path, f"parameters.{which} = {dict(point.values).get(which)!r}: "
@@ -209,9 +212,11 @@ def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def load_spec(path: str | Path) -> SweepSpec:
-    """Read and check a sweep spec; every target of its points is built (and checked) later."""
+def load_spec(path: str | Path, backend: str | None = None) -> SweepSpec:
+    """Read and check a sweep spec for `backend` (None: the generic NPU; BackendError names a
+    missing one); every target of its points is built (and checked) later."""
     path = Path(path)
+    chosen = registry.load(backend)
     try:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block or never end
             raise SweepError(path, "not a regular file")
@@ -236,14 +241,15 @@ def load_spec(path: str | Path) -> SweepSpec:
     for key in data:
         if key not in _TOP_KEYS:
             raise bad(key, "unknown key; known: " + ", ".join(_TOP_KEYS))
-    target_arg = data.get("target", "default")
-    if not isinstance(target_arg, str) or not target_arg or "\0" in target_arg or len(target_arg) > MAX_TEXT:
+    target_arg = data.get("target", None if backend else "default")
+    if target_arg is not None and (not isinstance(target_arg, str) or not target_arg or "\0" in target_arg
+                                   or len(target_arg) > MAX_TEXT):
         raise bad("target", "expected a bundled target name or a path")
-    base_path = target_file(target_arg if not (path.parent / target_arg).exists()
-                            else path.parent / target_arg)
+    base_path = chosen.default_target if target_arg is None else target_file(
+        target_arg if not (path.parent / target_arg).exists() else path.parent / target_arg)
     try:
         base_text = read_target_text(base_path)
-        base = parse_target(base_text, base_path)
+        base = parse_target(base_text, base_path, chosen.name, chosen.target_keys)
     except TargetError as e:
         raise SweepError(path, f"target: {e}", line=key_line(path, "target")) from None
     models = data.get("models")
@@ -294,7 +300,8 @@ def load_spec(path: str | Path) -> SweepSpec:
             raise bad(f"constraints.{metric}", "expected { min = NUMBER } and/or { max = NUMBER }, finite")
         constraints.append((metric, bound.get("min"), bound.get("max")))
     spec = SweepSpec(path, name, base_text, base_path, base, model_paths,
-                     parameters, tuple(metrics), method, samples, seed, tuple(constraints), tiles_for)
+                     parameters, tuple(metrics), method, samples, seed, tuple(constraints), tiles_for,
+                     chosen.name)
     # Every value builds a valid target. Integer keys were range-checked without one (spec_values):
     # their first value builds one (the key exists, its tables are tables); every value of other
     # keys builds one (their checks are the target's own).

@@ -41,6 +41,7 @@ class Manifest:
     origin: str = ""  # absolute path of the file the user opened
     source_sha256: str = ""  # the model's content when imported (model_digest): reopening skips the compile
     target: str = DEFAULT_TARGET
+    npu_backend: str = "generic"  # the NPU backend its NPU results are built for (docs/npu-backends.md)
     compiler_version: str = ""
     phases: dict[str, PhaseRecord] = field(default_factory=dict)
     vmfb: str | None = None

@@ -17,7 +17,7 @@ import pytest
 
 from npu_studio.core.npu.report.coverage import coverage_of_plans, legalize_flow
 from npu_studio.core.npu.program.npu_ir import DispatchInfo
-from npu_studio.core.npu.plan.rules import MAC_KINDS
+from npu_studio.core.npu.plan.op_kinds import MAC_KINDS
 from npu_studio.core.npu.target.target import RESOURCES, NpuTarget, TargetError, parse_target
 from quant_models import qdq_conv_flow
 from tests.zoo_cache import quant_zoo_workspace

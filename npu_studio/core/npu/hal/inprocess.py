@@ -8,8 +8,9 @@ plugin is loaded twice by path, which gives one library: by IREE
 (`--executable_plugin`) to resolve the imports, and by ctypes to register
 the handler. IREE calls the handler from its worker thread with the
 import's packed (base, offset) pairs; the handler views the real buffers
-as arrays and runs the dispatch's flow function on them, its root op tile
-by tile in task order (`DispatchInterpreter`). Calls are taken one at a
+as arrays and hands them to the backend's runner (`backend.api.Runner`),
+with the dispatch's flow function as the shared model of its body (the
+generic NPU's runner computes its root op tile by tile in task order). Calls are taken one at a
 time. With a per-dispatch IREE build in the request, each call's operands
 and results are kept on disk and, after the run, its results are compared
 with IREE's CPU result of that dispatch on the same operands.
@@ -56,7 +57,7 @@ class PluginHandler:
 
         from ...ir.flow_graph import FlowGraph
         from ..program.npu_ir import NpuProgram
-        from ..numerics.dispatch_eval import Tile
+        from ..backend.registry import backend_of
         from .variant import Variant
 
         self.ctx = ir.Context()
@@ -69,8 +70,8 @@ class PluginHandler:
         self.program = NpuProgram.load(request["program"])
         variant = Variant.load(Path(request["workspace"]))
         self.imports = {r.dispatch: r for r in variant.imports}
-        self.tiles = {d: [Tile(t.tile_offsets, t.tile_sizes) for t in self.program.tasks_of(d)]
-                      for d in self.imports}
+        self.backend = backend_of(self.program.target)
+        self.binary = self.backend.emit(self.program).binary if self.backend.emit else None
         self.fault = request.get("fault")
         self.log = Path(request["log"])
         self.first_call = 0  # the calls made while loading (by the C interpreter) come first
@@ -131,7 +132,8 @@ class PluginHandler:
         return out
 
     def compute(self, dispatch: int, params: int) -> dict:
-        from ..numerics.dispatch_eval import DispatchInterpreter
+        from ..backend.api import DispatchCall
+        from ..numerics.dispatch_eval import DispatchInterpreter, Tile
 
         t0 = time.perf_counter()
         rec = self.imports[dispatch]
@@ -140,15 +142,19 @@ class PluginHandler:
         info = self.program.dispatches[dispatch]
         tiled = info.unit != "dma"  # a DMA transfer is one task: the whole body at once
         site = self.graph.sites[dispatch]
-        with self.ctx:
-            func = self.graph.func_of(site)
-            interp = DispatchInterpreter(func, self.tiles[dispatch] if tiled else None, self._hook(dispatch))
-            if tiled and tuple(interp.root_ranges()) != tuple(info.loop_ranges):
-                raise RuntimeError(f"root op loops {interp.root_ranges()} differ from the program's {info.loop_ranges}")
-            interp.run(arrays)
+
+        def body(tiles) -> None:
+            with self.ctx:
+                func = self.graph.func_of(site)
+                interp = DispatchInterpreter(func, [Tile(t.offsets, t.sizes) for t in tiles]
+                                             if tiled and tiles is not None else None, self._hook(dispatch))
+                if tiled and tiles is not None and tuple(interp.root_ranges()) != tuple(info.loop_ranges):
+                    raise RuntimeError(f"root op loops {interp.root_ranges()} differ from the program's {info.loop_ranges}")
+                interp.run(arrays)
+        run = self.backend.runner.run(DispatchCall(self.program, dispatch, arrays, body, self.binary, tiled))
         seconds = time.perf_counter() - t0
-        record = {"dispatch": dispatch, "symbol": info.symbol, "tiles": len(self.tiles[dispatch]) if tiled else 1,
-                  "seconds": seconds, "max_error": None, "scale": None, "computed_by": COMPUTED_BY,
+        record = {"dispatch": dispatch, "symbol": info.symbol, "tiles": run.tiles if tiled else 1,
+                  "cycles": run.cycles, "seconds": seconds, "max_error": None, "scale": None, "computed_by": COMPUTED_BY,
                   "dtype": next((a.dtype.name for a, b in zip(arrays, rec.bindings) if b.access != "readonly"), "")}
         if self.dispatch_vmfb:
             folder = self.kept / str(len(self.calls))

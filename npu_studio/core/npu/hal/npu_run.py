@@ -29,6 +29,8 @@ from ...run.dispatches import iree_dispatches
 from ..numerics.check import Comparison, _compare, arithmetic_of, diverges, final_line, run_onnxruntime
 from ..numerics.functional_sim import DispatchOutcome, TileFault
 from ..store.workspace_io import json_path
+from ..backend.api import BackendError
+from ..backend.registry import backend_of
 from ..program.npu_ir import NpuProgram
 from . import standalone
 from .call_log import CallLimits, CallWatch
@@ -105,7 +107,14 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
         raise StudioError(None, f"unknown NPU run mode {mode!r} (one of {', '.join(MODES)})")
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
-    plugin = plugin_path()  # first: without a C compiler nothing else is done
+    backend = backend_of(NpuProgram.load(json_path(ws)).target)  # BackendError names a missing one
+    if mode == standalone.MODE and backend.loader is None:
+        raise BackendError(backend.name, "has no loader for IREE's runtime: --standalone needs one")
+    if mode != standalone.MODE and backend.runner is None:
+        raise BackendError(backend.name, "has no runner: it cannot compute the NPU dispatches")
+    # first: without a C compiler nothing else is done. In-process, the plugin only hands each
+    # call to the backend's runner; standalone, the backend's loader executes the calls itself.
+    plugin = backend.loader() if mode == standalone.MODE else plugin_path()
     variant = build_variant(ws)
     if mode == standalone.MODE:
         standalone.check_described(variant)  # before anything runs: one line naming the dispatch
@@ -190,5 +199,5 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
         count = int(proc.stdout.strip().splitlines()[-1])
         outputs = [np.load(tmp / f"output{i}.npy") for i in range(count)]
     calls = [DispatchOutcome(c["dispatch"], c["symbol"], c.get("computed_by", COMPUTED_BY), c["tiles"], c["seconds"],
-                             c["max_error"], c["scale"], c["dtype"]) for c in report["calls"]]
+                             c["max_error"], c["scale"], c["dtype"], cycles=c.get("cycles")) for c in report["calls"]]
     return outputs, calls, report["plugin_calls"]

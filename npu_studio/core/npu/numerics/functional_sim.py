@@ -1,9 +1,10 @@
 """Functional simulation of an NPU program: the numbers it computes.
 
 The host program of the `flow` snapshot is interpreted (`host`); each
-dispatch is computed the way the NPU program says: a legal dispatch by
-interpreting its linalg ops tile by tile, in the order of its tasks (the
-compiler's tiling and loop order); a fallback dispatch by IREE's CPU build
+dispatch is computed the way the NPU program says: a legal dispatch by the
+backend's runner (`backend.api.Runner`; the generic NPU's interprets its
+linalg ops tile by tile, in the order of its tasks: the compiler's tiling and
+loop order); a fallback dispatch by IREE's CPU build
 of that dispatch (`iree_dispatches`). With a `DispatchRunner`, every NPU
 dispatch is also run by IREE on the same inputs, which gives each
 dispatch's own error and so the first dispatch whose result diverges.
@@ -24,6 +25,8 @@ from ...run.dispatches.host import HostInterpreter, tied_operands
 from ...run.dispatches.iree_dispatches import DispatchRunner
 from ...run.dispatches.scalar_ops import NotInterpretable, numpy_dtype
 from ...run.tolerance import max_error
+from ..backend.api import BackendError, DispatchCall
+from ..backend.registry import backend_of
 from ..program.npu_ir import NpuProgram
 from .dispatch_eval import DispatchInterpreter, Tile
 
@@ -52,6 +55,7 @@ class DispatchOutcome:
     scale: float | None = None  # max |IREE result|, the error's yardstick
     dtype: str = ""  # numpy name of the result's element type
     note: str = ""
+    cycles: int | None = None  # measured by the backend's runner, when it measures
 
 
 @dataclass
@@ -84,11 +88,12 @@ class FunctionalSim:
         self.compare = compare  # run each NPU dispatch on IREE too (with a runner)
         # Also interpret (whole, untiled) what the NPU leaves to the CPU: a self-check of the interpreter.
         self.interpret_fallbacks = interpret_fallbacks
-        self._tasks: dict[int, list] = {}
-        for t in program.tasks:
-            self._tasks.setdefault(t.dispatch, []).append(t)
         self._funcs: dict[tuple[str, str], ir.Operation] = {}
         self.result: SimResult | None = None
+        self.backend = backend_of(program.target)
+        if self.backend.runner is None:
+            raise BackendError(self.backend.name, "has no runner: it cannot compute the program's dispatches")
+        self.binary = self.backend.emit(program).binary if self.backend.emit else None
 
     def run(self, function: str, inputs: list[np.ndarray]) -> SimResult:
         start = time.perf_counter()
@@ -115,8 +120,8 @@ class FunctionalSim:
         if info.legal or self.interpret_fallbacks:
             try:
                 # a DMA transfer (pad, copy) is one task: the whole body at once
-                results = self._interpret(index, site, args, outcome,
-                                          tiled=info.legal and info.unit != "dma")
+                results = self._run(index, site, args, outcome, tiled=info.unit != "dma") if info.legal \
+                    else self._interpret(index, site, args, outcome, tiled=False)
             except NotInterpretable as exc:
                 outcome.note = f"not interpreted ({exc}); computed by IREE's CPU build"
         if results is None:
@@ -134,19 +139,26 @@ class FunctionalSim:
             self.result.intermediates[index] = results
         return results
 
-    def _interpret(self, index: int, site: ir.Operation, args: list, outcome: DispatchOutcome,
-                   tiled: bool = True) -> list:
+    def _run(self, index: int, site: ir.Operation, args: list, outcome: DispatchOutcome, tiled: bool) -> list:
+        """A legal dispatch, computed by the backend's runner on the shared model of its body."""
+        bindings, results = _bindings(site, args)
+        notes: list[str] = []
+
+        def compute(tiles):
+            body = self._body(index, site, tiles, tiled)
+            body.run(bindings)
+            notes.extend(body.notes)
+        run = self.backend.runner.run(DispatchCall(self.program, index, bindings, compute, self.binary, tiled))
+        outcome.computed_by, outcome.tiles, outcome.cycles = "npu", run.tiles if tiled else 0, run.cycles
+        outcome.note = "; ".join(notes + ([run.note] if run.note else []))
+        return results
+
+    def _body(self, index: int, site: ir.Operation, tiles, tiled: bool) -> DispatchInterpreter:
+        """The dispatch's body over `tiles` (TileRegions; None: whole), hooks and output stage set."""
         graph_func = self._func_of(site)
         reductions = None if self.reductions is None else self.reductions.get(_executable(site), [])
-        if not tiled:
-            outcome.computed_by = "npu" if self.program.dispatches[index].legal else "interpreter"
-            bindings, results = _bindings(site, args)
-            interp = DispatchInterpreter(graph_func, reductions=reductions)
-            interp.run(bindings)
-            outcome.note = "; ".join(interp.notes)
-            return results
-        tasks = self._tasks.get(index, [])
-        tiles = [Tile(t.tile_offsets, t.tile_sizes) for t in tasks]
+        if tiles is None or not tiled:
+            return DispatchInterpreter(graph_func, reductions=reductions)
         hook = None
         if self.fault is not None and self.fault.dispatch == index:
             def hook(k, regions, f=self.fault):
@@ -158,13 +170,19 @@ class FunctionalSim:
                 look(i, k, regions)
         info = self.program.dispatches[index]
         stage = self.program.target.output_stage if info.unit == "mac" else None
-        interp = DispatchInterpreter(graph_func, tiles, hook, stage, self.stage_rounding, reductions)
-        expected = self.program.dispatches[index].loop_ranges
-        if tuple(interp.root_ranges()) != tuple(expected):
-            raise NotInterpretable(f"root op loops {interp.root_ranges()} differ from the program's {expected}")
+        interp = DispatchInterpreter(graph_func, [Tile(t.offsets, t.sizes) for t in tiles], hook, stage,
+                                     self.stage_rounding, reductions)
+        if tuple(interp.root_ranges()) != tuple(info.loop_ranges):
+            raise NotInterpretable(f"root op loops {interp.root_ranges()} differ from the program's {info.loop_ranges}")
+        return interp
+
+    def _interpret(self, index: int, site: ir.Operation, args: list, outcome: DispatchOutcome,
+                   tiled: bool = False) -> list:
+        """A fallback dispatch interpreted whole (`interpret_fallbacks`: a self-check of the interpreter)."""
+        outcome.computed_by = "interpreter"
         bindings, results = _bindings(site, args)
+        interp = self._body(index, site, None, False)
         interp.run(bindings)
-        outcome.tiles = len(tiles)
         outcome.note = "; ".join(interp.notes)
         return results
 

@@ -3,7 +3,7 @@
 The dispatch's kind, root op and dimensions are the dispatch index's
 record (`site.record`): the NPU never classifies an op itself. From the
 record and the dispatch body this gathers the facts the rules check
-(`rules.RULES`): which unit computes it (MAC array, vector unit, DMA, or
+(the backend's rules, `backend.rules`): which unit computes it (MAC array, vector unit, DMA, or
 CPU), the element and accumulator types, transposed MAC operands, the
 vector functions used, and for data-movement dispatches the transfer.
 """
@@ -20,7 +20,9 @@ from ...ir.linalg import OpDescription
 from .access import Source, accesses, loops_of
 from .dispatch_plan import DispatchPlan
 from ..target.output_stage import split_epilogue, vector_work
-from .rules import MAC_KINDS, VECTOR_KINDS, check_rules, function_of
+from ..backend.registry import backend_of
+from ..backend.rules import LEGALIZE
+from .op_kinds import MAC_KINDS, VECTOR_KINDS, function_of
 from ..target.target import NpuTarget
 from .transfers import memcpy_transfer, op_transfer
 
@@ -153,7 +155,7 @@ def analyze(graph: FlowGraph, site: DispatchSite, target: NpuTarget) -> Dispatch
     if plan.unit in ("mac", "vector"):
         plan.loops = loops_of(plan.desc)
         plan.accesses = accesses(plan.root_op, plan.fused_ops, plan.consts)
-    if not check_rules(plan, target, "npu-legalize"):
+    if not backend_of(target).rules.check(plan, target, LEGALIZE):
         return plan
     if plan.accesses:
         for i, b in enumerate(plan.accesses):

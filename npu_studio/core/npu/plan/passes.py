@@ -28,11 +28,13 @@ from .dispatch_plan import DispatchPlan
 from .legality import analyze
 from .memory_plan import Request, allocate
 from ..program.npu_ir import Buffer, DispatchInfo, NpuError, NpuProgram
-from .rules import check_rules
+from ..backend.registry import backend_of
+from ..backend.rules import TILE
 from .schedule import DispatchTiles, FallbackDispatch, TiledOperand, TransferDispatch, build_tasks, task_positions
 from ..target.target import NpuTarget, load_target
 from .tile_search import best_tiling
-from .tiling import Tiling, TilingError, TilingProblem, access_bytes, tile_counts
+from .tiling import Tiling, TilingProblem, access_bytes, tile_counts
+from ..backend.api import BackendError, NoTileFits
 
 # Cleanup inside the dispatch bodies only: the host call sites (and so the
 # dispatch numbering) stay exactly as in the snapshot.
@@ -64,6 +66,8 @@ def array_loops(kind: str, loops, target: NpuTarget):
 class _State:
     def __init__(self, target: NpuTarget, strict: bool, index: PhaseIndex | None = None):
         self.target, self.strict, self.index = target, strict, index
+        self.backend = backend_of(target)
+        self.choose_tiling = self.backend.choose_tiling or best_tiling  # the shared search by default
         self.graph: FlowGraph | None = None
         self.plans: list[DispatchPlan] = []
         self.buffers: list[Buffer] = []
@@ -92,10 +96,10 @@ class _State:
             problem = TilingProblem(plan.loops, tuple(b.access for b in plan.accesses), arr, arr_sizes,
                                     whole)
             try:
-                plan.tiling = best_tiling(problem, self.target, lambda t, plan=plan: self._tiled(plan, t))
-            except TilingError as e:
+                plan.tiling = self.choose_tiling(problem, self.target, lambda t, plan=plan: self._tiled(plan, t))
+            except NoTileFits as e:
                 plan.tiling_error = str(e)
-            if not check_rules(plan, self.target, "npu-tile"):  # sram-fit: no tile fits
+            if not self.backend.rules.check(plan, self.target, TILE):  # sram-fit: no tile fits
                 self._mark(plan)
                 continue
             t = plan.tiling
@@ -353,7 +357,7 @@ def _run_passes(module, state, passes: int = len(NPU_PASSES)):
             if state.error is None:
                 raise
         if state.error is not None:
-            if isinstance(state.error, NpuError):
+            if isinstance(state.error, (NpuError, BackendError)):  # already one line naming it
                 raise state.error
             raise NpuError(f"{type(state.error).__name__}: {state.error}") from state.error
     state.program_module = module

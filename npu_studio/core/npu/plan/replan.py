@@ -26,6 +26,7 @@ from iree.compiler import ir
 
 from ...ir.context import first_diagnostic, mlir_context
 from ...ir.dispatch_index import PhaseIndex, index_text
+from ..backend.api import BackendError
 from ..target.cost_model import CostModel
 from ..program.npu_ir import NpuProgram
 from .passes import NpuError, _run_passes, _State
@@ -97,7 +98,7 @@ class ModelPlanner:
         """One pass outside the pass manager, its errors as run_npu_pipeline gives them."""
         try:
             fn(module.operation)
-        except NpuError:
+        except (NpuError, BackendError):
             raise
         except Exception as e:
             raise NpuError(f"{type(e).__name__}: {e}") from e

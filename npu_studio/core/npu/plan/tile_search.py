@@ -36,7 +36,7 @@ from ..target.cost_model import CostModel
 from .memory_plan import Request, allocate
 from ..program.npu_ir import Buffer, DispatchInfo, NpuProgram
 from .schedule import DispatchTiles, tile_tasks
-from ..sim.cost import tile_compute_cycles
+from ..sim.cost import tile_cycles_of
 from ..sim.plan import Plan, build_plan
 from ..sim.timing import run
 from ..target.target import NpuTarget
@@ -133,7 +133,7 @@ def tile_classes(tiles: DispatchTiles, info: DispatchInfo, target: NpuTarget) ->
         combo = [p[j] for p, j in zip(per_loop, pos)]
         sizes = tuple(c[0] for c in combo)
         first, last = all(c[2] for c in combo), all(c[3] for c in combo)
-        c = tile_compute_cycles(target, info.kind, info.loop_dims, reds, sizes, info.vector_cost,
+        c = tile_cycles_of(target)(target, info.kind, info.loop_dims, reds, sizes, info.vector_cost,
                                 info.dtype)
         ld = [math.prod(footprint(op.access, sizes)) * op.dtype_bytes
               for op in loads + (outs if first else []) if op.dram]

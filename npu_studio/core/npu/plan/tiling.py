@@ -20,6 +20,8 @@ import math
 import operator
 from dataclasses import dataclass
 
+from ..backend.api import NoTileFits
+
 ALIGN = 64  # SRAM allocation granule in bytes
 
 
@@ -70,8 +72,8 @@ class Tiling:
         return 2 * self.working_set
 
 
-class TilingError(ValueError):
-    pass
+class TilingError(NoTileFits):
+    """No tile of the dispatch fits the SRAM budget."""
 
 
 def footprint(acc: Access, sizes: tuple[int, ...]) -> tuple[int, ...]:

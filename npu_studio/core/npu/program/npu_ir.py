@@ -118,7 +118,7 @@ class DispatchInfo:
     deps: tuple[int, ...]  # dispatches whose results this one reads
     # Issue 11: where it runs and why not.
     unit: str = "cpu"  # mac | vector | dma | cpu
-    rule: str = ""  # id of the failed rule (plan/rules.py), "" when legal
+    rule: str = ""  # id of the failed rule (the backend's rules), "" when legal
     flops: int = 0  # the dispatch index's FLOPs of all its ops
     dims: dict = field(default_factory=dict)  # the dispatch index's named dims (M, N, K, ...)
     dtype: str = ""  # element type of the root op's first input

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...units import format_count
 from ..program.npu_ir import NpuProgram
-from ..plan.rules import RULES
+from ..backend.registry import backend_of
 from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class Coverage:
     by_unit: dict[str, int] = field(default_factory=dict)
     fallbacks: list[Fallback] = field(default_factory=list)
     unknown: list[int] = field(default_factory=list)  # dispatches whose FLOP count is unknown (dynamic shapes)
+    rule_order: tuple[str, ...] = ()  # the backend's rule ids in checking order
 
     @property
     def flops_percent(self) -> float | None:
@@ -48,7 +49,7 @@ class Coverage:
 
     def by_rule(self) -> dict[str, list[Fallback]]:
         """Fallbacks grouped by rule, in the rules' checking order."""
-        order = {r.id: i for i, r in enumerate(RULES)}
+        order = {r: i for i, r in enumerate(self.rule_order)}
         out: dict[str, list[Fallback]] = {}
         for f in sorted(self.fallbacks, key=lambda f: (order.get(f.rule, len(order)), f.index)):
             out.setdefault(f.rule, []).append(f)
@@ -104,8 +105,12 @@ def _add(c: Coverage, index: int, legal: bool, unit: str, flops: int, rule: str,
         c.fallbacks.append(Fallback(index, rule, reason, flops, flops_known))
 
 
+def _rule_order(target: NpuTarget | None) -> tuple[str, ...]:
+    return tuple(r.id for r in backend_of(target).rules) if target is not None else ()
+
+
 def coverage(program: NpuProgram) -> Coverage:
-    c = Coverage()
+    c = Coverage(rule_order=_rule_order(program.target))
     for d in program.dispatches:
         # a dynamic loop range (-1) leaves its ops' FLOP uncounted: the total is not known
         _add(c, d.index, d.legal, d.unit if d.legal else "cpu", d.flops, d.rule, d.reason,
@@ -113,8 +118,9 @@ def coverage(program: NpuProgram) -> Coverage:
     return c
 
 
-def coverage_of_plans(plans: list[DispatchPlan]) -> Coverage:
-    c = Coverage()
+def coverage_of_plans(plans: list[DispatchPlan], target: NpuTarget | None = None) -> Coverage:
+    """The coverage of plans; `target`: the one they were checked on (its rules order the fallbacks)."""
+    c = Coverage(rule_order=_rule_order(target))
     for p in plans:
         _add(c, p.site.index, p.legal, p.unit if p.legal else "cpu", p.flops, p.rule, p.reason,
              all(op.flops is not None for op in p.record.ops))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 
+from ..backend.registry import backend_of
 from ..target.target import NpuTarget
 
 MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
@@ -92,6 +93,12 @@ def tile_compute_cycles(target: NpuTarget, kind: str, loop_dims: tuple[str, ...]
     if kind in MAC_KINDS:
         return mac_cycles(target, kind, loop_dims, reductions, sizes, dtype)
     return vector_cycles(target, math.prod(sizes), vector_cost or 1)
+
+
+def tile_cycles_of(target: NpuTarget):
+    """The cost hook of one tile's compute step for the target's backend (the model above
+    when the backend has none), with `tile_compute_cycles`' arguments."""
+    return backend_of(target).tile_cycles or tile_compute_cycles
 
 
 def vector_cycles(target: NpuTarget, ops: int, cycles_per_element: int = 1) -> int:

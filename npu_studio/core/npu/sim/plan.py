@@ -12,6 +12,7 @@ rows with numpy, so a 100,000-task program flattens in about 0.1 s.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
@@ -22,7 +23,7 @@ from ...lazy_import import lazy_module
 from ...errors import StudioError
 from ..program.npu_ir import NpuProgram
 from ..target.target import NpuTarget
-from .cost import MAC_KINDS, cpu_cycles, mac_cycles, vector_cycles
+from .cost import MAC_KINDS, cpu_cycles, tile_cycles_of, vector_cycles
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
@@ -158,7 +159,7 @@ class _Template:
     group_starts: tuple[int, ...]  # first step of each group, from the task's first step
 
 
-def _template(program: NpuProgram, target: NpuTarget, t, info, bindex, mac_cache) -> _Template:
+def _template(program: NpuProgram, target: NpuTarget, t, info, bindex, mac_cache, tile_cycles) -> _Template:
     n_dma = target.dma_channels
     mac, vec, cpu = n_dma, n_dma + 1, n_dma + 2
     kinds, engines, work, nbytes, ops, bufs, group_rel, group_starts = [], [], [], [], [], [], [], []
@@ -175,14 +176,16 @@ def _template(program: NpuProgram, target: NpuTarget, t, info, bindex, mac_cache
             engine, w = cpu, cpu_cycles(target, s.ops)
         elif kind is None:
             raise SimError(program.source or None, f"task {t.id}: unknown step kind {s.kind!r}")
-        elif info is not None and info.kind in MAC_KINDS and t.tile_sizes:
+        elif info is not None and t.tile_sizes and (info.kind in MAC_KINDS or s.ops == math.prod(t.tile_sizes)):
+            # the backend's cost of one tile (a vector step whose op count is not its tile's, in a
+            # program written by hand, takes the shared per-element cost below)
             key = (t.dispatch, t.tile_sizes)
             w = mac_cache.get(key)
             if w is None:
                 reds = tuple(it == "reduction" for it in info.iterator_types)
-                w = mac_cache[key] = mac_cycles(target, info.kind, info.loop_dims, reds,
-                                                t.tile_sizes, info.dtype)
-            engine = mac
+                w = mac_cache[key] = tile_cycles(target, info.kind, info.loop_dims, reds, t.tile_sizes,
+                                                 info.vector_cost, info.dtype)
+            engine = mac if info.kind in MAC_KINDS else vec
         else:
             cost = info.vector_cost if info is not None and info.vector_cost else 1
             engine, w = vec, vector_cycles(target, s.ops, cost)
@@ -296,7 +299,8 @@ def _templates_of(program, target, bindex, keys, dispatch, reps=None, task_tpl=N
     tasks = program.tasks
     infos = {d.index: d for d in program.dispatches}
     mac_cache: dict[tuple[int, tuple[int, ...]], int] = {}
-    templates = [_template(program, target, tasks[i], infos.get(dispatch[i]), bindex, mac_cache)
+    tile_cycles = tile_cycles_of(target)
+    templates = [_template(program, target, tasks[i], infos.get(dispatch[i]), bindex, mac_cache, tile_cycles)
                  for i in reps]
     return templates, task_tpl, np.asarray(dispatch, dtype=np.int64)
 

@@ -19,9 +19,10 @@ from pathlib import Path
 from ...textio import write_text_atomic
 from ...workspace.confine import folder_inside
 from ...workspace.workspace import Workspace
+from ..backend import registry
 from ..program.npu_ir import NpuError, NpuProgram
 from ..target import target_store
-from ..target.target import parse_target, read_target_text, target_file
+from ..target.target import read_target_text, target_file
 
 NPU_DIR = "npu"
 JSON_NAME = "model.npu.json"
@@ -58,23 +59,27 @@ def _write(path: Path, text: str) -> None:
 
 
 def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
-                      strict: bool = False) -> NpuProgram:
-    """Run the NPU pipeline on the workspace's flow snapshot with the target
-    at `target_path` (None: the bundled default) and write
-    npu/model.npu.json, npu/model.npu.mlir and the target they were built
-    with (target_store.record). Earlier results stay on disk when this
-    raises (TargetError, NpuError)."""
+                      strict: bool = False, backend: str | None = None) -> NpuProgram:
+    """Run the NPU pipeline on the workspace's flow snapshot for `backend` (None: the one the
+    workspace records, generic at first) with the target at `target_path` (None: the backend's
+    default) and write npu/model.npu.json, npu/model.npu.mlir, the target they were built
+    with (target_store.record) and the backend into the manifest. Earlier results stay on
+    disk when this raises (BackendError, TargetError, NpuError)."""
     from ..program.npu_dialect import to_mlir
     from ..plan.passes import run_npu_pipeline
 
-    path = target_file(target_path)
+    chosen = registry.load(backend or ws.manifest.npu_backend)  # BackendError names it
+    path = target_file(target_path) if target_path is not None else chosen.default_target
     text = read_target_text(path)  # TargetError names the file
-    target = parse_target(text, path)
+    target = registry.parse_target_for(chosen, text, path)
     program = run_npu_pipeline(flow_path(ws), target, strict=strict)
     folder_inside(ws.root, NPU_DIR)  # npu/ a symbolic link: refused, never written through
     _write(json_path(ws), program.to_json())
     _write(mlir_path(ws), to_mlir(program))
-    target_store.record(npu_dir(ws), text, path)
+    target_store.record(npu_dir(ws), text, path, target)
+    if ws.manifest.npu_backend != chosen.name:
+        ws.manifest.npu_backend = chosen.name
+        ws.save()
     return program
 
 

@@ -16,7 +16,7 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 from ....resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
 from ...errors import StudioError
@@ -86,7 +86,15 @@ class NpuTarget:
     macs_per_cycle: tuple[tuple[str, int], ...] = ()
     # Issue 30: energy and area (cost_model.py), optional tables [energy], [area], [technology].
     cost: CostModel = CostModel()
+    # Issue 38: the backend (npu_studio.backends entry point) whose rules and costs apply, and
+    # the values of its own keys (`Backend.target_keys`), by dotted key.
+    backend: str = "generic"
+    backend_values: tuple[tuple[str, Any], ...] = ()
     source: str = field(default="", compare=False)
+
+    def backend_value(self, key: str) -> Any:
+        """The value of one of the backend's own keys (its default when the file lacks it)."""
+        return dict(self.backend_values)[key]
 
     def function_cost(self, name: str) -> int | None:
         """Cycles per element of a vector function, None if the unit lacks it."""
@@ -108,6 +116,9 @@ class NpuTarget:
         d["cost"] = self.cost.to_dict()
         if self.cost == CostModel():  # files written before issue 30 stay as they were
             del d["cost"]
+        d["backend_values"] = dict(self.backend_values)
+        if self.backend == "generic" and not self.backend_values:  # and before issue 38
+            del d["backend"], d["backend_values"]
         return d
 
     @classmethod
@@ -134,6 +145,7 @@ class NpuTarget:
         d["macs_per_cycle"] = tuple(sorted(dict(d.get("macs_per_cycle", {})).items()))
         if "cost" in d:
             d["cost"] = CostModel.from_dict(d["cost"])
+        d["backend_values"] = tuple(sorted(dict(d.get("backend_values", {})).items()))
         return cls(**d)
 
 
@@ -183,9 +195,19 @@ def _in_range(key: str) -> tuple[Any, str]:
     return (lambda v: lo <= v <= hi), f"an integer from {lo:,} to {hi:,}"
 
 
-# (dotted key, type, required, default, check, what the check wants)
-_Check = tuple[str, type, bool, Any, Any, str]
-_SCHEMA: tuple[_Check, ...] = (
+class TargetKey(NamedTuple):
+    """One key of a target TOML: checked at load, `file:line: key: reason` when wrong."""
+
+    key: str  # dotted: `table.key`
+    type: type
+    required: bool
+    default: Any
+    check: Callable[[Any], bool]
+    want: str  # what the check wants, for the reason: "an integer from 1 to 64"
+
+
+_Check = TargetKey
+_SCHEMA: tuple[_Check, ...] = tuple(TargetKey(*k) for k in (
     ("name", str, True, None, lambda v: bool(v), "a non-empty string"),
     ("clock_mhz", int, True, None, *_in_range("clock_mhz")),
     ("mac_array.rows", int, True, None, *_in_range("mac_array.rows")),
@@ -228,7 +250,7 @@ _SCHEMA: tuple[_Check, ...] = (
     ("output_stage.narrow", list, False, [], lambda v: all(k in NARROW_TYPES for k in v),
      "a list of: " + ", ".join(NARROW_TYPES)),
     ("mac_array.macs_per_cycle", dict, False, {}, lambda v: True, "a table"),
-)
+))
 MAX_MACS_PER_CYCLE = 64
 _KNOWN_TABLES = {k.split(".")[0] for k, *_ in _SCHEMA if "." in k}
 
@@ -265,17 +287,21 @@ def _get(data: dict, dotted: str) -> tuple[bool, Any]:
     return True, node
 
 
-def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
-    """Parse and check a target description; raises TargetError."""
+def parse_target(text: str, path: str | Path = "<string>", backend: str = "generic",
+                 backend_keys: tuple[TargetKey, ...] = ()) -> NpuTarget:
+    """Parse and check a target description for `backend`, whose own keys are
+    `backend_keys` (`Backend.target_keys`); raises TargetError."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise TargetError(path, "<syntax>", int(m.group(1)) if m else None, str(e)) from None
+    schema = _SCHEMA + tuple(TargetKey(*k) for k in backend_keys)
+    tables = _KNOWN_TABLES | {k.split(".")[0] for k, *_ in backend_keys if "." in k}
     for table, value in data.items():
-        if isinstance(value, dict) and table not in _KNOWN_TABLES and table not in COST_TABLES:
+        if isinstance(value, dict) and table not in tables and table not in COST_TABLES:
             raise TargetError(path, table, _key_line(text, table + ".__"), "unknown table")
-    known = {k for k, *_ in _SCHEMA}
+    known = {k for k, *_ in schema}
     for table, value in data.items():
         if table in COST_TABLES:
             continue  # parse_cost_model checks them
@@ -285,17 +311,17 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
             if dotted not in known:
                 raise TargetError(path, dotted, _key_line(text, dotted), "unknown key")
     values: dict[str, Any] = {}
-    for key, typ, required, default, check, want in _SCHEMA:
+    for key, typ, required, default, check, want in schema:
         present, v = _get(data, key)
         if not present:
             if required:
                 raise TargetError(path, key, _key_line(text, key), "missing required key")
             v = default
-        if typ is int:
+        if typ is int and key in INT_RANGES:
             problem = range_problem(key, v)
             if problem:
                 raise TargetError(path, key, _key_line(text, key), problem)
-        if not isinstance(v, typ) or not check(v):
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)) or not check(v):
             raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
         values[key] = v
     functions = values["vector.functions"]
@@ -349,8 +375,19 @@ def parse_target(text: str, path: str | Path = "<string>") -> NpuTarget:
         macs_per_cycle=tuple(sorted(rates.items())),
         cost=parse_cost_model(data, DTYPES, lambda key, reason: TargetError(
             path, key, _key_line(text, key), reason)),
+        backend=backend,
+        backend_values=tuple(sorted((k.key, _frozen(values[k.key])) for k in backend_keys)),
         source=str(path),
     )
+
+
+def _frozen(v: Any) -> Any:
+    """A TOML value as a hashable one (targets are memo keys)."""
+    if isinstance(v, list):
+        return tuple(_frozen(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _frozen(x)) for k, x in v.items()))
+    return v
 
 
 def target_file(path: str | Path | None = None) -> Path:

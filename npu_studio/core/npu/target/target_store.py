@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...paths import config_dir
 from ...textio import write_text_atomic
-from .target import RESOURCES, TargetError, parse_target
+from .target import RESOURCES, NpuTarget, TargetError, parse_target
 
 RECORD_TOML = "target.toml"
 RECORD_JSON = "target.json"
@@ -49,6 +49,7 @@ class RecordedTarget:
     path: Path  # the workspace's copy of the text
     origin: Path  # the file that text came from
     name: str  # the target's own `name`
+    backend: str = "generic"  # the NPU backend it was built for (docs/npu-backends.md)
 
 
 def user_targets_dir() -> Path:
@@ -170,24 +171,28 @@ def _flat(table: dict, prefix: str = "") -> dict[str, object]:
 # -- the target a workspace was built with ---------------------------------------------------
 
 
-def record(folder: Path, text: str, origin: str | Path) -> RecordedTarget:
-    """Keep `text` (already checked) as the target of the results in `folder` (a workspace's npu/)."""
+def record(folder: Path, text: str, origin: str | Path, target: NpuTarget | None = None) -> RecordedTarget:
+    """Keep `text` (already checked, parsed as `target`: None parses it for the generic NPU) as the
+    target of the results in `folder` (a workspace's npu/), with the backend it was built for."""
     folder = Path(folder)
     origin = Path(origin)
     copy = folder / RECORD_TOML
     previous = recorded(folder)
     if previous is not None and _same_file(origin, copy):
         origin = previous.origin  # a re-run with the recorded copy keeps where it came from
-    name = parse_target(text, origin).name
-    meta_text = json.dumps({"origin": str(origin), "name": name,
-                            "sha256": hashlib.sha256(text.encode()).hexdigest()}, indent=2)
+    target = target or parse_target(text, origin)
+    name, backend = target.name, target.backend
+    meta = {"origin": str(origin), "name": name, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    if backend != "generic":
+        meta["backend"] = backend
+    meta_text = json.dumps(meta, indent=2)
     # Rewrite only on a change, so a re-run leaves the user's record (and its mtime) alone.
     folder.mkdir(parents=True, exist_ok=True)
     if _read(copy) != text:
         write_text_atomic(copy, text)
     if _read(folder / RECORD_JSON) != meta_text:
         write_text_atomic(folder / RECORD_JSON, meta_text)
-    return RecordedTarget(copy, origin, name)
+    return RecordedTarget(copy, origin, name, backend)
 
 
 def _read(path: Path) -> str | None:
@@ -205,7 +210,7 @@ def recorded(folder: Path) -> RecordedTarget | None:
         return None
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        return RecordedTarget(copy, Path(meta["origin"]), str(meta["name"]))
+        return RecordedTarget(copy, Path(meta["origin"]), str(meta["name"]), str(meta.get("backend", "generic")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -1,89 +1,30 @@
-"""Every NPU legality constraint, as data: one rule, one text, one check.
+"""The generic NPU's legality rules: one rule, one text, one check.
 
-A rule is a small function whose docstring is the constraint's text; it
-returns None when the dispatch passes and the offending value when it
-does not. A fallback names the rule and the value:
+Each rule is a small function whose docstring is the constraint's text; it
+returns None when the dispatch passes and the offending value when it does
+not. A fallback names the rule and the value:
 
     Dispatch #7 not supported: dynamic shape (dim 0 of input 0 is ?)
 
 `docs/npu-supported-ops.md` is generated from these rules and the bundled
 default target (`report/supported_ops.py`), so the document cannot drift from
 the checks. Rules run in the order of `RULES`; the first failure decides.
+Another backend may start from these (`RULES.extended(...)`) or write its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
+from ..backend.rules import RuleSet
+from ..plan.op_kinds import function_of
 from ..target.target import NpuTarget
 
 if TYPE_CHECKING:
-    from .dispatch_plan import DispatchPlan
+    from ..plan.dispatch_plan import DispatchPlan
 
-MAC_KINDS = ("conv", "depthwise_conv", "matmul", "batch_matmul")
-VECTOR_KINDS = ("pooling", "reduction", "elementwise", "gather", "softmax")
-# Body ops -> the vector-unit function that computes them.
-FUNCTION_OF_OP = {
-    "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
-    "arith.mulf": "mul", "arith.muli": "mul", "arith.divf": "div", "arith.divsi": "div",
-    "arith.divui": "div", "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
-    "arith.maxui": "max", "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min",
-    "arith.minui": "min", "arith.cmpf": "compare", "arith.cmpi": "compare",
-    "arith.select": "select", "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs",
-    "math.exp": "exp", "math.exp2": "exp", "math.log": "log", "math.tanh": "tanh",
-    "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.powf": "pow", "math.fpowi": "pow",
-    "math.erf": "erf", "math.floor": "floor", "math.roundeven": "roundeven", "math.round": "round",
-    "tensor.extract": "gather", "arith.remsi": "div", "arith.remui": "div",
-    "arith.floordivsi": "div", "arith.ceildivsi": "div", "arith.sitofp": "itof", "arith.uitofp": "itof", "arith.fptosi": "ftoi", "arith.fptoui": "ftoi",
-    "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor", "arith.shli": "shift",
-    "arith.shrsi": "shift", "arith.shrui": "shift",
-}
-
-
-def function_of(op_name: str) -> str:
-    """The vector function a body op needs (the op's own name if none is known)."""
-    return FUNCTION_OF_OP.get(op_name, op_name)
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    name: str  # short, for the reason line: "dynamic shape"
-    units: tuple[str, ...]  # dispatches it applies to, by NPU unit
-    check: Callable[["DispatchPlan", NpuTarget], str | None]
-    pass_: str = "npu-legalize"  # the pass that checks it
-
-    @property
-    def text(self) -> str:
-        return " ".join((self.check.__doc__ or "").split())
-
-    def reason(self, value: str) -> str:
-        return f"{self.name} ({value})"
-
-
-RULES: list[Rule] = []
-ALL_UNITS = ("mac", "vector", "dma", "cpu")
-
-
-def rule(id: str, name: str, units=ALL_UNITS, pass_: str = "npu-legalize"):
-    def register(fn):
-        RULES.append(Rule(id, name, tuple(units), fn, pass_))
-        return fn
-    return register
-
-
-def check_rules(plan: "DispatchPlan", target: NpuTarget, pass_: str) -> bool:
-    """Run the rules that `pass_` checks on `plan`, in order; the first that fails
-    sets `plan.rule` and `plan.reason`. False when one failed."""
-    for r in RULES:
-        if r.pass_ != pass_ or plan.unit not in r.units:
-            continue
-        value = r.check(plan, target)
-        if value is not None:
-            plan.rule, plan.reason = r.id, r.reason(value)
-            return False
-    return True
+RULES = RuleSet()
+rule = RULES.rule
 
 
 # -- the rules, in checking order ------------------------------------------------

@@ -1,0 +1,1 @@
+"""A toy NPU backend for NPU Studio's tests: its own rules, cost model, ISA and runner."""
