@@ -75,6 +75,12 @@ def assemble(instructions: list[Instruction]) -> bytes:
 
 def disassemble(data: bytes, path: str | Path = "<binary>") -> list[Instruction]:
     """The instructions of a binary; BinaryError naming `path` and the offset of the first bad byte."""
+    return [ins for ins, _span in disassemble_spans(data, path)]
+
+
+def disassemble_spans(data: bytes, path: str | Path = "<binary>") -> list[tuple[Instruction, tuple[int, int]]]:
+    """Each instruction of a binary with the (offset, size) of its record: where the backend API's
+    emitted lines point into the binary."""
     if len(data) < HEADER_SIZE:
         raise BinaryError(path, len(data), f"truncated: the header needs {HEADER_SIZE} bytes, the file has "
                                            f"{len(data)}")
@@ -93,8 +99,9 @@ def disassemble(data: bytes, path: str | Path = "<binary>") -> list[Instruction]
     strings, pos = _strings(data, n_strings, end, path)
     out = []
     for _ in range(n_records):
-        ins, pos = _record(data, pos, end, strings, path)
-        out.append(ins)
+        ins, after = _record(data, pos, end, strings, path)
+        out.append((ins, (pos, after - pos)))
+        pos = after
     if pos != end:
         raise BinaryError(path, pos, f"{end - pos} bytes after the last of {n_records} instructions")
     if zlib.crc32(data[HEADER_SIZE:end]) != crc:

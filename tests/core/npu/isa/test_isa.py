@@ -226,3 +226,26 @@ def _string_table_size(data: bytes) -> int:
         (n,) = struct.unpack_from("<I", data, pos)
         pos += 4 + n
     return pos - 24
+
+
+def test_the_generic_backend_emits_through_the_backend_api(example_workspace, tmp_path):
+    # The registry's generic backend gives the ISA's text and binary; each emitted line names the dispatch and
+    # task its text line starts with (d<dispatch>.t<task>), and its bytes are one record of the binary.
+    import shutil
+
+    from npu_studio.core.npu.backend import registry
+    from npu_studio.core.npu.isa.encoding import disassemble
+    from npu_studio.core.workspace.workspace import Workspace
+
+    shutil.copytree(example_workspace.root, tmp_path / "ws")
+    program = run_for_workspace(Workspace.open(tmp_path / "ws"))
+    emitted = registry.load("generic").emit(program)
+    text_lines = emitted.assembly.splitlines()
+    assert emitted.lines and len(disassemble(emitted.binary)) >= len(emitted.lines)
+    previous_end = 0
+    for line in emitted.lines:
+        prefix = f"d{line.dispatch}.t{line.task}" if line.task is not None else f"d{line.dispatch}"
+        assert text_lines[line.line - 1].split()[0].startswith(prefix), text_lines[line.line - 1]
+        assert line.offset >= previous_end and line.size >= 12 and (line.size - 12) % 8 == 0
+        previous_end = line.offset + line.size
+    assert previous_end <= len(emitted.binary)
