@@ -57,7 +57,8 @@ def test_substituting_an_executable_of_a_parameterized_model(tmp_path, capsys):
     np.save(tmp_path / "wrong.npy", x[:, :2])
     assert main(["substitute", str(ws.root), "--executable", info["name"], "--source", info["source"],
                  "--input", str(tmp_path / "wrong.npy")]) == 2
-    assert capsys.readouterr().err.startswith(f"npu-studio: error: {tmp_path / 'wrong.npy'}: holds float32[1, 2, 16, 16]")
+    assert capsys.readouterr().err.startswith(f"npu-studio: error: {tmp_path / 'wrong.npy'}: input 0 of @conv_relu wants "
+                                              "shape 1x3x16x16xf32, the file holds 1x2x16x16")
     rc = main(["substitute", str(ws.root), "--executable", info["name"], "--source", info["source"],
                "--input", str(tmp_path / "x.npy"), "--repetitions", "0", "--json"])
     out = json.loads(capsys.readouterr().out)
