@@ -1,7 +1,9 @@
-"""What the IR view's hover says about a name of the navigation index (no Qt, no parse).
+"""What the IR view's hover says about a name of the navigation index (no Qt).
 
-A value: its type, read from its definition's text (the result types after the op's last top-level
-`:` and `->`, or an argument's declared type), and the op that defines it. A location alias
+A value: its type and the op that defines it. The type is MLIR's own when the text parses
+(`parsed_types`, run off the GUI thread with the index); otherwise it is read from the definition's
+text (the result types after the op's last top-level `:` and `->`, or an argument's declared type)
+and marked "as printed", since some ops print their operands' type (a comparison prints f32, gives i1). A location alias
 (`#loc12`): the ONNX node names it stands for, following `fused[...]` and `callsite(...)` through
 other aliases. Other names: their definition's line, shortened.
 """
@@ -78,14 +80,15 @@ def result_types(index: NavIndex, line: int) -> list[str] | None:
     arrows = [i for i, c in _top_level(tail) if c == "->"]
     if arrows:
         return _unwrap(tail[arrows[-1] + 2:])
-    m = re.search(r"\bto\b", tail)
-    if m is not None and " to " in tail:
-        return _unwrap(tail[m.end():])
-    return _split_top(tail)
+    tail = tail.split(" = ")[0].split(" => ")[0]
+    for word in (" into ", " to "):  # casts and reshapes: the result type comes last
+        if word in tail:
+            return _unwrap(tail[tail.rindex(word) + len(word):])
+    return _unwrap(tail)
 
 
 def _unwrap(text: str) -> list[str]:
-    text = text.strip()
+    text = re.sub(r"\{[^{}]*\}", "", text).strip()  # `!stream.resource<*>{%size}`: the size is no type
     if text.startswith("(") and text.endswith(")"):
         text = text[1:-1]
     return _split_top(text)
@@ -122,6 +125,40 @@ def value_type(index: NavIndex, entity: Entity) -> str | None:
     return None
 
 
+def parsed_types(text: str) -> dict[tuple[int, str], str] | None:
+    """{(definition line, %name): type} from MLIR's parse of `text`; None when it does not parse."""
+    from .mlir_text import SnapshotParseError, blank_locations, op_position, parse_module
+
+    try:
+        ctx, module = parse_module(blank_locations(text))
+    except SnapshotParseError:
+        return None
+    from iree.compiler import ir
+
+    types: dict[tuple[int, str], str] = {}
+    with ctx:
+        state = ir.AsmState(module.operation)
+
+        def visit(op):
+            pos = op_position(op)
+            if pos is not None:
+                results = list(op.results)
+                for r in results:
+                    name = r.get_name(state).split("#")[0]
+                    types[(pos[0], name)] = (str(r.type) if len(results) == 1 or name != results[0].get_name(state)
+                                             else "(" + ", ".join(str(x.type) for x in results) + ")")
+                for region in op.regions:
+                    for block in region.blocks:
+                        for a in block.arguments:
+                            loc = a.location
+                            if "unknown" not in str(loc):
+                                types.setdefault((ir.FileLineColLoc(loc).start_line, a.get_name(state)), str(a.type))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return types
+
+
 def loc_names(index: NavIndex, alias: str, _seen: set | None = None) -> list[str]:
     """The names (ONNX nodes) in a location alias's definition, through the aliases it refers to."""
     seen = _seen if _seen is not None else set()
@@ -149,8 +186,8 @@ def _alias_occurrence(index: NavIndex, alias: str):
             return
 
 
-def describe(index: NavIndex, entity: Entity) -> str:
-    """The hover text of `entity` (plain text, a few lines)."""
+def describe(index: NavIndex, entity: Entity, types: dict | None = None) -> str:
+    """The hover text of `entity` (plain text, a few lines); `types` from `parsed_types` when the text parses."""
     d = entity.definition
     if d is None:
         return f"{entity.name}: defined nowhere in this text ({len(entity.uses)} uses)"
@@ -158,7 +195,10 @@ def describe(index: NavIndex, entity: Entity) -> str:
     shown = line_text if len(line_text) <= MAX_SHOWN else line_text[:MAX_SHOWN] + "…"
     uses = f"{len(entity.uses)} use{'s' if len(entity.uses) != 1 else ''}"
     if entity.kind == "value":
-        vtype = value_type(index, entity)
+        vtype = types.get((d.line, entity.name)) if types is not None else None
+        if vtype is None:
+            vtype = value_type(index, entity)
+            vtype = f"{vtype} (as printed)" if vtype else None
         op = index.facts[d.line - 1].op or "the op"
         role = {"result": f"result of {op}", "block argument": "block argument",
                 "argument": f"argument of {op}"}.get(entity.role, entity.role)
