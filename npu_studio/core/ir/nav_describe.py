@@ -143,10 +143,12 @@ def parsed_types(text: str) -> dict[tuple[int, str], str] | None:
             pos = op_position(op)
             if pos is not None:
                 results = list(op.results)
-                for r in results:
-                    name = r.get_name(state).split("#")[0]
-                    types[(pos[0], name)] = (str(r.type) if len(results) == 1 or name != results[0].get_name(state)
-                                             else "(" + ", ".join(str(x.type) for x in results) + ")")
+                names = [r.get_name(state) for r in results]
+                if len(results) > 1 and "#" in names[0]:  # `%0:2`: one name for a group of results
+                    types[(pos[0], names[0].split("#")[0])] = "(" + ", ".join(str(r.type) for r in results) + ")"
+                else:
+                    for name, r in zip(names, results):
+                        types[(pos[0], name)] = str(r.type)
                 for region in op.regions:
                     for block in region.blocks:
                         for a in block.arguments:
@@ -213,3 +215,35 @@ def describe(index: NavIndex, entity: Entity, types: dict | None = None) -> str:
         size = max(0, (len(blob.split('"0x', 1)[-1].rstrip().rstrip(",").rstrip('"')) - 8) // 2)
         return f"resource {entity.name}: {size:,} bytes\nline {d.line} ({uses})"
     return f"{entity.name}\nline {d.line} ({uses})\n{shown}"
+
+
+def parsed_types_in_child(text: str, timeout: float = 120.0) -> dict[tuple[int, str], str] | None:
+    """`parsed_types` in a child Python: MLIR's parse holds the GIL for seconds on a big snapshot,
+    which would freeze the window if it ran on a thread of ours. None when the text does not parse."""
+    import json
+    import subprocess
+    import tempfile
+
+    from ..processes import module_command, run_child
+
+    with tempfile.TemporaryDirectory(prefix="npu-studio-types-") as folder:
+        source = f"{folder}/text.mlir"
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:
+            done = run_child([*module_command(__name__), source], timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    rows = json.loads(done.stdout)
+    return None if rows is None else {(line, name): vtype for line, name, vtype in rows}
+
+
+if __name__ == "__main__":  # the child of parsed_types_in_child: argv[1] is the text's file
+    import json
+    import sys
+
+    with open(sys.argv[1], encoding="utf-8") as f:
+        found = parsed_types(f.read())
+    print(json.dumps(None if found is None else [[line, name, t] for (line, name), t in found.items()]))
