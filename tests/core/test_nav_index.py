@@ -258,3 +258,11 @@ def test_outline_holds_functions_executables_and_dispatches():
     site = next(o for o in index.outline if o.kind == "dispatch")
     inner = index.outline_at(site.start_line)
     assert inner == site and site.name.split()[-1].startswith("@resnet50$async_dispatch_")
+
+
+@pytest.mark.parametrize("phase", ["flow", "executable-targets"])
+def test_the_quick_default_folds_are_the_index_s(phase):
+    text = phases_of("example")[phase].read_text(encoding="utf-8")
+    index = nav_index.build(text)
+    quick = nav_index.default_folds(text)
+    assert quick and quick == [f for f in index.folds if f.folded_by_default]

@@ -36,6 +36,8 @@ _DEF_OP = re.compile(
     r"|^vm\.global\.(?:ref|i32|i64|f32|f64)$"
 )
 _NOT_DEF_OP = {"vm.export"}  # names a function it exports: a use
+# Between a defining op's name and its symbol: `util.global private mutable @x`.
+_VISIBILITY = re.compile(r"(?:\s+(?:public|private|nested|constant|mutable|immutable))*\s+")
 _DENSE_RESOURCE = re.compile(r"dense_resource<([^>\s]+)>")
 # Paren openers after which `%x:` declares an argument.
 _ARG_LIST_OPENERS = {"sig", "label", "count", "eq", "start"}
@@ -44,11 +46,12 @@ _ARG_LIST_OPENERS = {"sig", "label", "count", "eq", "start"}
 class LineFacts:
     """The facts of one line; `events` in order of columns, each a tuple starting with its kind."""
 
-    __slots__ = ("events", "op", "symbol", "opens_region", "starts_statement", "alias", "state_after")
+    __slots__ = ("events", "op", "op_end", "symbol", "opens_region", "starts_statement", "alias", "state_after")
 
     def __init__(self):
         self.events: list[tuple] = []
         self.op: str | None = None  # the op the line starts (after its results)
+        self.op_end = 0  # the column after the op's name
         self.symbol: str | None = None  # the symbol the line defines
         self.opens_region = False
         self.starts_statement = False  # a new op begins: pending region arguments are dropped
@@ -161,7 +164,7 @@ def _scan_tokens(line: str, toks: list, facts: LineFacts) -> None:
             at += 1
         m = _OP.match(line, at)
         if m is not None:
-            facts.op = m.group()
+            facts.op, facts.op_end = m.group(), m.end()
         if start or m is not None or first[3] == "}":
             facts.starts_statement = True
     is_def_op = def_op(facts.op)
@@ -196,7 +199,7 @@ def _scan_tokens(line: str, toks: list, facts: LineFacts) -> None:
             elif text == "}":
                 events.append((CLOSE, None, s, e))
         elif kind == "symbol":
-            k = _symbol_refs(toks, k, is_def_op, facts)
+            k = _symbol_refs(line, toks, k, is_def_op, facts)
             continue
         elif kind == "label":
             events.append((LABEL_DEF if not line[:s].strip() else LABEL_USE, text, s, e))
@@ -227,7 +230,7 @@ def _opener(line: str, prev, at: int, k: int, facts: LineFacts) -> str:
     return "other"
 
 
-def _symbol_refs(toks: list, k: int, is_def_op: bool, facts: LineFacts) -> int:
+def _symbol_refs(line: str, toks: list, k: int, is_def_op: bool, facts: LineFacts) -> int:
     """`@a` or `@a::@b::@c` from toks[k]: a definition (the first symbol of a defining op) or
     references, one per part, each carrying the path up to it. Returns the index after it."""
     parts = [toks[k]]
@@ -235,7 +238,8 @@ def _symbol_refs(toks: list, k: int, is_def_op: bool, facts: LineFacts) -> int:
     while j + 1 < len(toks) and toks[j][3] == "::" and toks[j + 1][0] == "symbol":
         parts.append(toks[j + 1])
         j += 2
-    if is_def_op and facts.symbol is None and len(parts) == 1:
+    if (is_def_op and facts.symbol is None and len(parts) == 1
+            and _VISIBILITY.fullmatch(line, facts.op_end, parts[0][1])):
         facts.symbol = parts[0][3]
         facts.events.append((SYM_DEF, parts[0][3], parts[0][1], parts[0][2]))
         return j

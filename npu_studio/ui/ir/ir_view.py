@@ -127,6 +127,7 @@ class IrView(QtWidgets.QPlainTextEdit):
     sig_region_clicked = QtCore.Signal(object)  # region key
     sig_elided_changed = QtCore.Signal(bool)  # whether constants are elided
     sig_editable_changed = QtCore.Signal(bool)  # editable
+    sig_text_shown = QtCore.Signal()  # another text or document is on show (set_text, use_document)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -145,6 +146,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.document().setParent(self._documents)
         self._change_listeners: list = []  # contentsChange slots that follow the document on show
         self._real_text: str | None = None  # set while elided
+        self._plain: str | None = None  # the text set_text showed, while nothing edited it
         self._elisions: dict[int, list[Elision]] = {}
         self._regions: list[Region] = []
         self._region_starts: list[int] = []
@@ -185,9 +187,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.highlighter = highlighter
         for slot in (self._on_contents_change, *self._change_listeners):
             document.contentsChange.connect(slot)
-        self._real_text, self._elisions = None, {}
+        self._real_text, self._elisions, self._plain = None, {}, None
         self._update_gutter_width()
         self._highlight_visible()
+        self.sig_text_shown.emit()
 
     def connect_contents_change(self, slot) -> None:
         """`slot(pos, removed, added)` on every change of the document on show, whichever it is."""
@@ -222,7 +225,9 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.setPlainText(display)
         self.document().setModified(False)
         self.highlighter.reset(display)
+        self._plain = text
         self._highlight_visible()
+        self.sig_text_shown.emit()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
         if place is not None:
@@ -232,7 +237,9 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     def text(self) -> str:
         """The real text: unelided, including the user's edits."""
-        return self._real_text if self._real_text is not None else self.toPlainText()
+        if self._real_text is not None:
+            return self._real_text
+        return self._plain if self._plain is not None and self.isReadOnly() else self.toPlainText()
 
     def is_elided(self) -> bool:
         return self._real_text is not None
@@ -252,6 +259,7 @@ class IrView(QtWidgets.QPlainTextEdit):
             self.verticalScrollBar().setValue(line)
             self.goto(cursor_line, 1, center=False)
         self.setReadOnly(not editable)
+        self._plain = None  # edits may follow: text() reads the document again
         flags = QtCore.Qt.TextInteractionFlag
         self.setTextInteractionFlags(
             flags.TextEditorInteraction
@@ -335,6 +343,9 @@ class IrView(QtWidgets.QPlainTextEdit):
         return best
 
     # -- painting ---------------------------------------------------------
+
+    def gutter(self) -> QtWidgets.QWidget:
+        return self._gutter
 
     def gutter_width(self, lines: int | None = None) -> int:
         digits = len(str(max(1, self.blockCount() if lines is None else lines)))
