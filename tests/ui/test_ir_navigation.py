@@ -98,8 +98,14 @@ def test_find_uses_lists_every_line(nav, flow_text):
     expected = [def_line] + [i for i in range(def_line + 1, end + 1)
                              if "%0" in lines[i - 1].replace("%0 = ", "") and "%0" in lines[i - 1]]
     assert listed == expected
+    assert uses.height() > 2 * uses.fontMetrics().height()  # on show, not squeezed to nothing
     uses.itemActivated.emit(uses.item(len(listed) - 1))
     assert view.textCursor().blockNumber() + 1 == listed[-1]
+    view.setFocus()
+    QTest.keyClick(view, QtCore.Qt.Key.Key_F12)  # from a use back to the definition
+    assert view.textCursor().blockNumber() + 1 == def_line
+    view.set_text("module {\n}\n")  # another text: the list of the old one goes
+    assert not uses.isVisible() and uses.count() == 0
 
 
 def test_hover_shows_type_and_defining_op(nav, flow_text, qtbot):

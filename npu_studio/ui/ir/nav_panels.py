@@ -73,6 +73,7 @@ class UsesList(QtWidgets.QListWidget):
         self.navigator = navigator
         self.setAccessibleName("Uses")
         navigator.sig_uses.connect(self.show_uses)
+        navigator.view.sig_text_shown.connect(self._forget)  # uses of another text mean nothing here
         self.itemActivated.connect(self._go)
         self.itemClicked.connect(self._go)
         self.hide()
@@ -88,6 +89,14 @@ class UsesList(QtWidgets.QListWidget):
             self.addItem(row)
         self.setToolTip(f"{entity.name}: {len(entity.uses)} uses")
         self.show()
+        split = self.parentWidget()
+        if isinstance(split, QtWidgets.QSplitter) and split.sizes()[-1] < 3 * self.fontMetrics().height():
+            total = sum(split.sizes())
+            split.setSizes([total - total // 4, total // 4])  # shown at a quarter of the height
+
+    def _forget(self) -> None:
+        self.clear()
+        self.hide()
 
     def _go(self, row: QtWidgets.QListWidgetItem) -> None:
         self.navigator.jump(*row.data(_PLACE))
