@@ -266,3 +266,22 @@ def test_the_quick_default_folds_are_the_index_s(phase):
     index = nav_index.build(text)
     quick = nav_index.default_folds(text)
     assert quick and quick == [f for f in index.folds if f.folded_by_default]
+
+
+@pytest.mark.parametrize("phase", ["flow", "stream", "executable-targets", "vm"])
+def test_the_scanner_finds_the_names_the_lexer_finds(phase):
+    """nav_scan's one-pass regex against the highlighter's lexer (`lex_line`), name by name."""
+    from pygments.token import Name
+
+    from npu_studio.core.ir.mlir_lexer import STATE_ROOT, end_state, lex_line
+    from npu_studio.core.ir.nav_scan import _TOKENS
+
+    state = STATE_ROOT
+    for line in phases_of("example")[phase].read_text(encoding="utf-8").split("\n"):
+        if state == STATE_ROOT and "{-#" not in line:
+            lexed = {(s, line[s:s + n]) for s, n, t in lex_line(line)[0]
+                     if t in (Name.Variable, Name.Label, Name.Constant)}
+            scanned = {(m.start(), m.group()) for m in _TOKENS.finditer(line)
+                       if m.lastgroup in ("value", "label", "symbol")}
+            assert scanned == lexed, line
+        state = end_state(line, state)

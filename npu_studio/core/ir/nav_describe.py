@@ -220,7 +220,6 @@ def describe(index: NavIndex, entity: Entity, types: dict | None = None) -> str:
 def parsed_types_in_child(text: str, timeout: float = 120.0) -> dict[tuple[int, str], str] | None:
     """`parsed_types` in a child Python: MLIR's parse holds the GIL for seconds on a big snapshot,
     which would freeze the window if it ran on a thread of ours. None when the text does not parse."""
-    import json
     import subprocess
     import tempfile
 
@@ -234,16 +233,19 @@ def parsed_types_in_child(text: str, timeout: float = 120.0) -> dict[tuple[int, 
             done = run_child([*module_command(__name__), source], timeout=timeout)
         except (OSError, subprocess.TimeoutExpired):
             return None
-    if done.returncode != 0 or not done.stdout.strip():
+    if done.returncode != 0 or not done.stdout.startswith("ok\n"):
         return None
-    rows = json.loads(done.stdout)
-    return None if rows is None else {(line, name): vtype for line, name, vtype in rows}
+    types = {}
+    for row in done.stdout.splitlines()[1:]:  # a row at a time: no long C call holding the GIL
+        line, name, vtype = row.split("\t", 2)
+        types[(int(line), name)] = vtype
+    return types
 
 
 if __name__ == "__main__":  # the child of parsed_types_in_child: argv[1] is the text's file
-    import json
     import sys
 
     with open(sys.argv[1], encoding="utf-8") as f:
         found = parsed_types(f.read())
-    print(json.dumps(None if found is None else [[line, name, t] for (line, name), t in found.items()]))
+    if found is not None:
+        sys.stdout.write("ok\n" + "".join(f"{line}\t{name}\t{t}\n" for (line, name), t in found.items()))

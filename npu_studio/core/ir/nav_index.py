@@ -19,7 +19,6 @@ edited lines are lexed again; the linking pass over the line facts is cheap (doc
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -104,27 +103,23 @@ class NavIndex:
         self.outline: list[OutlineItem] = []
         self.folds: list[FoldRange] = []
         self.region_end: dict[int, int] = {}  # line opening a region -> line closing it
-        self._occ: list[tuple[int, int, int, int]] = []  # (line, col, end, entity)
+        # Per line: [(col, end, entity)], unsorted (a few per line). No sort of the whole list: one long
+        # C call would hold the GIL, and the index is built on a thread beside the GUI's.
+        self._occ: dict[int, list[tuple[int, int, int]]] = {}
         self._link()
-        self._occ.sort()
-        self._occ_keys = [(o[0], o[1]) for o in self._occ]
 
     # -- queries ------------------------------------------------------------------------------
 
     def entity_at(self, line: int, col: int) -> Entity | None:
         """What the name at 1-based `line`, 0-based `col` of the file's text is (None: no name)."""
-        k = bisect.bisect_right(self._occ_keys, (line, col)) - 1
-        if k >= 0:
-            ln, start, end, eid = self._occ[k]
-            if ln == line and start <= col < end:
+        for start, end, eid in self._occ.get(line, ()):
+            if start <= col < end:
                 return self.entities[eid]
         return None
 
     def occurrences(self, line: int) -> list[tuple[int, int, Entity]]:
         """(col, end, entity) of every indexed name on `line`."""
-        lo = bisect.bisect_left(self._occ_keys, (line, -1))
-        hi = bisect.bisect_left(self._occ_keys, (line + 1, -1))
-        return [(c, e, self.entities[i]) for _, c, e, i in self._occ[lo:hi]]
+        return sorted((c, e, self.entities[i]) for c, e, i in self._occ.get(line, ()))
 
     def outline_at(self, line: int) -> OutlineItem | None:
         """The innermost outline item whose lines hold `line`."""
@@ -145,12 +140,12 @@ class NavIndex:
         self.entities.append(Entity(kind, name, span, role))
         eid = len(self.entities) - 1
         if span is not None:
-            self._occ.append((span.line, span.col, span.end, eid))
+            self._occ.setdefault(span.line, []).append((span.col, span.end, eid))
         return eid
 
     def _use(self, eid: int, span: Span) -> None:
         self.entities[eid].uses.append(span)
-        self._occ.append((span.line, span.col, span.end, eid))
+        self._occ.setdefault(span.line, []).append((span.col, span.end, eid))
 
     def _link(self) -> None:
         root = _Region(True, 0, None, None)

@@ -12,6 +12,7 @@ uses (`sig_uses`); Alt+Left / Alt+Right go back and forward through the places n
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -23,6 +24,7 @@ from .folding import Folding
 from .ir_view import IrView
 
 EDIT_SETTLES_MS = 250  # an edit re-indexes after this long without another
+SWITCH_DEFAULT, SWITCH_WHILE_INDEXING = sys.getswitchinterval(), 0.0005  # seconds
 TYPES_UP_TO_LINES = 300_000  # bigger texts: hover types as printed only (the parse would take minutes)
 
 
@@ -111,7 +113,12 @@ class IrNavigator(QtCore.QObject):
         with_types = self._new_text and text.count("\n") < TYPES_UP_TO_LINES
 
         def work() -> None:
-            index = nav_index.build(text, cache)
+            # The scan is Python: hand the GIL back to the GUI thread often, so frames stay short.
+            sys.setswitchinterval(SWITCH_WHILE_INDEXING)
+            try:
+                index = nav_index.build(text, cache)
+            finally:
+                sys.setswitchinterval(SWITCH_DEFAULT)
             results.put((generation, index, None))
             if with_types:  # the index first, types when the child has parsed
                 results.put((generation, None, parsed_types_in_child(text)))
