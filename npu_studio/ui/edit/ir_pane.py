@@ -17,6 +17,8 @@ from ...core.errors import StudioError, format_error
 from ...core.session import NPU_PHASE, Session
 from ..ir.find_bar import FindBar
 from ..ir.ir_view import IrView, Region
+from ..ir.nav_panels import navigable
+from ..ir.navigation import IrNavigator
 from ..ir.param_view import install_parameter_view
 from ..shell import Shell
 from ..studio import Studio
@@ -52,6 +54,8 @@ class IrPane(QtCore.QObject):
         self.find_bar = FindBar(self.view)
         self.phase_docs = PhaseDocuments(self.view)
         install_parameter_view(self.view, lambda: self.session.workspace.params_path if self.session.workspace else None)
+        self.navigator = IrNavigator(self.view)  # installed last, asked first; passes on what it does not know
+        text_area, self.outline, self.uses = navigable(self.view, self.navigator)
         self.phase_label = QtWidgets.QLabel()
         # A long path never widens the window: the label gives way (its tooltip has it whole).
         self.phase_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
@@ -59,7 +63,7 @@ class IrPane(QtCore.QObject):
         layout = QtWidgets.QVBoxLayout(self.widget)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.phase_label)
-        layout.addWidget(self.view, 1)
+        layout.addWidget(text_area, 1)
         layout.addWidget(self.find_bar)
 
     def _build_actions(self) -> None:

@@ -84,6 +84,17 @@ def elide_text(text: str) -> tuple[str, dict[int, list[Elision]]]:
     return "".join(pieces), elisions
 
 
+def display_to_real_col(col: int, spans: list[Elision]) -> int:
+    """Map a 0-based column of the displayed line to the file line (inside an elision: its start)."""
+    out = col
+    for e in spans:
+        if col >= e.display_col + e.display_len:
+            out += e.real_len - e.display_len
+        elif col >= e.display_col:
+            return e.real_col
+    return out
+
+
 def real_to_display_col(col: int, spans: list[Elision]) -> int:
     """Map a 0-based column of the file line to the displayed line."""
     out = col
@@ -116,6 +127,7 @@ class IrView(QtWidgets.QPlainTextEdit):
     sig_region_clicked = QtCore.Signal(object)  # region key
     sig_elided_changed = QtCore.Signal(bool)  # whether constants are elided
     sig_editable_changed = QtCore.Signal(bool)  # editable
+    sig_text_shown = QtCore.Signal()  # another text or document is on show (set_text, use_document)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -134,6 +146,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.document().setParent(self._documents)
         self._change_listeners: list = []  # contentsChange slots that follow the document on show
         self._real_text: str | None = None  # set while elided
+        self._plain: str | None = None  # the text set_text showed, while nothing edited it
         self._elisions: dict[int, list[Elision]] = {}
         self._regions: list[Region] = []
         self._region_starts: list[int] = []
@@ -141,6 +154,8 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._marked: object | None = None
         self._press_pos: QtCore.QPoint | None = None
         self._marks: list[QtWidgets.QTextEdit.ExtraSelection] = []  # e.g. error underlines
+        self.reveal_line = None  # reveal_line(line): show a folded line before going there (set by folding)
+        self.gutter_painters: list = []  # painter(QPainter, block number, top, height): fold markers
         self._gutter = _Gutter(self)
         self.blockCountChanged.connect(self._update_gutter_width)
         self.updateRequest.connect(self._on_update_request)
@@ -172,9 +187,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.highlighter = highlighter
         for slot in (self._on_contents_change, *self._change_listeners):
             document.contentsChange.connect(slot)
-        self._real_text, self._elisions = None, {}
+        self._real_text, self._elisions, self._plain = None, {}, None
         self._update_gutter_width()
         self._highlight_visible()
+        self.sig_text_shown.emit()
 
     def connect_contents_change(self, slot) -> None:
         """`slot(pos, removed, added)` on every change of the document on show, whichever it is."""
@@ -209,7 +225,9 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.setPlainText(display)
         self.document().setModified(False)
         self.highlighter.reset(display)
+        self._plain = text
         self._highlight_visible()
+        self.sig_text_shown.emit()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
         if place is not None:
@@ -219,7 +237,9 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     def text(self) -> str:
         """The real text: unelided, including the user's edits."""
-        return self._real_text if self._real_text is not None else self.toPlainText()
+        if self._real_text is not None:
+            return self._real_text
+        return self._plain if self._plain is not None and self.isReadOnly() else self.toPlainText()
 
     def is_elided(self) -> bool:
         return self._real_text is not None
@@ -239,6 +259,7 @@ class IrView(QtWidgets.QPlainTextEdit):
             self.verticalScrollBar().setValue(line)
             self.goto(cursor_line, 1, center=False)
         self.setReadOnly(not editable)
+        self._plain = None  # edits may follow: text() reads the document again
         flags = QtCore.Qt.TextInteractionFlag
         self.setTextInteractionFlags(
             flags.TextEditorInteraction
@@ -255,6 +276,8 @@ class IrView(QtWidgets.QPlainTextEdit):
         block = self.document().findBlockByNumber(max(0, line - 1))
         if not block.isValid():
             block = self.document().lastBlock()
+        if not block.isVisible() and self.reveal_line is not None:
+            self.reveal_line(block.blockNumber() + 1)
         c = max(0, col - 1)
         spans = self._elisions.get(block.blockNumber())
         if spans:
@@ -264,6 +287,12 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.setTextCursor(cursor)
         if center:
             self.centerCursor()
+
+    def file_position(self, cursor: QtGui.QTextCursor) -> tuple[int, int]:
+        """(1-based line, 0-based column of the file's text) of `cursor`, mapped past elisions."""
+        line, col = cursor.blockNumber(), cursor.positionInBlock()
+        spans = self._elisions.get(line)
+        return line + 1, display_to_real_col(col, spans) if spans else col
 
     def visible_line_range(self) -> tuple[int, int]:
         """(first, last) 1-based lines at least partly visible."""
@@ -315,9 +344,12 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     # -- painting ---------------------------------------------------------
 
+    def gutter(self) -> QtWidgets.QWidget:
+        return self._gutter
+
     def gutter_width(self, lines: int | None = None) -> int:
         digits = len(str(max(1, self.blockCount() if lines is None else lines)))
-        return 10 + self.fontMetrics().horizontalAdvance("9") * digits + 6
+        return 10 + self.fontMetrics().horizontalAdvance("9") * digits + 16  # + fold markers
 
     def _color(self, region: Region, marked: bool) -> QtGui.QColor:
         color = QtGui.QColor(region.color if region.color is not None else "#4a90d9")
@@ -328,7 +360,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         """(block number, top, bottom) of the visible blocks, in viewport y.
 
         Lines do not wrap and share one font, so all blocks are as tall as
-        the first: one geometry query instead of one per line.
+        the first: one geometry query instead of one per line. Folded blocks are skipped.
         """
         block = self.firstVisibleBlock()
         if not block.isValid():
@@ -336,11 +368,11 @@ class IrView(QtWidgets.QPlainTextEdit):
         rect = self.blockBoundingGeometry(block).translated(self.contentOffset())
         top, h = rect.top(), max(rect.height(), 1.0)
         height = self.viewport().height()
-        n, count = block.blockNumber(), self.blockCount()
-        while n < count and top < height:
-            yield n, top, top + h
-            n += 1
-            top += h
+        while block.isValid() and top < height:
+            if block.isVisible():
+                yield block.blockNumber(), top, top + h
+                top += h
+            block = block.next()
 
     def _visible_region_spans(self):
         """(region, marked, top y, bottom y) for regions on screen."""
@@ -348,12 +380,14 @@ class IrView(QtWidgets.QPlainTextEdit):
         if not blocks or not self._regions:
             return
         first, last = blocks[0][0] + 1, blocks[-1][0] + 1
+        numbers = [b[0] + 1 for b in blocks]  # not consecutive where lines are folded
         for r in self._regions[: bisect.bisect_right(self._region_starts, last)]:
             if r.end_line < first:
                 continue
-            a = blocks[max(r.start_line, first) - first]
-            b = blocks[min(r.end_line, last) - first]
-            yield r, r.key == self._marked, a[1], b[2]
+            a = bisect.bisect_left(numbers, r.start_line)
+            b = bisect.bisect_right(numbers, r.end_line) - 1
+            if a <= b:
+                yield r, r.key == self._marked, blocks[a][1], blocks[b][2]
 
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802
         if self._regions:
@@ -387,8 +421,10 @@ class IrView(QtWidgets.QPlainTextEdit):
             font.setBold(n == current)
             painter.setFont(font)
             painter.drawText(
-                0, int(top), w, h, QtCore.Qt.AlignmentFlag.AlignRight, str(n + 1)
+                0, int(top), w - 10, h, QtCore.Qt.AlignmentFlag.AlignRight, str(n + 1)
             )
+            for paint in self.gutter_painters:
+                paint(painter, n, top, h)
         painter.end()
 
     # -- internals --------------------------------------------------------

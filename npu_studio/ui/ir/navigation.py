@@ -1,0 +1,217 @@
+"""Go to definition, find uses, hover, back and forward in an IrView, over the core navigation index.
+
+`IrNavigator(view)` hooks a view without subclassing it. The index (core/ir/nav_index) is built on a
+thread of its own whenever another text is shown or an edit settles; a result for a text that is no
+longer on show is dropped. Hover types come from MLIR's parse in a child Python when the text parses
+(nav_describe.parsed_types_in_child), else from the text, marked "as printed".
+
+Keys: F12 or Ctrl+click goes to the definition of the name under the cursor; Shift+F12 lists its
+uses (`sig_uses`); Alt+Left / Alt+Right go back and forward through the places navigation left.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...core.ir import nav_index
+from ...core.ir.nav_describe import describe, parsed_types_in_child
+from ...core.ir.nav_scan import LineCache
+from .folding import Folding
+from .ir_view import IrView
+
+EDIT_SETTLES_MS = 250  # an edit re-indexes after this long without another
+SWITCH_DEFAULT, SWITCH_WHILE_INDEXING = sys.getswitchinterval(), 0.0005  # seconds
+TYPES_UP_TO_LINES = 300_000  # bigger texts: hover types as printed only (the parse would take minutes)
+
+
+class History:
+    """Places (line, column) navigation left, and the ones gone back over."""
+
+    def __init__(self, limit: int = 100):
+        self.back: list[tuple[int, int]] = []
+        self.forward: list[tuple[int, int]] = []
+        self._limit = limit
+
+    def leave(self, place: tuple[int, int]) -> None:
+        if not self.back or self.back[-1] != place:
+            self.back.append(place)
+            del self.back[: -self._limit]
+        self.forward.clear()
+
+
+class IrNavigator(QtCore.QObject):
+    sig_index_ready = QtCore.Signal()  # the index of the text on show is built
+    sig_uses = QtCore.Signal(object)  # Entity whose uses were asked for
+    sig_outline = QtCore.Signal(object)  # NavIndex: the outline to show
+
+    def __init__(self, view: IrView):
+        super().__init__(view)
+        self.view = view
+        self.index: nav_index.NavIndex | None = None
+        self.types: dict | None = None
+        self.history = History()
+        self.folding = Folding(view)
+        self._cache = LineCache()
+        self._generation = 0
+        self._building = False
+        self._wanted: tuple[int, str] | None = None  # the newest text to index while a build runs
+        self._new_text = True
+        self._settle = QtCore.QTimer(self, singleShot=True, interval=EDIT_SETTLES_MS, timeout=self._rebuild)
+        # The worker hands its result over a queue, polled here: a thread holding no Qt object cannot
+        # end up running a QObject's destructor off the GUI thread.
+        self._results: queue.SimpleQueue = queue.SimpleQueue()
+        self._poll = QtCore.QTimer(self, interval=30, timeout=self._take_result)
+        view.sig_text_shown.connect(self._on_text_shown)
+        view.connect_contents_change(self._on_contents_change)
+        view.viewport().installEventFilter(self)
+        self._add_actions()
+        self._on_text_shown()
+
+    def _add_actions(self) -> None:
+        def action(text: str, keys, slot) -> QtGui.QAction:
+            a = QtGui.QAction(text, self.view, triggered=slot)
+            a.setShortcuts([QtGui.QKeySequence(k) for k in keys])
+            a.setShortcutContext(QtCore.Qt.ShortcutContext.WidgetShortcut)
+            self.view.addAction(a)
+            return a
+
+        self.definition_action = action("Go to Definition", ["F12"], self.go_to_definition)
+        self.uses_action = action("Find All Uses", ["Shift+F12"], self.find_uses)
+        self.back_action = action("Back", ["Alt+Left"], self.go_back)
+        self.forward_action = action("Forward", ["Alt+Right"], self.go_forward)
+
+    # -- building the index ---------------------------------------------------------------------
+
+    @QtCore.Slot()
+    def _on_text_shown(self) -> None:
+        self._generation += 1
+        self._new_text = True
+        self.index, self.types = None, None
+        text = self.view.text()
+        self.folding.set_ranges(nav_index.default_folds(text), fold_defaults=True)
+        self._start(text)
+
+    @QtCore.Slot(int, int, int)
+    def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
+        if self.view.is_editable() and (removed or added):  # the read-only text changes by set_text only
+            self._generation += 1
+            self._settle.start()
+
+    def _rebuild(self) -> None:
+        self._start(self.view.text())
+
+    def _start(self, text: str) -> None:
+        if self._building:
+            self._wanted = (self._generation, text)
+            return
+        self._building = True
+        generation, cache, results = self._generation, self._cache, self._results
+        with_types = self._new_text and text.count("\n") < TYPES_UP_TO_LINES
+
+        def work() -> None:
+            # The scan is Python: hand the GIL back to the GUI thread often, so frames stay short.
+            sys.setswitchinterval(SWITCH_WHILE_INDEXING)
+            try:
+                index = nav_index.build(text, cache)
+            finally:
+                sys.setswitchinterval(SWITCH_DEFAULT)
+            results.put((generation, index, None))
+            if with_types:  # the index first, types when the child has parsed
+                results.put((generation, None, parsed_types_in_child(text)))
+            results.put(None)
+
+        threading.Thread(target=work, name="ir-navigation-index", daemon=True).start()
+        self._poll.start()
+
+    def _take_result(self) -> None:
+        while not self._results.empty():
+            result = self._results.get()
+            if result is None:
+                self._building = False
+                self._poll.stop()
+                if self._wanted is not None:
+                    wanted, self._wanted = self._wanted, None
+                    if wanted[0] == self._generation:
+                        self._start(wanted[1])
+            elif result[1] is None:
+                if result[0] == self._generation:
+                    self.types = result[2]
+            else:
+                self._on_built(*result)
+
+    def _on_built(self, generation: int, index, types) -> None:
+        if generation == self._generation:
+            first = self._new_text
+            self.index, self._new_text = index, False
+            if types is not None:
+                self.types = types
+            elif not first:
+                self.types = None  # an edit: MLIR's types may no longer hold
+            self.folding.set_ranges(index.folds, fold_defaults=False)
+            self.sig_outline.emit(index)
+            self.sig_index_ready.emit()
+
+    # -- navigating -----------------------------------------------------------------------------
+
+    def entity_at_cursor(self, cursor: QtGui.QTextCursor | None = None):
+        if self.index is None:
+            return None
+        line, col = self.view.file_position(cursor or self.view.textCursor())
+        return self.index.entity_at(line, col) or (self.index.entity_at(line, col - 1) if col else None)
+
+    def _place(self) -> tuple[int, int]:
+        line, col = self.view.file_position(self.view.textCursor())
+        return line, col
+
+    def jump(self, line: int, col: int = 0) -> None:
+        """Go to 1-based `line`, 0-based file column `col`, leaving the current place in the history."""
+        self.history.leave(self._place())
+        self.view.goto(line, col + 1)
+
+    def go_to_definition(self, cursor: QtGui.QTextCursor | None = None) -> bool:
+        entity = self.entity_at_cursor(cursor)
+        if entity is None or entity.definition is None:
+            return False
+        self.jump(entity.definition.line, entity.definition.col)
+        return True
+
+    def find_uses(self):
+        entity = self.entity_at_cursor()
+        if entity is not None:
+            self.sig_uses.emit(entity)
+        return entity
+
+    def go_back(self) -> None:
+        if self.history.back:
+            self.history.forward.append(self._place())
+            line, col = self.history.back.pop()
+            self.view.goto(line, col + 1)
+
+    def go_forward(self) -> None:
+        if self.history.forward:
+            self.history.back.append(self._place())
+            line, col = self.history.forward.pop()
+            self.view.goto(line, col + 1)
+
+    def hover_text(self, pos: QtCore.QPoint) -> str | None:
+        entity = self.entity_at_cursor(self.view.cursorForPosition(pos))
+        if entity is None or self.index is None:
+            return None
+        return describe(self.index, entity, self.types)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt override)
+        kind = event.type()
+        if kind == QtCore.QEvent.Type.ToolTip:
+            text = self.hover_text(event.pos())
+            if text is None:
+                return False  # another filter may have a tooltip here (parameters)
+            QtWidgets.QToolTip.showText(event.globalPos(), text, self.view)
+            return True
+        if (kind == QtCore.QEvent.Type.MouseButtonRelease and event.button() == QtCore.Qt.MouseButton.LeftButton
+                and event.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier):
+            self.go_to_definition(self.view.cursorForPosition(event.position().toPoint()))
+        return False
