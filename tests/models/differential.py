@@ -16,6 +16,7 @@ the CLI reported it as a one-line error. Outcomes: pass, fail (ours), iree, skip
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -140,7 +141,9 @@ def exit_zero(*args: str, failure: str) -> Check:
     if p.returncode == 0:
         return Check("", "pass")
     kind = "timeout" if p.returncode == -1 else "crash" if "Traceback" in p.stderr else f"exit{p.returncode}"
-    return Check("", "fail", f"{failure}-{kind}", _mismatch_line(p))
+    line = _mismatch_line(p)
+    against = re.match(r"(?:per dispatch )?vs ([\w-]+)", line)  # which comparison departed
+    return Check("", "fail", f"{failure}-{kind}" + (f":vs-{against[1]}" if against else ""), line)
 
 
 def _trace(ws: Path, x: Path) -> tuple[subprocess.CompletedProcess, dict | None]:
@@ -206,11 +209,11 @@ def fault_at(ws: Path, site: int, x: Path, work: Path, false_alarm: int | None =
     return Check("", "fail", why, f"{tag}: named #{first} {_dispatch_kind(other)}")
 
 
-def spread(items: list, k: int | None) -> list:
-    """At most `k` of `items`, evenly spaced from the first (all when k is None)."""
+def pick(items: list, k: int | None, seed: str) -> list:
+    """At most `k` of `items`, drawn by a generator seeded with `seed` (all when k is None)."""
     if k is None or len(items) <= k:
         return items
-    return [items[round(i * (len(items) - 1) / max(k - 1, 1))] for i in range(k)] if k > 0 else []
+    return sorted(random.Random(seed).sample(items, k))
 
 
 @dataclass
@@ -260,7 +263,7 @@ def trace_checks(c: Compiled, faults: int | None = None) -> list[Check]:
     flow = next((c.ws / "phases").glob("*.flow.mlir")).read_text()
     c.report.dispatches = len(fault_edit.sites(flow))
     return [clean] + [_timed("fault", lambda s=site: fault_at(c.ws, s, c.x, c.work, named and int(named[1])))
-                      for site in spread(fault_edit.float_result_sites(flow), faults)]
+                      for site in pick(fault_edit.float_result_sites(flow), faults, c.report.model + c.report.ops)]
 
 
 def check_model(model_path: Path, work: Path, faults: int | None = None) -> ModelReport:
