@@ -16,6 +16,7 @@ the CLI reported it as a one-line error. Outcomes: pass, fail (ours), iree, skip
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -65,12 +66,9 @@ class ModelReport:
 
 def cli(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
     """`npu-studio ARGS` in a child process (a hang is a time-out, never a stuck test)."""
-    env_path = {"PYTHONPATH": str(REPO)}
-    import os
-
     try:
         return subprocess.run([sys.executable, "-m", "npu_studio", *args], capture_output=True, text=True,
-                              timeout=timeout, env={**os.environ, **env_path}, cwd=REPO)
+                              timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO)
     except subprocess.TimeoutExpired as e:
         return subprocess.CompletedProcess(e.cmd, -1, e.stdout or "", f"time-out after {timeout:g} s")
 
