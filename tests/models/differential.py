@@ -20,6 +20,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -65,12 +66,18 @@ class ModelReport:
 
 
 def cli(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
-    """`npu-studio ARGS` in a child process (a hang is a time-out, never a stuck test)."""
+    """`npu-studio ARGS` in a child process (a hang is a time-out, never a stuck test); on a time-out
+    its whole process group goes (iree-compile, iree-run-module, the plugin server with it)."""
+    cmd = [sys.executable, "-m", "npu_studio", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True)
     try:
-        return subprocess.run([sys.executable, "-m", "npu_studio", *args], capture_output=True, text=True,
-                              timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(e.cmd, -1, e.stdout or "", f"time-out after {timeout:g} s")
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return subprocess.CompletedProcess(cmd, -1, out, f"time-out after {timeout:g} s")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _first_line(text: str) -> str:
