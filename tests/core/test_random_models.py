@@ -30,6 +30,7 @@ REGRESSIONS = Path(__file__).resolve().parents[1] / "models" / "regressions"
 FAST_SEEDS = list(range(6))
 SLOW_SEEDS = list(range(6, 24))
 TRACE_SEEDS = [0, 1, 4, 7, 11, 20]
+FAST_REGRESSIONS = 4
 TRACE_FAULTS = 2  # float-result dispatches perturbed per model in make test (make fuzz-models: all)
 PAIRING = pytest.mark.xfail(strict=False, reason="trace's pairing and localization are being rewritten "
                                                  "(issue 35 item 1, helper 'pairing'); remove when it lands")
@@ -156,16 +157,18 @@ def test_trace_names_no_dispatch_on_clean_builds_and_the_perturbed_one_on_faulty
 # -- every model that ever failed --------------------------------------------------------------------
 
 def _regressions() -> list:
-    """The smallest saved model of each failure class in make test; every other one is slow."""
+    """Every saved model; in make test without the slow mark, at most FAST_REGRESSIONS small ones
+    chosen to cover the most failure classes (greedily), the rest slow."""
     notes = sorted(REGRESSIONS.glob("*.json"))
-    smallest: dict[str, tuple[int, Path]] = {}
-    for note in notes:
-        data = json.loads(note.read_text())
-        size = len(onnx.load(str(note.with_suffix(".onnx"))).graph.node)
-        for f in data["failures"]:
-            if size < smallest.get(f["class"], (1 << 30, None))[0]:
-                smallest[f["class"]] = (size, note)
-    chosen = {p for _, p in smallest.values()}
+    classes = {n: {f["class"] for f in json.loads(n.read_text())["failures"]} for n in notes}
+    size = {n: len(onnx.load(str(n.with_suffix(".onnx"))).graph.node) for n in notes}
+    chosen, covered = [], set()
+    for _ in range(FAST_REGRESSIONS):
+        best = max(notes, key=lambda n: (len(classes[n] - covered), -size[n]), default=None)
+        if best is None or not classes[best] - covered:
+            break
+        chosen.append(best)
+        covered |= classes[best]
     return [pytest.param(n, id=n.stem, marks=[] if n in chosen else [pytest.mark.slow]) for n in notes]
 
 

@@ -161,8 +161,14 @@ def _trace(ws: Path, x: Path) -> tuple[subprocess.CompletedProcess, dict | None]
 
 def _dispatch_kind(d: dict) -> str:
     """A dispatch's kind without its shapes: `elementwise_transpose_f32`, `slow_memcpy`, ..."""
-    sym = re.sub(r"^.*dispatch_\d+_?", "", d.get("symbol", ""))
-    return "_".join(t for t in sym.split("_") if not re.fullmatch(r"\d+(x\d+)*", t)) or "?"
+    return kind_of_symbol(d.get("symbol", ""))
+
+
+def kind_of_symbol(symbol: str) -> str:
+    """`model$async_dispatch_3_elementwise_transpose_8x5x16_f16xf32` -> `elementwise_transpose_f16xf32`."""
+    tokens = re.sub(r"^.*dispatch_\d+_?", "", symbol).split("_")
+    tokens = [re.sub(r"^\d+(x\d+)*x?(?=[a-z]|$)", "", t) for t in tokens]  # shapes go, dtypes stay
+    return "_".join(t for t in tokens if t) or "?"
 
 
 def trace_clean(ws: Path, x: Path) -> Check:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import sys
 import tempfile
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import onnx
 
-from .differential import ModelReport, check_model
+from .differential import Check, ModelReport, check_model, kind_of_symbol
 from .random_onnx import model_for_seed
 
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
@@ -61,6 +62,20 @@ def summarize(reports: list[ModelReport], minutes: float) -> dict:
     }
 
 
+def summarize_jsonl(path: Path) -> dict:
+    reports = []
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        checks = [Check(**c) for c in d.pop("checks")]
+        for c in checks:  # classes named by an older run's shorter kind names
+            m = re.match(r"#\d+ (\S+) ", c.detail)
+            if c.failure.startswith("trace-false-alarm:") and m:
+                c.failure = "trace-false-alarm:" + kind_of_symbol(m[1])
+        d.pop("seed", None)
+        reports.append(ModelReport(**d, checks=checks))
+    return summarize(reports, 0.0)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=None, help="first model's seed (default: from the clock)")
@@ -69,7 +84,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true", help="do not write regression files")
     ap.add_argument("--json", type=Path, help="write every model's report and the summary here")
     ap.add_argument("--jsonl", type=Path, help="append each model's report here as it finishes")
+    ap.add_argument("--summarize", type=Path, metavar="JSONL",
+                    help="instead: print the counts of a --jsonl file (runs appended to one file add up)")
     args = ap.parse_args(argv)
+    if args.summarize:
+        print(json.dumps(summarize_jsonl(args.summarize), indent=1))
+        return 0
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000 * 1000
     print(f"seed {seed}, {args.count} models", flush=True)
     reports, start = [], time.perf_counter()
