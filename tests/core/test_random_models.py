@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -190,3 +191,21 @@ def test_regression_cpu_and_npu(note, compiled):
 @pytest.mark.parametrize("note", _regressions())
 def test_regression_trace(note, compiled):
     _assert_pass(diff.trace_checks(compiled(_regression_model(note)), TRACE_FAULTS))
+
+
+def test_fault_edit_moves_the_dispatch_result_by_the_stated_amount(compiled):
+    # seed 7 is one Mul: one dispatch, whose result is the model's output, so the build's output
+    # shows exactly what the perturbed dispatch stored: y + 0.5 + 0.25 y^2 for IREE's own y
+    c = compiled(model_for_seed(7))
+    flow = next((c.ws / "phases").glob("*.flow.mlir")).read_text()
+    assert fault_edit.float_result_sites(flow) == [0]
+    clean = diff.cli("run", str(c.ws), "--input", str(c.x), "--output-dir", str(c.work / "clean"))
+    assert clean.returncode == 0, clean.stderr
+    edited = c.work / "edited.flow.mlir"
+    edited.write_text(fault_edit.perturb(flow, 0))
+    copy = c.work / "perturbed"
+    shutil.copytree(c.ws, copy)
+    assert diff.cli("resume", str(edited), "--from", "flow", "--workspace", str(copy)).returncode == 0
+    assert diff.cli("run", str(copy), "--input", str(c.x), "--output-dir", str(c.work / "bad")).returncode == 0
+    y, z = (np.load(c.work / d / "output0.npy").astype(np.float64) for d in ("clean", "bad"))
+    np.testing.assert_allclose(z, y + 0.5 + 0.25 * y * y, rtol=1e-6, atol=1e-6)
