@@ -35,6 +35,14 @@ FAST_REGRESSIONS = 4
 TRACE_FAULTS = 2  # float-result dispatches perturbed per model in make test (make fuzz-models: all)
 PAIRING = pytest.mark.xfail(strict=False, reason="trace's pairing and localization are being rewritten "
                                                  "(issue 35 item 1, helper 'pairing'); remove when it lands")
+# Open bugs found by the corpus outside trace, by failure class (tests/models/regressions/ notes):
+# a regression failing only with these is an expected failure until its fix lands.
+KNOWN_BUGS = {
+    "run-npu-timeout": "run --npu waits forever on some models (issue 35 item 5)",
+    "run-error": "run refuses a model IREE folds to nothing ('no public function taking and returning tensors')",
+    "simulate-check-exit2": "simulate --check on a model without dispatches: empty dispatch module",
+    "run-npu-exit2": "run --npu on a model without dispatches: empty dispatch module",
+}
 F16_TOLERANCE = pytest.mark.xfail(strict=False, reason="NPU checks take the f32 tolerance on f16 arithmetic "
                                                        "(issue 35 item 3); remove when it lands")
 
@@ -162,10 +170,11 @@ def _regressions() -> list:
     chosen to cover the most failure classes (greedily), the rest slow."""
     notes = sorted(REGRESSIONS.glob("*.json"))
     classes = {n: {f["class"] for f in json.loads(n.read_text())["failures"]} for n in notes}
+    notes_fast = [n for n in notes if not any("timeout" in c for c in classes[n])]
     size = {n: len(onnx.load(str(n.with_suffix(".onnx"))).graph.node) for n in notes}
     chosen, covered = [], set()
     for _ in range(FAST_REGRESSIONS):
-        best = max(notes, key=lambda n: (len(classes[n] - covered), -size[n]), default=None)
+        best = max(notes_fast, key=lambda n: (len(classes[n] - covered), -size[n]), default=None)
         if best is None or not classes[best] - covered:
             break
         chosen.append(best)
@@ -182,8 +191,12 @@ def test_regression_cpu_and_npu(note, compiled):
     model = _regression_model(note)
     c = compiled(model)
     checks = diff.cpu_checks(c) + diff.npu_checks(c)
-    if _computes_in_f16(model) and any(k.outcome == "fail" for k in checks[1:]):
+    bad = [k for k in checks if k.outcome == "fail"]
+    if bad and _computes_in_f16(model) and all(k.failure.endswith(":vs-onnxruntime") for k in bad):
         pytest.xfail(F16_TOLERANCE.kwargs["reason"])
+    known = [KNOWN_BUGS.get(k.failure.split(":")[0]) for k in bad]
+    if bad and all(known):
+        pytest.xfail("; ".join(sorted(set(known))))
     _assert_pass(checks)
 
 

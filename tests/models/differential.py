@@ -34,7 +34,7 @@ from . import fault_edit
 from .random_onnx import ARITH_F16, ARITH_INT8, props
 
 REPO = Path(__file__).resolve().parents[2]
-TIMEOUT = 180  # seconds per CLI call: these models compile in a few
+TIMEOUT = 120  # seconds per CLI call: these models compile in a few
 # IREE's CPU build against onnxruntime, relative to max(1, largest |reference|): f32 sums in
 # another order; f16 rounds every op; an int8 chain may round one element one step apart.
 CPU_TOLERANCE = {"f32": 1e-4, ARITH_F16: 1e-2, ARITH_INT8: 5e-2}
@@ -90,6 +90,16 @@ def _clean_error(p: subprocess.CompletedProcess) -> bool:
     return p.returncode in (1, 2) and "Traceback" not in p.stderr
 
 
+# IREE's own words in an error the CLI passed on: an MLIR diagnostic or a runtime status.
+IREE_SAYS = re.compile(r"error: loc\(|\.mlir:\d+:\d+: error|iree-(?:compile|run-module|import-onnx)|"
+                       r"INVALID_ARGUMENT|RESOURCE_EXHAUSTED|INTERNAL|UNIMPLEMENTED|FAILED_PRECONDITION")
+
+
+def _iree_failure(p: subprocess.CompletedProcess) -> bool:
+    """IREE failed, and the CLI said so as an error should (one line, no traceback)."""
+    return _clean_error(p) and IREE_SAYS.search(p.stderr) is not None
+
+
 def _mismatch_line(p: subprocess.CompletedProcess) -> str:
     """The line that says what went wrong: a mismatch first, else an error, else the last line."""
     lines = (p.stdout + "\n" + p.stderr).splitlines()
@@ -111,8 +121,10 @@ def compile_workspace(model_path: Path, ws: Path) -> Check:
     p = cli("compile", str(model_path), "--workspace", str(ws))
     if p.returncode == 0:
         return Check("compile", "pass")
-    if _clean_error(p):
+    if _iree_failure(p):
         return Check("compile", "iree", "iree-compile", _first_line(p.stderr))
+    if _clean_error(p):
+        return Check("compile", "fail", "compile-error", _first_line(p.stderr))
     return Check("compile", "fail", "compile-crash" if p.returncode != -1 else "compile-timeout",
                  _first_line(p.stderr.splitlines()[-1] if p.stderr.strip() else p.stderr))
 
@@ -122,9 +134,9 @@ def cpu_vs_onnxruntime(model: onnx.ModelProto, ws: Path, x: Path, out: Path) -> 
 
     p = cli("run", str(ws), "--input", str(x), "--output-dir", str(out))
     if p.returncode != 0:
-        if _clean_error(p):
+        if _iree_failure(p):
             return Check("", "iree", "iree-run", _first_line(p.stderr))
-        return Check("", "fail", "run-crash", _mismatch_line(p))
+        return Check("", "fail", "run-error" if _clean_error(p) else "run-crash", _mismatch_line(p))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     [ref] = sess.run(None, {"x": np.load(x)})
     got = np.load(out / "output0.npy")
@@ -198,7 +210,7 @@ def fault_at(ws: Path, site: int, x: Path, work: Path, false_alarm: int | None =
     edited.write_text(fault_edit.perturb(flow_path.read_text(), site))
     p = cli("resume", str(edited), "--from", "flow", "--workspace", str(copy))
     if p.returncode != 0:
-        out = Check("", "iree" if _clean_error(p) else "fail", "fault-resume", _first_line(p.stderr))
+        out = Check("", "iree" if _iree_failure(p) else "fail", "fault-resume", _first_line(p.stderr))
         shutil.rmtree(copy, ignore_errors=True)
         return out
     p, report = _trace(copy, x)
