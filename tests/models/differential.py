@@ -153,14 +153,23 @@ def cpu_vs_onnxruntime(model: onnx.ModelProto, ws: Path, x: Path, out: Path) -> 
     return Check("", "iree", "iree-vs-ort", detail)
 
 
-def exit_zero(*args: str, failure: str) -> Check:
+def npu_path(*args: str, failure: str, arith: str) -> Check:
+    """An NPU path (simulate --check, run --npu) agrees with IREE's CPU build: exit 0. When only its
+    comparison with onnxruntime departs while IREE's own build agrees with the NPU, the departure
+    is IREE's against onnxruntime: in an int8 model that is IREE's rounding (one quantization step
+    on some elements), not ours; in an f16 or f32 model the tolerance is ours (issue 35 item 3)."""
     p = cli(*args)
     if p.returncode == 0:
         return Check("", "pass")
     kind = "timeout" if p.returncode == -1 else "crash" if "Traceback" in p.stderr else f"exit{p.returncode}"
     line = _mismatch_line(p)
     against = re.match(r"(?:per dispatch )?vs ([\w-]+)", line)  # which comparison departed
-    return Check("", "fail", f"{failure}-{kind}" + (f":vs-{against[1]}" if against else ""), line)
+    cls = f"{failure}-{kind}" + (f":vs-{against[1]}" if against else "")
+    iree_agrees = re.search(r"^\s*vs iree-cpu .* ok$", p.stdout, re.M) \
+        and not re.search(r"per dispatch vs IREE.*(DIFFERS|depart)", p.stdout)
+    if against and against[1] == "onnxruntime" and iree_agrees and arith == ARITH_INT8:
+        return Check("", "iree", "iree-vs-ort-int8-rounding", line)
+    return Check("", "fail", cls, line)
 
 
 def _trace(ws: Path, x: Path) -> tuple[subprocess.CompletedProcess, dict | None]:
@@ -273,10 +282,11 @@ def cpu_checks(c: Compiled) -> list[Check]:
 
 
 def npu_checks(c: Compiled) -> list[Check]:
-    return [_timed("simulate-check", lambda: exit_zero("simulate", str(c.ws), "--check", "--input", str(c.x),
-                                                       failure="simulate-check")),
-            _timed("run-npu", lambda: exit_zero("run", str(c.ws), "--npu", "--input", str(c.x),
-                                                failure="run-npu"))]
+    a = c.report.arith
+    return [_timed("simulate-check", lambda: npu_path("simulate", str(c.ws), "--check", "--input", str(c.x),
+                                                      failure="simulate-check", arith=a)),
+            _timed("run-npu", lambda: npu_path("run", str(c.ws), "--npu", "--input", str(c.x),
+                                               failure="run-npu", arith=a))]
 
 
 def trace_checks(c: Compiled, faults: int | None = None) -> list[Check]:
