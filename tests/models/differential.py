@@ -77,6 +77,10 @@ def cli(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         return subprocess.CompletedProcess(cmd, -1, out, f"time-out after {timeout:g} s")
+    except BaseException:  # interrupted: the child's group goes with us
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -91,7 +95,7 @@ def _clean_error(p: subprocess.CompletedProcess) -> bool:
 
 
 # IREE's own words in an error the CLI passed on: an MLIR diagnostic or a runtime status.
-IREE_SAYS = re.compile(r"error: loc\(|\.mlir:\d+:\d+: error|iree-(?:compile|run-module|import-onnx)|"
+IREE_SAYS = re.compile(r"error: loc\(|(?:<unknown>|\.mlir):\d+(?::\d+)?: error|iree-(?:compile|run-module|import-onnx)|"
                        r"INVALID_ARGUMENT|RESOURCE_EXHAUSTED|INTERNAL|UNIMPLEMENTED|FAILED_PRECONDITION")
 
 
