@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements/venv.lock
 
-.PHONY: run test test-fast test-ui-x11 fuzz bench screenshot clean install-desktop uninstall-desktop bundle lock
+.PHONY: run test test-fast test-ui-x11 fuzz fuzz-models bench screenshot clean install-desktop uninstall-desktop bundle lock
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -56,6 +56,14 @@ fuzz: $(STAMP)
 		tests/core/npu/hal/test_exec_mutations.py -k random_mutations
 	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
 		tests/ui/test_restore_any_workspace.py
+
+# The differential corpus (tests/models/): FUZZ_MODELS random ONNX models from a fresh seed, each
+# compiled and checked against onnxruntime and IREE (run, simulate --check, run --npu, trace on the
+# clean build, trace of each dispatch perturbed alone). Prints models per minute, false alarms and
+# the localization rate; every failing model is saved to tests/models/regressions/ (make test reruns them).
+FUZZ_MODELS ?= 200
+fuzz-models: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.models.fuzz_models --count $(FUZZ_MODELS)
 
 # The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
 screenshot: $(STAMP)
