@@ -8,6 +8,17 @@ import pytest
 from PySide6 import QtCore
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_collection_on_worker_threads():
+    """As in the app (ui/gui_gc.py): automatic collection off, so that a worker thread that allocates a lot
+    (the IR navigation index) never triggers a collection that frees Qt objects off the GUI thread."""
+    was = gc.isenabled()
+    gc.disable()
+    yield
+    if was:
+        gc.enable()
+
+
 @pytest.fixture(autouse=True)
 def collect_qt_garbage_on_the_main_thread():
     """Windows of earlier tests are cyclic garbage holding Qt objects. Collected here, on the main thread
