@@ -17,7 +17,7 @@ from .verbosity import add_verbose_option
 # The headless commands: one module each in cli_commands/, its help= line the --help entry.
 COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
             "substitute", "variant", "profile", "compare", "trace", "extract", "module", "precision",
-            "measure", "sweep")
+            "measure", "sweep", "graph")
 
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test] [-v]
        npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--phase P] [--select-dispatch N] FILE_OR_WORKSPACE
