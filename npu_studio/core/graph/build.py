@@ -129,3 +129,27 @@ def read_json_file(path: Path, what: str):
         raise StudioError(path, "not a measured run (expected `npu-studio measure --json` output)")
     return data
 
+
+
+ORIGINAL, PREVIOUS = "original", "previous"
+
+
+def comparable(ws: Workspace) -> list[tuple[str, str]]:
+    """(label, key) of what the main build can be set beside: built variants, the compiler's own flow
+    of an edited flow, the flow a resume replaced."""
+    out = [(f"variant {v.name}", f"build:{v.name}") for v in variants.variants(ws) if v.build is not None]
+    if edit_state.original_path(ws, FLOW).is_file():
+        out.append(("flow before the edit", ORIGINAL))
+    if edit_state.previous_build_path(ws, FLOW).is_file():
+        out.append(("flow before the last resume", PREVIOUS))
+    return out
+
+
+def graph_for(ws: Workspace, key: str, phase: str = FLOW) -> DataflowGraph:
+    """The graph `comparable` names by `key` (a variant's phase; the flow texts of the main build)."""
+    if key.startswith("build:"):
+        return phase_graph(ws, phase, key.removeprefix("build:"))
+    path = edit_state.original_path(ws, FLOW) if key == ORIGINAL else edit_state.previous_build_path(ws, FLOW)
+    graph = phase_graph(ws, FLOW, variants.MAIN, flow_text=read_text(path))
+    graph.build = "before the edit" if key == ORIGINAL else "before the resume"
+    return graph
