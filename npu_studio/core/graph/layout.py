@@ -24,7 +24,7 @@ from pathlib import Path
 from .dataflow import DISPATCH, PARAMETER
 from .model import DataflowGraph
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2  # 2: edges end on the boxes
 NODE_W, NODE_H = 180.0, 40.0
 TERMINAL_W, TERMINAL_H = 150.0, 28.0
 PARAM_W, PARAM_H = 120.0, 22.0

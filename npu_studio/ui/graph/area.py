@@ -32,7 +32,7 @@ class GraphArea(QtCore.QObject):
         super().__init__(shell.parent_widget())
         self.session, self.jobs = session, studio.jobs
         self.dock = GraphDock(shell.parent_widget())
-        shell.add_dock(self.dock, Area.BottomDockWidgetArea, visible=False)
+        shell.add_dock(self.dock, Area.RightDockWidgetArea, visible=False)
         self.trace: dict | None = None
         self.phase: str | None = None
         self.compare_key = NO_COMPARE
