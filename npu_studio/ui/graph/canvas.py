@@ -36,8 +36,11 @@ class GraphCanvas(QtWidgets.QGraphicsView):
         self.items, self.selected, self.graph = {}, None, graph
         if graph is None or layout is None:
             return
-        edges = scene.addPath(edges_path(layout.routes.values()), QtGui.QPen(QtGui.QColor("#8a8a8a"), 1))
-        edges.setZValue(-1)
+        pen = QtGui.QPen(QtGui.QColor("#8a8a8a"), 1)
+        pen.setCosmetic(True)
+        for route in layout.routes.values():  # one item per edge: only those in view are drawn
+            edge = scene.addPath(edges_path([route]), pen)
+            edge.setZValue(-1)
         for node in graph.nodes:
             box = layout.boxes.get(node.id)
             if box is not None:

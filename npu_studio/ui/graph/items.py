@@ -43,10 +43,12 @@ class NodeItem(QtWidgets.QGraphicsItem):
         thick = 3 if self.selected or look.thick else 1
         painter.setPen(QtGui.QPen(QtGui.QColor(SELECTED if self.selected else look.outline), thick))
         painter.setBrush(QtGui.QColor(look.fill))
-        painter.drawRoundedRect(self._rect, 5, 5)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        if lod < DETAIL_LOD:
+        if lod < DETAIL_LOD:  # an overview: plain boxes, no text (thousands per frame)
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+            painter.drawRect(self._rect)
             return
+        painter.drawRoundedRect(self._rect, 5, 5)
         painter.setPen(QtGui.QColor(look.text))
         lines = [line for line in look.lines if line]
         flags = QtCore.Qt.AlignmentFlag.AlignCenter
