@@ -17,10 +17,10 @@ from .verbosity import add_verbose_option
 # The headless commands: one module each in cli_commands/, its help= line the --help entry.
 COMMANDS = ("compile", "resume", "run", "dispatches", "npu", "simulate", "diff", "passes", "executables",
             "substitute", "variant", "profile", "compare", "trace", "extract", "module", "precision",
-            "measure", "sweep", "asm", "calibrate", "backends")
+            "measure", "sweep", "asm", "calibrate", "backends", "graph")
 
 USAGE = """npu-studio [FILE_OR_WORKSPACE ...] [--workspace DIR] [--self-test] [-v]
-       npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--phase P] [--select-dispatch N] FILE_OR_WORKSPACE
+       npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--raise-dock NAME] [--phase P] [--select-dispatch N] FILE_OR_WORKSPACE
        npu-studio [-v|-vv] COMMAND [ARGS ...]
        npu-studio --version"""
 
@@ -39,6 +39,8 @@ def add_app_options(parser) -> None:
                       help="window size for --screenshot (default 1600x1000)")
     shot.add_argument("--all-docks", action="store_true", help="with --screenshot: open every dock")
     shot.add_argument("--phase", metavar="P", help="with --screenshot: the phase to show (default flow)")
+    shot.add_argument("--raise-dock", metavar="NAME",
+                      help="with --screenshot: show this dock on top of its tabs (its object name, e.g. graph_dock)")
     shot.add_argument("--select-dispatch", type=int, metavar="N",
                       help="with --screenshot: select dispatch N (table, IR and schedule follow)")
 
@@ -87,6 +89,6 @@ def parse_app_args(argv: list[str]) -> argparse.Namespace:
             fail(f"{args.screenshot}: --screenshot writes a PNG; give a name ending in .png")
         if not args.screenshot.resolve().parent.is_dir():
             fail(f"{args.screenshot}: no such folder: {args.screenshot.resolve().parent}")
-    elif args.all_docks or args.phase or args.select_dispatch is not None:
-        fail("--all-docks, --phase and --select-dispatch go with --screenshot")
+    elif args.all_docks or args.raise_dock or args.phase or args.select_dispatch is not None:
+        fail("--all-docks, --raise-dock, --phase and --select-dispatch go with --screenshot")
     return args

@@ -46,7 +46,7 @@ NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
 JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes", "profile", "compare", "trace",
              "module", "npu-run", "measure", "extract",
-             "sweep-point", "sweep-run")
+             "sweep-point", "sweep-run", "graph", "graph-compare")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 
 

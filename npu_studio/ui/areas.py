@@ -21,6 +21,7 @@ from .dispatches.panel import DispatchPanel
 from .edit.controller import EditController
 from .edit.ir_pane import IrPane
 from .executables.view import ExecutablesPanel
+from .graph.area import GraphArea
 from .module.controller import ModuleController
 from .module.dock import ModuleDock
 from .npu.panel import NpuPanel
@@ -56,6 +57,7 @@ class Areas:
     module_dock: ModuleDock
     module: ModuleController
     edit: EditController
+    graph: GraphArea
 
 
 def central_areas(session: Session, studio: Studio, shell: Shell) -> tuple[IrPane, DispatchPanel, DispatchBinding]:
@@ -98,5 +100,8 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     for controller in (schedule_controller, trace, module, sweep_controller):
         controller.sig_message.connect(shell.append_log)
     edit = EditController(session, studio, shell, ir)
+    graph = GraphArea(session, studio, shell)
+    graph.sig_message.connect(shell.append_log)
+    trace.sig_dispatch_column.connect(lambda *_column: graph.set_trace(trace.report))  # the error overlay
     return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
-                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit)
+                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit, graph)

@@ -19,7 +19,8 @@ VERSION_KEY = "layout/version"
 Area = QtCore.Qt.DockWidgetArea
 # Dock object names, by area, in tab order (the first is raised), and which are open by default.
 DEFAULT_AREAS = {
-    Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock", "compileProfileDock", "compareBuildsDock"),
+    Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock", "compileProfileDock", "compareBuildsDock",
+                                 "graph_dock"),
     Area.BottomDockWidgetArea: ("logDock", "schedule_dock", "passDock", "trace_dock", "module_dock", "sweep_dock",
                                 "sweep_point_dock"),
 }

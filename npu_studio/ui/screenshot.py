@@ -1,4 +1,4 @@
-"""`npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--phase P] [--select-dispatch N] FILE`.
+"""`npu-studio --screenshot OUT.png [--size WxH] [--all-docks] [--raise-dock NAME] [--phase P] [--select-dispatch N] FILE`.
 
 Opens the window at the size asked for, opens the model (compiling it, or reopening its
 workspace), waits until every background job has settled (compile, indexes, NPU pipeline,
@@ -47,6 +47,13 @@ class Screenshot(QtCore.QObject):
         self.window.move(0, 0)
         if self.args.all_docks:
             self.window.show_all_docks()
+        raised = getattr(self.args, "raise_dock", None)
+        if raised:
+            dock = self.window.findChild(QtWidgets.QDockWidget, raised)
+            if dock is None:
+                return self._finish(2, f"--raise-dock {raised}: no such dock")
+            dock.show()
+            dock.raise_()
         self.window.show()
         self.window.resize(w, h)  # the size asked for, even where the screen is smaller (offscreen)
         QtCore.QTimer.singleShot(0, self._open)
