@@ -147,6 +147,8 @@ def test_a_click_in_the_ir_selects_its_dispatch_without_moving_the_view(window, 
         first, last = view.visible_line_range()
         assert first > region.start_line
         scroll, target = view.verticalScrollBar().value(), (first + last) // 2
+        while not view.document().findBlockByNumber(target - 1).isVisible():  # a line on show, not a folded one
+            target -= 1
         _click_line(qtbot, view, target)
         assert window.selected_dispatch == region.key and view.marked_key() == region.key
         assert view.verticalScrollBar().value() == scroll  # nothing jumped
