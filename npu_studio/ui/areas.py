@@ -16,6 +16,7 @@ from PySide6 import QtCore
 from ..core.session import Session
 from .compile_debug.compare_dock import CompareDock
 from .compile_debug.profile_dock import ProfileDock
+from .dialog_folders import DialogFolders
 from .dispatches.binding import DispatchBinding
 from .dispatches.panel import DispatchPanel
 from .edit.controller import EditController
@@ -58,6 +59,7 @@ class Areas:
     module: ModuleController
     edit: EditController
     graph: GraphArea
+    dialog_folders: DialogFolders
 
 
 def central_areas(session: Session, studio: Studio, shell: Shell) -> tuple[IrPane, DispatchPanel, DispatchBinding]:
@@ -83,7 +85,9 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     compile_profile.sig_phase_notes.connect(
         lambda notes: [timeline.set_phase_note(phase, note) for phase, note in notes.items()])
     compile_profile.sig_finished.connect(executables.refresh)  # its compile-time column
-    sweep = SweepDock(parent)
+    # every file dialog starts in the open workspace (else the last folder chosen, else home)
+    dialog_folders = DialogFolders(settings, lambda: session.workspace.root if session.workspace else None)
+    sweep = SweepDock(parent, dialog_folders)
     sweep_point = ScheduleDock(parent)
     sweep_point.setObjectName("sweep_point_dock")
     sweep_controller = SweepController(studio.jobs, sweep, sweep_point, parent)
@@ -104,4 +108,5 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     graph.sig_message.connect(shell.append_log)
     trace.sig_dispatch_column.connect(lambda *_column: graph.set_trace(trace.report))  # the error overlay
     return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
-                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit, graph)
+                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit, graph,
+                 dialog_folders)

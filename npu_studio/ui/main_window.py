@@ -326,13 +326,15 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def open_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Open model", str(EXAMPLE_MODEL.parent), "Models (*.onnx *.mlir *.mlirbc);;All files (*)")
+            self, "Open model", self.dialog_folders.start(), "Models (*.onnx *.mlir *.mlirbc);;All files (*)")
         if path:
+            self.dialog_folders.remember(path)
             self.open_path(Path(path))
 
     def open_workspace_dialog(self) -> None:
-        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open workspace")
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open workspace", self.dialog_folders.start())
         if path:
+            self.dialog_folders.remember(Path(path).parent)  # the next dialog starts beside it
             self.open_path(Path(path))
 
     def open_path(self, path: Path, workspace_dir: Path | None = None) -> bool:

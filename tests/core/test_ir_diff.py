@@ -83,3 +83,18 @@ def test_cli_diff_dispatch_creation_to_flow_shows_the_outlining_and_no_locations
     bad = subprocess.run([sys.executable, "-m", "npu_studio", "diff", str(example_workspace.root), "flow",
                           "--dispatch", "9"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_changed_spans_mark_the_characters_that_differ():
+    from npu_studio.core.ir.diff import INTRA_LINE_MAX, changed_spans
+
+    a, b = "  %6 = arith.addf %in, %in_1 : f32", "  %6 = arith.mulf %in, %in_2 : f32"
+    a_spans, b_spans = changed_spans(a, b)
+    assert [a[s:e] for s, e in a_spans] == ["add", "1"] and [b[s:e] for s, e in b_spans] == ["mul", "2"]
+    # everything outside the spans is the same text on both sides
+    keep = lambda text, spans: "".join(c for k, c in enumerate(text) if not any(s <= k < e for s, e in spans))  # noqa: E731
+    assert keep(a, a_spans) == keep(b, b_spans)
+    # unrelated lines, and lines too long to compare, are wholly changed
+    assert changed_spans("return", "%x = tensor.empty()") == ([(0, 6)], [(0, 19)])
+    long = "x" * INTRA_LINE_MAX
+    assert changed_spans(long, long + "y") == ([(0, len(long))], [(0, len(long) + 1)])

@@ -293,3 +293,22 @@ def diff_files(a: Path, b: Path, options: DiffOptions = DiffOptions(),
                a_name: str | None = None, b_name: str | None = None) -> TextDiff:
     return diff_texts(Path(a).read_text(errors="replace"), Path(b).read_text(errors="replace"),
                       a_name or str(a), b_name or str(b), options)
+
+
+INTRA_LINE_MAX = 4000  # characters of a line pair compared character by character (quadratic beyond)
+Span = tuple[int, int]
+
+
+def changed_spans(a: str, b: str) -> tuple[list[Span], list[Span]]:
+    """Which characters of two paired lines (a replaced line and its replacement) differ: the
+    (start, end) spans of `a` and of `b`. Lines with little in common, or too long to compare,
+    are wholly changed: scattered matches of unrelated lines would only mislead."""
+    whole = ([(0, len(a))] if a else [], [(0, len(b))] if b else [])
+    if len(a) + len(b) > INTRA_LINE_MAX:
+        return whole
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if sm.ratio() < 0.4:
+        return whole
+    a_spans = [(i1, i2) for tag, i1, i2, _, _ in sm.get_opcodes() if tag != "equal" and i2 > i1]
+    b_spans = [(j1, j2) for tag, _, _, j1, j2 in sm.get_opcodes() if tag != "equal" and j2 > j1]
+    return a_spans, b_spans

@@ -73,11 +73,15 @@ class ProfileDock(QtCore.QObject):
         self.executables_button.clicked.connect(self.time_executables)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
-        bar = QtWidgets.QHBoxLayout()
-        for w in (QtWidgets.QLabel("build"), self.build_combo, QtWidgets.QLabel("phase"), self.phase_combo,
-                  self.record_button, self.executables_button, self.cancel_button):
-            bar.addWidget(w)
-        bar.addStretch(1)
+        # what to show, then what to run: two short rows, so a narrow dock keeps the table whole
+        choose, run = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()
+        for w in (QtWidgets.QLabel("build"), self.build_combo, QtWidgets.QLabel("phase"), self.phase_combo):
+            choose.addWidget(w)
+        self.phase_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        for w in (self.record_button, self.executables_button, self.cancel_button):
+            run.addWidget(w)
+        for row in (choose, run):
+            row.addStretch(1)
         self.summary = QtWidgets.QLabel("No profile recorded for this build.")
         self.summary.setWordWrap(True)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
@@ -87,9 +91,18 @@ class ProfileDock(QtCore.QObject):
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.setSortingEnabled(True)
+        # The numbers keep their width; the pass column takes the rest, a long name elided in its
+        # middle (whole in its tooltip): a narrow dock never scrolls the names' starts out of view.
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        for col in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
         body = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(body)
-        layout.addLayout(bar)
+        layout.addLayout(choose)
+        layout.addLayout(run)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 1)
         self.dock = QtWidgets.QDockWidget("Compile profile", self.shell.parent_widget())
@@ -143,11 +156,11 @@ class ProfileDock(QtCore.QObject):
             for row, p in enumerate(pp.passes):
                 cells = (_item(p.name), _item(p.wall, f"{p.wall:.4f}"), _item(p.user, f"{p.user:.4f}"),
                          _item(pp.share(p), f"{pp.share(p):.1%}"), _item(p.instances))
+                cells[0].setToolTip(p.name)
                 for col, cell in enumerate(cells):
                     self.table.setItem(row, col, cell)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(1, QtCore.Qt.SortOrder.DescendingOrder)
-        self.table.resizeColumnsToContents()
 
     def _update_timeline(self) -> None:
         main = self.profile if self.build_combo.currentText() == variants.MAIN else None

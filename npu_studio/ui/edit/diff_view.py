@@ -1,31 +1,68 @@
-"""Side-by-side and unified views of a core `TextDiff`, with synchronized scrolling and a patch export."""
+"""Side-by-side and unified views of a core `TextDiff`, with synchronized scrolling and a patch export.
+
+Colours say what changed, as in a code review: removed lines red, added lines green, on both
+views; a replaced line is red on the left and green on the right, its changed characters in a
+stronger shade (core `changed_spans`); the unified view's hunk headers are blue.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.ir.diff import TextDiff
+from ...core.ir.diff import Span, TextDiff, changed_spans
 
-_ROW_COLORS = {"delete": "#ffd7d5", "insert": "#d4f7d4", "replace": "#fff1c2"}
+REMOVED, ADDED = "#ffdcd8", "#d8f5d8"  # a line's ground
+REMOVED_CHARS, ADDED_CHARS = "#ff9e97", "#8fdc8f"  # the changed characters of a replaced line
+HUNK, HEADER = "#dbe9ff", "#eeeeee"
 _PAD_COLOR = "#eeeeee"
+# per side, the ground of each row tag (a replaced line is removed on the left, added on the right)
+_ROW_COLORS = {"left": {"delete": REMOVED, "replace": REMOVED, "pad": _PAD_COLOR},
+               "right": {"insert": ADDED, "replace": ADDED, "pad": _PAD_COLOR},
+               "unified": {"delete": REMOVED, "insert": ADDED, "hunk": HUNK, "header": HEADER}}
+_CHAR_COLORS = {"left": REMOVED_CHARS, "right": ADDED_CHARS}
+
+
+def unified_tags(lines: list[str]) -> list[str]:
+    """Each line of a unified diff as a row tag: header, hunk, delete, insert or equal."""
+    tags = []
+    for line in lines:
+        if line.startswith(("--- ", "+++ ")) and (not tags or tags[-1] == "header"):
+            tags.append("header")
+        elif line.startswith("@@"):
+            tags.append("hunk")
+        else:
+            tags.append({"-": "delete", "+": "insert"}.get(line[:1], "equal"))
+    return tags
+
+
+def changes_text(removed: int, added: int) -> str:
+    return f"{removed} line{'' if removed == 1 else 's'} removed, {added} added"
 
 
 class _DiffPane(QtWidgets.QPlainTextEdit):
-    """One side: aligned rows (blank rows pad the other side's lines), changed rows tinted when painted."""
+    """One side, or the unified text: rows tinted by their tag when painted, a replaced row's changed
+    characters in a stronger shade."""
 
-    def __init__(self, parent=None):
+    def __init__(self, side: str, parent=None):
         super().__init__(parent)
+        self.side = side  # left, right or unified: which colours its tags take
         self.setReadOnly(True)
         self.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
-        self.row_tags: list[str] = []  # per row: equal, delete, insert, replace, or pad
+        self.row_tags: list[str] = []  # per row: equal, delete, insert, replace, or pad (unified: hunk, header)
         self.row_lines: list[int | None] = []  # per row: 1-based line of this side, None for padding
+        self.spans_of: Callable[[int], list[Span]] = lambda row: []  # a replaced row's changed characters
 
     def set_rows(self, text: str, tags: list[str], lines: list[int | None]) -> None:
         self.row_tags, self.row_lines = tags, lines
         self.setPlainText(text)
+
+    def row_color(self, row: int) -> str | None:
+        tag = self.row_tags[row] if row < len(self.row_tags) else "equal"
+        return _ROW_COLORS[self.side].get(tag)
 
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802
         # Tint only the visible rows: a 100,000-row diff costs what one screen costs.
@@ -38,13 +75,25 @@ class _DiffPane(QtWidgets.QPlainTextEdit):
             if rect.top() > self.viewport().height():
                 break
             n = block.blockNumber()
-            tag = self.row_tags[n] if n < len(self.row_tags) else "equal"
-            color = _PAD_COLOR if tag == "pad" else _ROW_COLORS.get(tag)
+            color = self.row_color(n)
             if color:
                 painter.fillRect(QtCore.QRectF(0, rect.top(), width, rect.height()), QtGui.QColor(color))
+            if n < len(self.row_tags) and self.row_tags[n] == "replace" and self.side in _CHAR_COLORS:
+                self._paint_spans(painter, block, rect, self.spans_of(n))
             block = block.next()
         painter.end()
         super().paintEvent(event)
+
+    def _paint_spans(self, painter: QtGui.QPainter, block: QtGui.QTextBlock, rect: QtCore.QRectF,
+                     spans: list[Span]) -> None:
+        layout = block.layout()
+        if layout is None or layout.lineCount() == 0:
+            return
+        line, x0 = layout.lineAt(0), rect.left() + layout.position().x()
+        for start, end in spans:
+            left, right = line.cursorToX(start)[0], line.cursorToX(end)[0]
+            painter.fillRect(QtCore.QRectF(x0 + left, rect.top(), max(right - left, 1.0), rect.height()),
+                             QtGui.QColor(_CHAR_COLORS[self.side]))
 
 
 class DiffView(QtWidgets.QWidget):
@@ -54,14 +103,18 @@ class DiffView(QtWidgets.QWidget):
         super().__init__(parent)
         self.setAccessibleName("Diff view")
         self.diff: TextDiff | None = None
-        self.left, self.right = _DiffPane(), _DiffPane()
+        self.left, self.right = _DiffPane("left"), _DiffPane("right")
         self.left.setAccessibleName("Diff left")
         self.right.setAccessibleName("Diff right")
-        self.unified_view = QtWidgets.QPlainTextEdit(readOnly=True)
+        self._spans: dict[int, tuple[list[Span], list[Span]]] = {}  # by row, computed when first painted
+        self._pairs: list[tuple[int | None, int | None]] = []  # by row: its line on each side
+        self.left.spans_of = lambda row: self.row_spans(row)[0]
+        self.right.spans_of = lambda row: self.row_spans(row)[1]
+        self.unified_view = _DiffPane("unified")
         self.unified_view.setAccessibleName("Unified diff")
-        self.unified_view.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
-        self.unified_view.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
         self.left_label, self.right_label = QtWidgets.QLabel(), QtWidgets.QLabel()
+        for label in (self.left_label, self.right_label):  # a long path never widens the window
+            label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.summary = QtWidgets.QLabel()
         self.next_button = QtWidgets.QPushButton("Next change")
         self.next_button.clicked.connect(self.next_change)
@@ -94,6 +147,8 @@ class DiffView(QtWidgets.QWidget):
 
     def set_diff(self, diff: TextDiff) -> None:
         self.diff = diff
+        self._spans = {}
+        self._pairs = [(i, j) for i, j, _tag in diff.rows()]
         left_text, right_text = [], []
         left_tags, right_tags = [], []
         left_lines, right_lines = [], []
@@ -106,14 +161,26 @@ class DiffView(QtWidgets.QWidget):
             right_lines.append(diff.b_origin[j] + 1 if j is not None else None)
         self.left.set_rows("\n".join(left_text), left_tags, left_lines)
         self.right.set_rows("\n".join(right_text), right_tags, right_lines)
-        self.left_label.setText(diff.a_name)
-        self.right_label.setText(diff.b_name)
-        self.unified_view.setPlainText(diff.unified() or "(no changes)")
+        for label, name in ((self.left_label, diff.a_name), (self.right_label, diff.b_name)):
+            label.setText(name)
+            label.setToolTip(name)
+        unified = diff.unified().splitlines() or ["(no changes)"]
+        self.unified_view.set_rows("\n".join(unified), unified_tags(unified) if diff.changed else [], [])
         removed, added = diff.counts()
-        self.summary.setText(f"{removed} lines removed, {added} added" if diff.changed else
+        self.summary.setText(changes_text(removed, added) if diff.changed else
                              "No changes (locations and huge constants are not compared)")
         self.save_button.setEnabled(diff.changed)
         self.next_button.setEnabled(diff.changed)
+
+    def row_spans(self, row: int) -> tuple[list[Span], list[Span]]:
+        """The changed characters of a replaced row, on the left and on the right."""
+        if row not in self._spans:
+            i, j = self._pairs[row] if row < len(self._pairs) else (None, None)
+            if self.diff is None or i is None or j is None:
+                self._spans[row] = ([], [])  # a line on one side only is wholly removed or added
+            else:
+                self._spans[row] = changed_spans(self.diff.a_lines[i], self.diff.b_lines[j])
+        return self._spans[row]
 
     def changed_rows(self) -> list[int]:
         """0-based rows where a change starts."""

@@ -58,9 +58,9 @@ class ParameterStatsDialog(QtWidgets.QDialog):
         self.resize(520, 380)
         self.summary = QtWidgets.QLabel(f"{ref.describe()}\nComputing statistics…")
         self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        import pyqtgraph as pg  # here, not at the top: it costs the window's start a second
+        from ..plot_theme import plot_widget  # here, not at the top: pyqtgraph costs the window's start a second
 
-        self.plot = pg.PlotWidget(background=self.palette().color(self.backgroundRole()))
+        self.plot = plot_widget()
         self.plot.setLabel("bottom", "value")
         self.plot.setLabel("left", "count")
         layout = QtWidgets.QVBoxLayout(self)

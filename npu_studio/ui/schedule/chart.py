@@ -1,9 +1,11 @@
 """ScheduleChart: the simulated NPU schedule as three linked plots.
 
 Top: one row per engine (DMA channels, MAC array, vector unit, CPU), a bar
-per step coloured by dispatch (the summary's # column is the legend). Middle: SRAM bytes in use over time with the
-target's capacity as a line. Bottom: SRAM addresses over time, a rectangle
-per allocation. The three share one time axis (cycles or microseconds).
+per step coloured by dispatch (the summary's # column is the legend). Middle: SRAM bytes in use over time,
+scaled to the peak (the capacity as a dashed line when the peak comes near it; always in the title).
+Bottom: SRAM addresses over time, a rectangle per allocation, scaled to the highest address used.
+Each SRAM plot keeps a band at its top for its title, so the title never covers the data. The three
+share one time axis (cycles or time, in engineering units).
 Wheel and drag zoom and pan in time; +/-, arrows and Home do the same from
 the keyboard. Hovering a bar shows the task; clicking selects it (arrows
 to its dependencies and dependents). Everything drawn comes from a
@@ -19,6 +21,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.npu.report.schedule_model import ScheduleModel
 from ...core.units import format_bytes
 from ..hover_tips import HoverTips
+from ..plot_theme import EngineeringAxis, layout_widget
 from .metrics import ADDRESS_PX, SRAM_PX, TIME_AXIS_PX, chart_min_height, engines_height
 from .span_rects import SpanRects
 from .summary import PALETTE, dispatch_color
@@ -48,9 +51,21 @@ class ByteAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):  # noqa: N802
         # No "0": the two SRAM plots are stacked, and a 0 at one's foot met the other's top label.
         return [byte_tick(v * scale) if v > 0 else "" for v in values]
+
+
+def sram_top(used: float, capacity: float) -> tuple[float, bool]:
+    """The top of an SRAM plot's scale: what is used, or the capacity once the use comes within half
+    of it (True: the capacity line is in view). A small model's use fills the plot, not a sliver."""
+    if capacity > 0 and used >= capacity / 2:
+        return float(max(used, capacity)), True
+    return float(max(used, 1)), False
+
+
 HIGHLIGHT = "#ffd400"
 CRITICAL = "#d00000"
 CPU_ROW = "CPU measured"
+TITLE_GAP_PX = 2  # between an SRAM plot's title band and its data
+LEFT_AXIS_PX = 84
 
 
 class ScheduleChart(QtWidgets.QWidget):
@@ -60,15 +75,15 @@ class ScheduleChart(QtWidgets.QWidget):
         super().__init__(parent)
         self.setAccessibleName("NPU schedule chart")
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
-        bg = self.palette().color(QtGui.QPalette.ColorRole.Base)
-        self.view = pg.GraphicsLayoutWidget(self)
-        self.view.setBackground(bg)
+        self.view = layout_widget(self)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
         self.engines = self.view.addPlot(row=0, col=0)
         self.sram = self.view.addPlot(row=1, col=0, axisItems={"left": ByteAxis("left")})
-        self.addresses = self.view.addPlot(row=2, col=0, axisItems={"left": ByteAxis("left")})
+        self.time_axis = EngineeringAxis("bottom")
+        self.addresses = self.view.addPlot(row=2, col=0, axisItems={"left": ByteAxis("left"),
+                                                                    "bottom": self.time_axis})
         self.view.ci.layout.setRowStretchFactor(0, 3)
         self.view.ci.layout.setRowStretchFactor(1, 1)
         self.view.ci.layout.setRowStretchFactor(2, 1)
@@ -79,7 +94,7 @@ class ScheduleChart(QtWidgets.QWidget):
             plot.getViewBox().setMouseEnabled(x=True, y=False)
             plot.getViewBox().setMenuEnabled(False)
             plot.hideButtons()
-            plot.getAxis("left").setWidth(84)
+        self._set_row_labels([])
         # Axes (and grid lines, which the axes draw) cost more per frame than
         # the bars: one time axis, at the bottom, and no grid.
         self.engines.hideAxis("bottom")
@@ -100,6 +115,8 @@ class ScheduleChart(QtWidgets.QWidget):
             title.setParentItem(plot.getViewBox())
             title.setZValue(20)
             title.setPos(4, 0)
+            plot.getViewBox().sigResized.connect(self._fit_sram_scales)
+        self._sram_tops = (1.0, 1.0)  # the data's top in each SRAM plot, in bytes
         self._set_rows(7)
         self.model: ScheduleModel | None = None
         self.unit = "cycles"
@@ -135,14 +152,14 @@ class ScheduleChart(QtWidgets.QWidget):
                               model.bar_engine + BAR_HALF, ci, colors,
                               group=model.bar_engine * len(PALETTE) + ci)  # a row and a colour
         self.engines.addItem(self.bars)
-        self.engines.getAxis("left").setTicks([list(enumerate(model.engines))])
+        self._set_row_labels(model.engines)
         self._set_rows(len(model.engines))
         self._draw_sram(model)
         aci = model.alloc_dispatch % len(PALETTE)
         self.allocs = SpanRects(model.alloc_start, model.alloc_end, model.alloc_addr,
                                 model.alloc_addr + model.alloc_size, aci, colors)
         self.addresses.addItem(self.allocs)
-        self.addresses.setYRange(0, max(model.sram_capacity, 1), padding=0.02)
+        self._draw_address_scale(model)
         n = len(model.engines)
         self.engines.getViewBox().setLimits(yMin=-0.6, yMax=max(n, 1) - 0.4)
         self.engines.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
@@ -162,7 +179,8 @@ class ScheduleChart(QtWidgets.QWidget):
         self.cpu_bars = SpanRects(starts, ends, np.full(len(starts), n - BAR_HALF),
                                   np.full(len(starts), n + BAR_HALF), ci, colors, group=ci)
         self.engines.addItem(self.cpu_bars)
-        self.engines.getAxis("left").setTicks([list(enumerate([*self.model.engines, CPU_ROW]))])
+        self._set_rows(n + 1)  # a row's pitch for its label too: a squeezed label is left out
+        self._set_row_labels([*self.model.engines, CPU_ROW])
         self.engines.getViewBox().setLimits(yMin=-0.6, yMax=n + 0.6)
         self.engines.setYRange(-0.6, n + 0.6, padding=0)
 
@@ -174,12 +192,43 @@ class ScheduleChart(QtWidgets.QWidget):
             ys = np.repeat(b, 2)[:-1]
             self.sram.plot(xs, ys, pen=pg.mkPen("#4e79a7", width=1), fillLevel=0,
                            brush=pg.mkBrush(78, 121, 167, 60))
-        cap = pg.InfiniteLine(pos=model.sram_capacity, angle=0,
-                              pen=pg.mkPen(CRITICAL, style=QtCore.Qt.PenStyle.DashLine),
-                              label=f"capacity {byte_tick(model.sram_capacity)} ({model.sram_capacity:,} B)",
-                              labelOpts={"position": 0.6, "color": CRITICAL})
-        self.sram.addItem(cap)
-        self.sram.setYRange(0, max(model.sram_capacity, int(b.max()) if len(b) else 1) * 1.1, padding=0)
+        peak, capacity = (int(b.max()) if len(b) else 0), model.sram_capacity
+        top, capacity_in_view = sram_top(peak, capacity)
+        if capacity_in_view:
+            self.sram.addItem(pg.InfiniteLine(pos=capacity, angle=0,
+                                              pen=pg.mkPen(CRITICAL, style=QtCore.Qt.PenStyle.DashLine)))
+        self.sram_title.setText(f"SRAM used: peak {byte_tick(peak)} of {byte_tick(capacity)}"
+                                + (" (dashed)" if capacity_in_view else ""))
+        self.sram.getViewBox().setToolTip(f"SRAM used over time: peak {peak:,} B, capacity {capacity:,} B"
+                                          + (" (the dashed line)" if capacity_in_view else ""))
+        self._sram_tops = (top, self._sram_tops[1])
+
+    def _draw_address_scale(self, model: ScheduleModel) -> None:
+        highest = int((model.alloc_addr + model.alloc_size).max()) if len(model.alloc_addr) else 0
+        capacity = model.sram_capacity
+        top, capacity_in_view = sram_top(highest, capacity)
+        self.address_title.setText(f"SRAM address: up to {byte_tick(highest)} of {byte_tick(capacity)}")
+        self._sram_tops = (self._sram_tops[0], top)
+        self._fit_sram_scales()
+
+    def _fit_sram_scales(self, *_) -> None:
+        """Each SRAM plot's scale, with its title's band above the data (at any plot height)."""
+        for plot, title, top in ((self.sram, self.sram_title, self._sram_tops[0]),
+                                 (self.addresses, self.address_title, self._sram_tops[1])):
+            height = plot.getViewBox().height()
+            free = max(height - title.boundingRect().height() - TITLE_GAP_PX, height * 0.4, 1.0)
+            plot.setYRange(0, top * max(height, 1.0) / free, padding=0)
+
+    def _set_row_labels(self, labels: list[str]) -> None:
+        """The engine rows' names, in a left axis wide enough for the longest: pyqtgraph leaves out a
+        label that does not fit. The SRAM plots' axes take the same width, so the time axes align."""
+        axis = self.engines.getAxis("left")
+        axis.setTicks([list(enumerate(labels))])
+        metrics = QtGui.QFontMetrics(axis.style["tickFont"] or self.view.font())
+        widest = max((metrics.horizontalAdvance(text) for text in [*labels, "1023 KiB"]), default=0)
+        width = max(LEFT_AXIS_PX, widest + 16)  # the tick and the gap pyqtgraph puts before the text
+        for plot in (self.engines, self.sram, self.addresses):
+            plot.getAxis("left").setWidth(width)
 
     def _set_rows(self, n: int) -> None:
         """Engine rows at least ROW_PX apart: the chart asks for the height, the dock scrolls if short."""
@@ -197,14 +246,18 @@ class ScheduleChart(QtWidgets.QWidget):
         self._apply_unit()
 
     def _apply_unit(self) -> None:
-        axis = self.addresses.getAxis("bottom")
+        """The time axis in cycles (`200k`, `1.2M`) or in time (`500 µs`, `1.5 ms`)."""
+        axis = self.time_axis
         if self.unit == "us" and self.model is not None:
-            axis.setScale(1.0 / self.model.totals.clock_mhz)
-            axis.setLabel("time", units="")
-            axis.setLabel("µs")
+            axis.unit = "s"
+            axis.setScale(1e-6 / self.model.totals.clock_mhz)
+            axis.setLabel("time")
         else:
+            axis.unit = ""
             axis.setScale(1.0)
             axis.setLabel("cycles")
+        axis.picture = None  # the labels change with the unit even where the scale does not
+        axis.update()
 
     def fit(self) -> None:
         total = float(self.model.totals.cycles) if self.model else 1.0

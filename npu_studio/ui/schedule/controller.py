@@ -8,7 +8,8 @@
 - While the NPU result is stale, failed or being rebuilt, so is the run.
 - Selection goes both ways through the session: a task clicked on the
   chart selects it (and its dispatch) everywhere; a dispatch selected
-  elsewhere highlights its tasks on the chart and zooms to them.
+  elsewhere highlights its tasks on the chart and zooms to them; so does
+  the selection a run arrives with (a restored session's dispatch).
 - "Check numerics" runs the functional simulation as a job and shows its
   verdict, selecting the first divergent dispatch when there is one.
 - "Measure CPU" profiles the CPU build (core/npu/hal/measured.py) as a job
@@ -98,6 +99,7 @@ class ScheduleController(QtCore.QObject):
         previous = self.run.model if self.run is not None else None
         self.run = run
         self.dock.show_run(run.model, previous)
+        self._on_selection()  # a restored or earlier selection: highlighted and zoomed to, as a click does
         self.measured = None  # measured against the previous program
         t = run.model.totals
         self.sig_message.emit(f"Simulated {len(run.program.tasks):,} NPU tasks: {t.cycles:,} cycles "

@@ -16,8 +16,10 @@ from ...core.npu.report.schedule_model import Comparison, ScheduleModel
 from ..sort_arrows import use_desktop_sort_arrows
 from ..sort_items import ValueSortStandardItem
 
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-           "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728")
+# Ten hues far apart (CIE76 distance 25 or more), none near the chart's selection yellow or
+# critical-path red: ten dispatches in a row never share or confuse a colour.
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#cf1c90", "#17becf",
+           "#9c755f", "#ff9da7", "#7f3c8d", "#a5aa99", "#b6992d")
 
 
 def dispatch_color(dispatch: int) -> str:

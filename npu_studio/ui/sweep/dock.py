@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore, QtWidgets
 
 from ...core.errors import Cancelled, StudioError
+from ..dialog_folders import DialogFolders
 from ..jobs import JobManager
 from ..schedule.dock import ScheduleDock
 
@@ -37,9 +38,10 @@ class SweepDock(QtWidgets.QDockWidget):
     sig_run_requested = QtCore.Signal(str)  # a sweep spec
     sig_cancel_requested = QtCore.Signal()
 
-    def __init__(self, parent: QtWidgets.QWidget | None = None):
+    def __init__(self, parent: QtWidgets.QWidget | None = None, folders: DialogFolders | None = None):
         super().__init__("Design sweep", parent)
         self.setObjectName("sweep_dock")
+        self.folders = folders or DialogFolders()  # where its file dialogs start
         body = QtWidgets.QWidget(self)
         self.open_button = QtWidgets.QPushButton("Open results…", body)
         self.open_button.clicked.connect(self._ask_open)
@@ -96,13 +98,16 @@ class SweepDock(QtWidgets.QDockWidget):
         QtCore.QTimer.singleShot(0, lambda: self.view)  # shown: the (empty) plot, after this paint
 
     def _ask_open(self) -> None:
-        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open sweep results")
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open sweep results", self.folders.start())
         if path:
+            self.folders.remember(path)
             self.sig_open_requested.emit(path)
 
     def _ask_run(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Run sweep", "", "Sweep spec (*.toml)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Run sweep", self.folders.start(),
+                                                        "Sweep spec (*.toml)")
         if path:
+            self.folders.remember(path)
             self.sig_run_requested.emit(path)
 
     def dask_address(self) -> str | None:

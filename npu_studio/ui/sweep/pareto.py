@@ -23,6 +23,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.sweep.analysis import knee, pareto_mask, sensitivity
 from ...core.sweep.evaluate import METRIC_NAMES
 from ..hover_tips import HoverTips
+from ..plot_theme import GRID_ALPHA, plot_widget
 
 AXES = ("time_us", "cycles", "energy_pj", "edp_pj_us", "area_mm2", "sram_kib", "dram_bytes")
 DOT_PEN = pg.mkPen(140, 140, 140, width=5, cap=QtCore.Qt.PenCapStyle.RoundCap)
@@ -126,8 +127,8 @@ class ParetoView(QtWidgets.QWidget):
         bar.addWidget(self.png_button)
         bar.addWidget(self.csv_button)
         self.status = QtWidgets.QLabel(self)
-        self.plot = pg.PlotWidget(self)
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot = plot_widget(self)
+        self.plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
         self.scatter = DotsItem()
         self._xs = self._ys = np.zeros(0)
         self.front_curve = pg.PlotDataItem(pen=pg.mkPen(30, 100, 220, width=1), symbol="o",
@@ -140,8 +141,8 @@ class ParetoView(QtWidgets.QWidget):
         # sensitivity: one metric against one parameter, the others held at the base
         self.sens_param, self.sens_metric = QtWidgets.QComboBox(self), QtWidgets.QComboBox(self)
         self.sens_metric.addItems(AXES)
-        self.sens_plot = pg.PlotWidget(self)
-        self.sens_plot.showGrid(x=True, y=True, alpha=0.3)
+        self.sens_plot = plot_widget(self)
+        self.sens_plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
         sens = QtWidgets.QWidget(self)
         sl = QtWidgets.QVBoxLayout(sens)
         sb = QtWidgets.QHBoxLayout()

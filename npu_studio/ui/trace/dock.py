@@ -3,8 +3,8 @@
 The plot shows, in execution order, each paired dispatch's largest error
 relative to its ONNX tensor's largest value (as log10), with the
 tolerance as a line; departing dispatches are red, the first divergent one
-is ringed. Clicking a point selects its dispatch. Below, the selected
-dispatch's numbers: its ONNX tensor, errors, statistics, the first
+is ringed; the selected dispatch's values are a histogram beside it. Clicking a
+point selects its dispatch. Beside them, the selected dispatch's numbers: its ONNX tensor, errors, statistics, the first
 differing elements. "Break after selected" shows instead the output of
 IREE's own break after the selected dispatch (`core/debug/dispatch_break`):
 the same numbers and histogram. The dock only shows; `TraceController` runs
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the break result's module loads IREE's bindings
 OK_STYLE = "background:#d1e7dd;color:#0f5132;padding:3px;"
 BAD_STYLE = "background:#f8d7da;color:#842029;padding:3px;"
 FLOOR = 1e-12  # an exact match is drawn here on the log axis
+PLOT_MIN_PX = 150  # the plots' height: "relative error" on the axis whole, and four decades of ticks
 
 
 def error_label(d: DispatchTrace) -> str:
@@ -94,11 +95,18 @@ class TraceDock(QtWidgets.QDockWidget):
         self.detail.setAccessibleName("Traced dispatch")
         self.detail.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
         self._plot = self._histogram = None  # built on first use: pyqtgraph costs the app's start
+        # the error plot, the histogram and the numbers side by side: each gets the dock's whole height
+        self._plots = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal, body)
+        self._plots.setChildrenCollapsible(False)
+        self._plots.addWidget(self.detail)
+        # the row takes the dock's height, whatever its size hint, down to a plot's readable height
+        self._plots.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Ignored)
+        self._plots.setMinimumHeight(PLOT_MIN_PX)
         self._layout = QtWidgets.QVBoxLayout(body)
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.addWidget(self.toolbar)
         self._layout.addWidget(self.status)
-        self._layout.addWidget(self.detail, 1)
+        self._layout.addWidget(self._plots, 1)
         self.setWidget(body)
         self.report: TraceReport | None = None
         self._points: list[int] = []  # dispatch index of each plotted point
@@ -173,15 +181,22 @@ class TraceDock(QtWidgets.QDockWidget):
     @property
     def plot(self):
         if self._plot is None:
-            import pyqtgraph as pg
+            from ..plot_theme import EngineeringAxis, plot_widget
 
-            self._plot = pg.PlotWidget(self.widget())
+            # the values drawn are log10 of the errors: the left axis labels the errors themselves
+            error_axis = EngineeringAxis("left")
+            error_axis.setLogMode(True)
+            self._plot = plot_widget(self._plots, {"left": error_axis,
+                                                   "bottom": EngineeringAxis("bottom", min_step=1)})
             self._plot.setAccessibleName("Per-dispatch error plot")
             self._plot.setLabel("bottom", "dispatch (execution order)")
-            self._plot.setLabel("left", "log10 relative error")
-            self._plot.setMinimumHeight(160)
+            self._plot.setLabel("left", "relative error")
+            self._plot.setToolTip("Each paired dispatch's largest error relative to its ONNX tensor's largest "
+                                  "value; the dashed line is the tolerance")
+            self._plot.setMinimumSize(240, PLOT_MIN_PX)
             self._plot.scene().sigMouseClicked.connect(self._on_click)
-            self._layout.insertWidget(2, self._plot, 2)
+            self._plots.insertWidget(0, self._plot)
+            self._stretch()
         return self._plot
 
     def _draw(self, report: TraceReport) -> None:
@@ -194,6 +209,7 @@ class TraceDock(QtWidgets.QDockWidget):
         if not paired:
             return
         xs = [float(d.index) for d in paired]
+        plot.setXRange(min(xs) - 0.5, max(xs) + 0.5, padding=0.02)
         ys = [_log_error(d) for d in paired]
         brushes = [pg.mkBrush("#d62728" if d.departs else "#1f77b4") for d in paired]
         plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen("#999999", width=1), symbol="o", symbolSize=8,
@@ -208,6 +224,16 @@ class TraceDock(QtWidgets.QDockWidget):
         if report.first_divergent is not None:
             self._mark(report.first_divergent)
 
+    def _stretch(self) -> None:
+        """Error plot : histogram : numbers as 5 : 3 : 4 of the width."""
+        shares = {id(self._plot): 5, id(self._histogram): 3, id(self.detail): 4}
+        widgets = [self._plots.widget(i) for i in range(self._plots.count())]
+        total = max(self._plots.width(), 900)
+        weights = [shares[id(w)] for w in widgets]
+        self._plots.setSizes([total * w // sum(weights) for w in weights])
+        for i, w in enumerate(weights):
+            self._plots.setStretchFactor(i, w)
+
     def _mark(self, d: DispatchTrace) -> None:
         self._marker.setData([float(d.index)], [_log_error(d)])
 
@@ -216,14 +242,15 @@ class TraceDock(QtWidgets.QDockWidget):
         if self._histogram is None:
             if d is None or not d.histogram:
                 return
-            import pyqtgraph as pg
+            from ..plot_theme import plot_widget
 
-            self._histogram = pg.PlotWidget(self.widget())
+            self._histogram = plot_widget(self._plots)
             self._histogram.setAccessibleName("Value histogram of the selected dispatch")
-            self._histogram.setMinimumHeight(120)
+            self._histogram.setMinimumSize(200, PLOT_MIN_PX)
             self._histogram.setLabel("bottom", "value (IREE's result)")
             self._histogram.setLabel("left", "elements")
-            self._layout.insertWidget(3, self._histogram, 1)
+            self._plots.insertWidget(self._plots.indexOf(self.detail), self._histogram)
+            self._stretch()
         import pyqtgraph as pg
 
         self._histogram.clear()
