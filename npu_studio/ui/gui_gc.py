@@ -38,7 +38,12 @@ def long_lived_build():
     finally:
         with _builds_lock:
             _builds -= 1
-            gc.freeze()  # everything alive now leaves the collected generations
+            freeze_long_lived()
+
+
+def freeze_long_lived() -> None:
+    """Everything alive now leaves the collected generations (a structure just built, see the module doc)."""
+    gc.freeze()
 
 
 class GuiThreadCollector(QtCore.QObject):

@@ -25,7 +25,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...core.ir import nav_index
 from ...core.ir.nav_describe import describe, parsed_types_in_child
 from ...core.ir.nav_scan import LineCache
-from ..gui_gc import long_lived_build
+from ..gui_gc import freeze_long_lived, long_lived_build
 from .folding import Folding
 from .ir_view import IrView
 
@@ -151,8 +151,8 @@ class IrNavigator(QtCore.QObject):
                 sys.setswitchinterval(SWITCH_DEFAULT)
             results.put((generation, index, None))
             if with_types:  # the index first, types when the child has parsed
-                with long_lived_build():
-                    types = parsed_types_in_child(text)
+                types = parsed_types_in_child(text)  # a child parses; its answer becomes a dict here
+                freeze_long_lived()
                 results.put((generation, None, types))
             results.put(None)
 
