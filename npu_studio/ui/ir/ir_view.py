@@ -88,6 +88,8 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._rehighlight_timer.setSingleShot(True)
         self._rehighlight_timer.setInterval(0)
         self._rehighlight_timer.timeout.connect(self._highlight_visible)
+        # idle look-ahead: the pages around the view get highlighted and laid out between frames
+        self._ahead_timer = QtCore.QTimer(self, singleShot=True, interval=0, timeout=self._highlight_ahead)
         self._update_gutter_width()
         self._highlight_current_line()
 
@@ -347,10 +349,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         current = self.textCursor().blockNumber()
         w = gutter.width() - 4
         h = self.fontMetrics().height()
+        plain, bold = QtGui.QFont(painter.font()), QtGui.QFont(painter.font())
+        bold.setBold(True)
         for n, top, _ in self._visible_blocks():
-            font = painter.font()
-            font.setBold(n == current)
-            painter.setFont(font)
+            painter.setFont(bold if n == current else plain)
             painter.drawText(
                 0, int(top), w - 10, h, QtCore.Qt.AlignmentFlag.AlignRight, str(n + 1)
             )
@@ -388,6 +390,21 @@ class IrView(QtWidgets.QPlainTextEdit):
     def _highlight_visible(self, *_args) -> None:
         first, last = self.visible_line_range()
         self.highlighter.ensure_highlighted(first - 1, last - 1 + 5)
+        self._ahead_timer.start()
+
+    @QtCore.Slot()
+    def _highlight_ahead(self) -> None:
+        """The page below and the page above the view, highlighted and laid out while idle: a page
+        down then only paints (lexing and laying out formatted lines were most of its frame)."""
+        first, last = (n - 1 for n in self.visible_line_range())
+        page = last - first + 1
+        layout = self.document().documentLayout()
+        for a, b in ((last + 1, last + page + 5), (max(0, first - page), first - 1)):
+            self.highlighter.ensure_highlighted(a, b)
+            block = self.document().findBlockByNumber(a)
+            while block.isValid() and block.blockNumber() <= b:
+                layout.blockBoundingRect(block)  # lays the block out now, not in the next frame
+                block = block.next()
 
     @QtCore.Slot(int, int, int)
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
