@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+from .errors import StudioError
+
 logger = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
@@ -310,3 +312,20 @@ def _watch(signals: int, acks: int, parent: int, grace: float, lines: dict) -> N
             os.write(2, (lines[last] + "\n").encode())
             os.kill(parent, signal.SIGKILL)
             return
+
+
+CC_ENV = "CC"
+
+
+class CompilerMissing(StudioError):
+    """No C compiler to build the NPU plugin or the simulator's loop with."""
+
+
+def find_cc() -> str:
+    """The system C compiler ($CC, else cc, gcc or clang on PATH); CompilerMissing names what to install."""
+    for name in filter(None, (os.environ.get(CC_ENV), "cc", "gcc", "clang")):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise CompilerMissing(None, "no C compiler to build the NPU plugin: install one (e.g. apt install gcc) "
+                                "or set $CC")

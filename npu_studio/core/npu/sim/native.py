@@ -43,8 +43,7 @@ def library_path() -> Path:
 
 
 def _build(dest: Path) -> None:
-    from ..hal.plugin_build import find_cc
-    from ...processes import run_child
+    from ...processes import find_cc, run_child
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=dest.parent)
@@ -86,9 +85,8 @@ def _csr(lists_len: int, owners, values):
 
 
 def run_native(plan: Plan, cols):
-    """The timeline from the C loop, or None when the Python loop must run (see the module doc)."""
-    from .timing import Timeline
-
+    """(start, end, cause, alloc, free) lists from the C loop (timing.Timeline's fields), or None when
+    the Python loop must run (see the module doc)."""
     n_steps, n_buffers = cols.n_steps, len(plan.buffers)
     if not isinstance(cols.bw, int) or cols.n_dma > _MAX_CHANNELS or not n_steps:
         return None
@@ -131,4 +129,4 @@ def run_native(plan: Plan, cols):
         *map(ptr, inputs), ptr(ready), ctypes.c_int64(len(ready)), *map(ptr, buffers))
     if status != 0:
         return None
-    return Timeline(start.tolist(), end.tolist(), cause.tolist(), alloc.tolist(), free_at.tolist())
+    return start.tolist(), end.tolist(), cause.tolist(), alloc.tolist(), free_at.tolist()

@@ -207,9 +207,9 @@ def run(plan: Plan, target: NpuTarget, native: bool = True) -> Timeline:
     if native:
         from .native import run_native
 
-        timeline = run_native(plan, cols)
-        if timeline is not None:
-            return _checked(plan, timeline)
+        found = run_native(plan, cols)
+        if found is not None:
+            return _checked(plan, Timeline(*found))
     st = _State(plan, target, cols)
     seq = 0
     # listed first: a task without steps readies its dependents at once, and each task is
