@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -80,12 +81,26 @@ def _tiny_f32():
     return parse_target(text, "tiny_f32.toml")
 
 
+def _python_loop(fn):
+    """`fn()` with the event loop in Python (sim/native.py switched off), as before issue 40."""
+    from npu_studio.core.npu.sim import native
+
+    os.environ[native.ENV_SWITCH] = "0"
+    try:
+        return fn()
+    finally:
+        del os.environ[native.ENV_SWITCH]
+
+
 def main() -> int:
     target = load_target()
     prog = matmul_chain(100_000, target)
     steps = sum(len(t.steps) for t in prog.tasks)
     wall, result = _best(lambda: simulate(prog), n=3)
+    py_wall, py_result = _python_loop(lambda: _best(lambda: simulate(prog), n=3))
+    assert py_result == result  # the C loop and the Python one: the same result
     phase = _phases(prog, target)
+    py_phase = _python_loop(lambda: _phases(prog, target))
     small = _tiny_f32()
     resnet = run_npu_pipeline(flow_snapshot(zoo_model("resnet50")), small)
     r_steps = sum(len(t.steps) for t in resnet.tasks)
@@ -97,7 +112,9 @@ def main() -> int:
         f"`benchmarks/npu_sim.py`, one run. A program of {len(prog.tasks):,} tasks ({steps:,} steps: "
         "chained tiled matmuls from the real scheduler) simulates on the default target in "
         f"**{wall:.2f} s** (best of 3; {wall / len(prog.tasks) * 1e6:.1f} us per task; aim: under 1 s), "
-        f"{result.total_cycles:,} cycles.",
+        f"{result.total_cycles:,} cycles; with the event loop in Python (the C loop switched off, "
+        f"`NPU_STUDIO_SIM_NATIVE=0`) **{py_wall:.2f} s**, the same result: ratio **{wall / py_wall:.2f}** "
+        "(aim: at most 0.25 s).",
         "",
         f"resnet50 (light zoo) on the 64 KiB f32 target (`tiny` with f32): {len(resnet.tasks):,} tasks "
         f"({r_steps:,} steps) simulate in **{r_wall:.2f} s**, {r_result.total_cycles:,} cycles.",
@@ -109,6 +126,8 @@ def main() -> int:
         "|---|---|---|---|",
         f"| {len(prog.tasks):,}-task matmul chain | {phase['plan']:.3f} | {phase['run']:.3f} | "
         f"{phase['stats']:.3f} |",
+        f"| the same, event loop in Python | {py_phase['plan']:.3f} | {py_phase['run']:.3f} | "
+        f"{py_phase['stats']:.3f} |",
         f"| resnet50, 64 KiB f32 | {r_phase['plan']:.3f} | {r_phase['run']:.3f} | "
         f"{r_phase['stats']:.3f} |",
         "",

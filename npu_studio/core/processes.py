@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+from .errors import StudioError
+
 logger = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
@@ -95,10 +97,11 @@ _SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin") if sys.platform.startsw
 _CHECK_PARENT = 'test "$PPID" = "$0" || exit 1; exec "$@"'
 
 
-def start_child(cmd: list[str], **kwargs) -> subprocess.Popen:
-    """Popen in a new process group that dies with this process."""
-    if logger.isEnabledFor(logging.INFO):
-        logger.info("Invoking %s", describe_command(cmd, cwd=kwargs.get("cwd"), env=kwargs.get("env")))
+def start_child(cmd: list[str], *, log_level: int = logging.INFO, **kwargs) -> subprocess.Popen:
+    """Popen in a new process group that dies with this process. The command is logged at `log_level`
+    (DEBUG for helpers the user did not ask for, such as the IR view's type parse)."""
+    if logger.isEnabledFor(log_level):
+        logger.log(log_level, "Invoking %s", describe_command(cmd, cwd=kwargs.get("cwd"), env=kwargs.get("env")))
     if _SETPRIV is None or "executable" in kwargs:
         return _LoggedPopen(cmd, program=cmd[0], start_new_session=True, preexec_fn=_die_with_parent(os.getpid()),
                             **kwargs)
@@ -190,12 +193,13 @@ class Overdue(subprocess.TimeoutExpired):
 
 
 def run_child(cmd: list[str], *, timeout: float | None = None, env: dict | None = None, watch=None,
-              poll: float = 0.25) -> subprocess.CompletedProcess:
+              poll: float = 0.25, log_level: int = logging.INFO) -> subprocess.CompletedProcess:
     """Run to completion capturing text output; any exception on our side (Ctrl+C, timeout) kills the child.
 
     `watch()`, when given, is asked every `poll` seconds while the child runs; a line it returns
     stops the child and raises `Overdue` with that line (a stage of the child's work overran)."""
-    proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       log_level=log_level)
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
@@ -308,3 +312,20 @@ def _watch(signals: int, acks: int, parent: int, grace: float, lines: dict) -> N
             os.write(2, (lines[last] + "\n").encode())
             os.kill(parent, signal.SIGKILL)
             return
+
+
+CC_ENV = "CC"
+
+
+class CompilerMissing(StudioError):
+    """No C compiler to build the NPU plugin or the simulator's loop with."""
+
+
+def find_cc() -> str:
+    """The system C compiler ($CC, else cc, gcc or clang on PATH); CompilerMissing names what to install."""
+    for name in filter(None, (os.environ.get(CC_ENV), "cc", "gcc", "clang")):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise CompilerMissing(None, "no C compiler to build the NPU plugin: install one (e.g. apt install gcc) "
+                                "or set $CC")

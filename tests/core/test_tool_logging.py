@@ -114,3 +114,16 @@ def test_verbose_version_prints_the_same_versions_plus_the_tool_line():
     plain, loud = _cli("--version"), _cli("-v", "--version")
     assert plain.stdout == loud.stdout and plain.stderr == ""
     assert _log_lines(loud.stderr) == [f"Invoking {shlex.quote(str(toolchain.iree_compile()))} --version"]
+
+
+def test_the_ir_views_type_parse_is_logged_at_debug_only_so_the_log_dock_stays_quiet(caplog):
+    """The IR view parses every phase it shows in a child for hover types; the Log dock (INFO and up)
+    must not fill with one "Invoking" line per phase switch."""
+    from npu_studio.core.ir.nav_describe import parsed_types_in_child
+
+    with caplog.at_level(logging.DEBUG, logger="npu_studio"):
+        types = parsed_types_in_child(TINY_MLIR)
+    assert types is not None and types[(2, "%0")] == "tensor<4xf32>"  # the parse ran: MLIR's own type
+    records = [r for r in caplog.records if r.getMessage().startswith(INVOKING)]
+    assert len(records) == 1 and records[0].levelno == logging.DEBUG
+    assert "npu_studio.core.ir.nav_describe" in records[0].getMessage()

@@ -47,3 +47,22 @@ def test_nothing_is_collected_below_the_thresholds(qapp):
         assert collector.collect_due() == -1
     finally:
         collector.stop()
+
+
+def test_a_long_lived_build_holds_collections_then_leaves_them_its_objects(qapp):
+    """The IR view's navigation index (about a million objects) must not be walked by the GUI thread's
+    collections: none runs while it builds, and afterwards its objects are frozen out of them."""
+    from npu_studio.ui.gui_gc import long_lived_build
+
+    collector = GuiThreadCollector(QtWidgets.QApplication.instance())
+    try:
+        gc.collect()
+        with long_lived_build():
+            built = [[i] for i in range(20 * gc.get_threshold()[0])]  # far past generation 0's threshold
+            assert collector.collect_due() == -1
+        assert gc.get_freeze_count() >= len(built)
+        assert not any(o is built for o in gc.get_objects())  # in no collected generation
+        del built
+    finally:
+        gc.unfreeze()
+        collector.stop()

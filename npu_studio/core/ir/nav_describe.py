@@ -220,6 +220,7 @@ def describe(index: NavIndex, entity: Entity, types: dict | None = None) -> str:
 def parsed_types_in_child(text: str, timeout: float = 120.0) -> dict[tuple[int, str], str] | None:
     """`parsed_types` in a child Python: MLIR's parse holds the GIL for seconds on a big snapshot,
     which would freeze the window if it ran on a thread of ours. None when the text does not parse."""
+    import logging
     import subprocess
     import tempfile
 
@@ -230,7 +231,8 @@ def parsed_types_in_child(text: str, timeout: float = 120.0) -> dict[tuple[int, 
         with open(source, "w", encoding="utf-8") as f:
             f.write(text)
         try:
-            done = run_child([*module_command(__name__), source], timeout=timeout)
+            # DEBUG: a helper of the view, not a tool the user ran; the Log dock shows INFO and up
+            done = run_child([*module_command(__name__), source], timeout=timeout, log_level=logging.DEBUG)
         except (OSError, subprocess.TimeoutExpired):
             return None
     if done.returncode != 0 or not done.stdout.startswith("ok\n"):

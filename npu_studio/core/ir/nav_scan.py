@@ -249,6 +249,9 @@ def _symbol_refs(line: str, toks: list, k: int, is_def_op: bool, facts: LineFact
     return j
 
 
+PAUSE_EVERY = 16  # lines between two calls of a builder's `pause` (about a millisecond of scanning)
+
+
 class LineCache:
     """Facts of lines by (start state, text): re-indexing after an edit scans only new lines."""
 
@@ -257,13 +260,17 @@ class LineCache:
         self._limit = limit
         self.scanned = 0  # lines scanned (not found here), for tests and benchmarks
 
-    def facts(self, lines: list[str]) -> list[LineFacts]:
+    def facts(self, lines: list[str], pause=None) -> list[LineFacts]:
+        """Facts of every line; `pause()`, when given, is called every PAUSE_EVERY lines (a builder on a
+        thread beside a GUI waits there while the user scrolls)."""
         out = []
         cache = self._facts
         if len(cache) > self._limit:
             cache.clear()
         state = STATE_ROOT
-        for line in lines:
+        for n, line in enumerate(lines):
+            if pause is not None and not n % PAUSE_EVERY:
+                pause()
             key = (state, line)
             f = cache.get(key)
             if f is None:

@@ -8,20 +8,14 @@ visible lines, elision of huge constants for display, and tinted line ranges
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from npu_studio.core.ir.elision import ELIDE_OVER, Elision, display_to_real_col, elide_text, real_to_display_col
 from npu_studio.ui.ir.highlighter import MlirHighlighter
 
-ELIDE_OVER = 200  # constants longer than this many characters get elided
-_KEEP = 32  # characters of an elided constant that stay visible
-# A long quoted hex blob (dense<"0x..">, resource values, rodata), or the
-# body of a long dense<[...]> list.
-_ELIDABLE = re.compile(
-    r'"0x[0-9A-Fa-f]{%d,}"|dense<\[[^<>"\n]{%d,}\]>' % (ELIDE_OVER, ELIDE_OVER)
-)
+__all__ = ["ELIDE_OVER", "Elision", "IrView", "Region", "display_to_real_col", "elide_text", "real_to_display_col"]
 
 
 @dataclass(frozen=True)
@@ -32,78 +26,6 @@ class Region:
     start_line: int
     end_line: int
     color: QtGui.QColor | None = None
-
-
-@dataclass(frozen=True)
-class Elision:
-    """One elided span of a line: display and real columns are 0-based."""
-
-    display_col: int
-    real_col: int
-    display_len: int
-    real_len: int
-
-
-def elide_text(text: str) -> tuple[str, dict[int, list[Elision]]]:
-    """Shorten huge constants within their lines; never removes a line.
-
-    Returns the display text and, per 0-based line number, its elisions.
-    A constant keeps its first characters and ends in `…(N bytes elided)`,
-    N counting the characters of the file that are not shown.
-    """
-    pieces: list[str] = []
-    elisions: dict[int, list[Elision]] = {}
-    pos = 0
-    line = 0
-    line_start = 0  # offset of the current line in `text`
-    shift = 0  # display minus real column on the current line so far
-    for m in _ELIDABLE.finditer(text):
-        start, end = m.span()
-        newlines = text.count("\n", pos, start)
-        if newlines:
-            line += newlines
-            line_start = text.rfind("\n", pos, start) + 1
-            shift = 0
-        if m.group().startswith('"'):
-            head, tail = m.group()[: 3 + _KEEP], '"'
-        else:
-            head, tail = m.group()[: 7 + _KEEP], "]>"
-        hidden = (end - start) - len(head) - len(tail)
-        shown = f"{head}…({hidden} bytes elided){tail}"
-        real_col = start - line_start
-        elisions.setdefault(line, []).append(
-            Elision(real_col + shift, real_col, len(shown), end - start)
-        )
-        shift += len(shown) - (end - start)
-        pieces.append(text[pos:start])
-        pieces.append(shown)
-        pos = end
-    if not elisions:
-        return text, {}
-    pieces.append(text[pos:])
-    return "".join(pieces), elisions
-
-
-def display_to_real_col(col: int, spans: list[Elision]) -> int:
-    """Map a 0-based column of the displayed line to the file line (inside an elision: its start)."""
-    out = col
-    for e in spans:
-        if col >= e.display_col + e.display_len:
-            out += e.real_len - e.display_len
-        elif col >= e.display_col:
-            return e.real_col
-    return out
-
-
-def real_to_display_col(col: int, spans: list[Elision]) -> int:
-    """Map a 0-based column of the file line to the displayed line."""
-    out = col
-    for e in spans:
-        if col >= e.real_col + e.real_len:
-            out += e.display_len - e.real_len
-        elif col > e.real_col:
-            return e.display_col  # inside the elided text: its start
-    return out
 
 
 class _Gutter(QtWidgets.QWidget):
@@ -166,6 +88,8 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._rehighlight_timer.setSingleShot(True)
         self._rehighlight_timer.setInterval(0)
         self._rehighlight_timer.timeout.connect(self._highlight_visible)
+        # idle look-ahead: the pages around the view get highlighted and laid out between frames
+        self._ahead_timer = QtCore.QTimer(self, singleShot=True, interval=0, timeout=self._highlight_ahead)
         self._update_gutter_width()
         self._highlight_current_line()
 
@@ -356,6 +280,15 @@ class IrView(QtWidgets.QPlainTextEdit):
         color.setAlpha(70 if marked else 28)
         return color
 
+    def _tint(self, region: Region, marked: bool) -> QtGui.QColor:
+        """`_color` blended over the page's base colour: an opaque fill, which the raster engine paints
+        many times faster than a translucent one over the whole width (it was most of a frame)."""
+        color = self._color(region, marked)
+        base = self.viewport().palette().color(QtGui.QPalette.ColorRole.Base)
+        a = color.alphaF()
+        return QtGui.QColor.fromRgbF(*(c * a + b * (1 - a) for c, b in zip(
+            (color.redF(), color.greenF(), color.blueF()), (base.redF(), base.greenF(), base.blueF()))))
+
     def _visible_blocks(self):
         """(block number, top, bottom) of the visible blocks, in viewport y.
 
@@ -395,7 +328,7 @@ class IrView(QtWidgets.QPlainTextEdit):
             width = self.viewport().width()
             for r, marked, top, bottom in self._visible_region_spans():
                 rect = QtCore.QRectF(0, top, width, bottom - top)
-                painter.fillRect(rect, self._color(r, marked))
+                painter.fillRect(rect, self._tint(r, marked))
                 if marked:
                     pen = QtGui.QPen(self._color(r, True).darker(150))
                     painter.setPen(pen)
@@ -416,10 +349,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         current = self.textCursor().blockNumber()
         w = gutter.width() - 4
         h = self.fontMetrics().height()
+        plain, bold = QtGui.QFont(painter.font()), QtGui.QFont(painter.font())
+        bold.setBold(True)
         for n, top, _ in self._visible_blocks():
-            font = painter.font()
-            font.setBold(n == current)
-            painter.setFont(font)
+            painter.setFont(bold if n == current else plain)
             painter.drawText(
                 0, int(top), w - 10, h, QtCore.Qt.AlignmentFlag.AlignRight, str(n + 1)
             )
@@ -457,6 +390,21 @@ class IrView(QtWidgets.QPlainTextEdit):
     def _highlight_visible(self, *_args) -> None:
         first, last = self.visible_line_range()
         self.highlighter.ensure_highlighted(first - 1, last - 1 + 5)
+        self._ahead_timer.start()
+
+    @QtCore.Slot()
+    def _highlight_ahead(self) -> None:
+        """The page below and the page above the view, highlighted and laid out while idle: a page
+        down then only paints (lexing and laying out formatted lines were most of its frame)."""
+        first, last = (n - 1 for n in self.visible_line_range())
+        page = last - first + 1
+        layout = self.document().documentLayout()
+        for a, b in ((last + 1, last + page + 5), (max(0, first - page), first - 1)):
+            self.highlighter.ensure_highlighted(a, b)
+            block = self.document().findBlockByNumber(a)
+            while block.isValid() and block.blockNumber() <= b:
+                layout.blockBoundingRect(block)  # lays the block out now, not in the next frame
+                block = block.next()
 
     @QtCore.Slot(int, int, int)
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:

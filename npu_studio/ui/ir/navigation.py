@@ -5,6 +5,10 @@ thread of its own whenever another text is shown or an edit settles; a result fo
 longer on show is dropped. Hover types come from MLIR's parse in a child Python when the text parses
 (nav_describe.parsed_types_in_child), else from the text, marked "as printed".
 
+The build is Python, so it competes for the GIL with the GUI thread: it waits while the user scrolls,
+types or clicks (and while a new text paints first), so frames stay short; the index is frozen out of
+the cyclic collector's walks once built (gui_gc.long_lived_build).
+
 Keys: F12 or Ctrl+click goes to the definition of the name under the cursor; Shift+F12 lists its
 uses (`sig_uses`); Alt+Left / Alt+Right go back and forward through the places navigation left.
 """
@@ -14,18 +18,38 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.ir import nav_index
 from ...core.ir.nav_describe import describe, parsed_types_in_child
 from ...core.ir.nav_scan import LineCache
+from ..gui_gc import freeze_long_lived, long_lived_build
 from .folding import Folding
 from .ir_view import IrView
 
 EDIT_SETTLES_MS = 250  # an edit re-indexes after this long without another
 SWITCH_DEFAULT, SWITCH_WHILE_INDEXING = sys.getswitchinterval(), 0.0005  # seconds
 TYPES_UP_TO_LINES = 300_000  # bigger texts: hover types as printed only (the parse would take minutes)
+QUIET_S = 0.2  # the build waits until the view has seen no input, scroll or new text for this long
+_ACTIVITY_EVENTS = {QtCore.QEvent.Type.KeyPress, QtCore.QEvent.Type.Wheel, QtCore.QEvent.Type.MouseButtonPress,
+                    QtCore.QEvent.Type.MouseMove, QtCore.QEvent.Type.Resize}
+
+
+class Activity:
+    """When the view was last busy, read by the building thread (a float: no Qt object crosses)."""
+
+    def __init__(self):
+        self.until = 0.0
+
+    def mark(self, *_args) -> None:
+        self.until = time.monotonic() + QUIET_S
+
+    def pause(self) -> None:
+        """Called by the builder every few lines: sleep (handing the GIL to the GUI) while it is busy."""
+        while time.monotonic() < self.until:
+            time.sleep(0.02)
 
 
 class History:
@@ -65,9 +89,13 @@ class IrNavigator(QtCore.QObject):
         # end up running a QObject's destructor off the GUI thread.
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._poll = QtCore.QTimer(self, interval=30, timeout=self._take_result)
+        self.activity = Activity()
         view.sig_text_shown.connect(self._on_text_shown)
         view.connect_contents_change(self._on_contents_change)
         view.viewport().installEventFilter(self)
+        view.installEventFilter(self)  # keys: the build waits while the user pages
+        view.verticalScrollBar().valueChanged.connect(self.activity.mark)
+        view.horizontalScrollBar().valueChanged.connect(self.activity.mark)
         self._add_actions()
         self._on_text_shown()
 
@@ -88,6 +116,7 @@ class IrNavigator(QtCore.QObject):
 
     @QtCore.Slot()
     def _on_text_shown(self) -> None:
+        self.activity.mark()  # the first paint of the new text comes before the build
         self._generation += 1
         self._new_text = True
         self.index, self.types = None, None
@@ -109,19 +138,22 @@ class IrNavigator(QtCore.QObject):
             self._wanted = (self._generation, text)
             return
         self._building = True
-        generation, cache, results = self._generation, self._cache, self._results
+        generation, cache, results, pause = self._generation, self._cache, self._results, self.activity.pause
         with_types = self._new_text and text.count("\n") < TYPES_UP_TO_LINES
 
         def work() -> None:
             # The scan is Python: hand the GIL back to the GUI thread often, so frames stay short.
             sys.setswitchinterval(SWITCH_WHILE_INDEXING)
             try:
-                index = nav_index.build(text, cache)
+                with long_lived_build():
+                    index = nav_index.build(text, cache, pause)
             finally:
                 sys.setswitchinterval(SWITCH_DEFAULT)
             results.put((generation, index, None))
             if with_types:  # the index first, types when the child has parsed
-                results.put((generation, None, parsed_types_in_child(text)))
+                types = parsed_types_in_child(text)  # a child parses; its answer becomes a dict here
+                freeze_long_lived()
+                results.put((generation, None, types))
             results.put(None)
 
         threading.Thread(target=work, name="ir-navigation-index", daemon=True).start()
@@ -205,6 +237,10 @@ class IrNavigator(QtCore.QObject):
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt override)
         kind = event.type()
+        if kind in _ACTIVITY_EVENTS:
+            self.activity.mark()
+        if obj is self.view:
+            return False
         if kind == QtCore.QEvent.Type.ToolTip:
             text = self.hover_text(event.pos())
             if text is None:

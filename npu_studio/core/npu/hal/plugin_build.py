@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ... import processes
+from ...processes import CC_ENV, CompilerMissing, find_cc  # noqa: F401 (this module's names before)
 from ...errors import StudioError
 from ...paths import cache_dir
 
@@ -30,21 +31,6 @@ CFLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-pthrea
 # Every report stops the process (no recovery), so a test sees each one as a failure.
 SANITIZE_FLAGS = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
 LIBRARY = "npu_plugin.so"
-CC_ENV = "CC"
-
-
-class CompilerMissing(StudioError):
-    """No C compiler to build the plugin with."""
-
-
-def find_cc() -> str:
-    """The system C compiler ($CC, else cc, gcc or clang on PATH); CompilerMissing names what to install."""
-    for name in filter(None, (os.environ.get(CC_ENV), "cc", "gcc", "clang")):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise CompilerMissing(None, "no C compiler to build the NPU plugin: install one (e.g. apt install gcc) "
-                                "or set $CC")
 
 
 def source_files() -> list[Path]:

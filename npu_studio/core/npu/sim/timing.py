@@ -25,10 +25,12 @@ Everything is flat lists indexed by step id (plan.py builds them). Each
 step counts the conditions it still waits for (its group's turn, its
 engine's turn, its buffers); whoever clears the last one starts it.
 Events are single integers time | sequence | code in a heap, taken in
-time order and, at equal times, in the order they were made. A
-100,000-task program simulates in about 0.7 s, flattening and statistics
-included (benchmarks/npu_sim.py); the same program and target give the
-same result, bit for bit.
+time order and, at equal times, in the order they were made. The same
+loop runs in C when a compiler is at hand (sim/native.py; tests check the
+two give the same timeline on random programs): a 100,000-task program
+then simulates in about 0.25 s, flattening and statistics included
+(benchmarks/npu_sim.py); the same program and target give the same
+result, bit for bit.
 """
 
 from __future__ import annotations
@@ -72,8 +74,8 @@ def _engine_queues(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return seq[by_engine], engine[by_engine]
 
 
-class _State:
-    """The simulation's mutable lists and the constants of its event encoding."""
+class _Columns:
+    """The loop's starting state as int64 arrays, shared by the Python loop and the native one."""
 
     def __init__(self, plan: Plan, target: NpuTarget):
         n_steps = self.n_steps = len(plan.step_task)
@@ -82,6 +84,53 @@ class _State:
         self.scale = math.lcm(*range(1, n_dma + 1))
         self.bw = target.dram_bytes_per_cycle * self.scale  # scaled bytes per cycle, shared
         step_engine = plan.step_engine
+        is_dma = step_engine < n_dma
+        # a step's first event, relative to its start: its end, or for a transfer its setup's end
+        self.delay = np.where(is_dma, target.dma_setup_cycles, plan.step_work).astype(np.int64)
+        self.code = np.arange(n_steps, dtype=np.int64) + np.where(is_dma, n_steps, 0)
+
+        n_groups = len(plan.group_first)
+        self.group_first = np.append(plan.group_first, n_steps).astype(np.int64)
+        self.group_left = np.diff(self.group_first)
+        # after group g: the next group of its task, or ~task when g was the task's last
+        group_task = plan.step_task[plan.group_first]
+        last = np.ones(n_groups, dtype=bool)
+        last[:-1] = group_task[1:] != group_task[:-1]
+        self.group_next = np.where(last, ~group_task, np.arange(1, n_groups + 1)).astype(np.int64)
+        firsts = np.append(plan.task_first_step, n_steps)
+        self.task_group = np.where(firsts[1:] > firsts[:-1],  # -1: a task without steps
+                                   plan.task_first_group, -1).astype(np.int64)
+        self.task_waiting = np.asarray(plan.dep_count, dtype=np.int64)
+        # the tasks depending on task t: dependents[dep_first[t]:dep_first[t + 1]], in task order
+        dep_of = plan.dep_flat
+        self.dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), plan.dep_count)[
+            np.argsort(dep_of, kind="stable")]
+        self.dep_first = np.concatenate(
+            ([0], np.cumsum(np.bincount(dep_of, minlength=n_tasks)))).astype(np.int64)
+
+        self.buf_waiting = np.fromiter(map(len, plan.buffer_preds), np.int64, len(plan.buffers))
+        # wait[s]: conditions still open: its group's turn, its engine's turn (the step
+        # before it on its engine ended), its buffers not yet allocated.
+        late = self.buf_waiting > 0
+        wait = 2 + np.bincount(plan.touch_step[late[plan.touch_buffer]], minlength=n_steps)
+        queued, engine = _engine_queues(plan)
+        next_on_engine = np.full(n_steps, -1, dtype=np.int64)
+        same = engine[1:] == engine[:-1]
+        next_on_engine[queued[:-1][same]] = queued[1:][same]
+        heads = np.ones(n_steps, dtype=bool)
+        heads[1:] = ~same
+        wait[queued[heads]] -= 1  # each engine is free for its first step
+        self.wait = wait.astype(np.int64)
+        self.next_on_engine = next_on_engine
+
+
+class _State:
+    """The simulation's mutable lists and the constants of its event encoding."""
+
+    def __init__(self, plan: Plan, target: NpuTarget, cols: _Columns | None = None):
+        cols = cols or _Columns(plan, target)
+        n_steps = self.n_steps = cols.n_steps
+        self.n_dma, self.scale, self.bw = cols.n_dma, cols.scale, cols.bw
 
         # Event key: time << TIME_SHIFT | sequence << CODE_BITS | code. Sequence numbers
         # count heap pushes (one per step) and pool completions (at most two per transfer),
@@ -92,55 +141,29 @@ class _State:
         self.code_mask = (1 << code_bits) - 1
         # no simulation reaches 2**256 cycles; its code says "past every step"
         self.sentinel = (1 << (256 + self.time_shift)) | self.code_mask
-        is_dma = step_engine < n_dma
-        delay = np.where(is_dma, target.dma_setup_cycles, plan.step_work)
-        code = np.arange(n_steps, dtype=np.int64) + np.where(is_dma, n_steps, 0)
+        delay, code = cols.delay, cols.code
         if n_steps and int(delay.max()).bit_length() + self.time_shift < 63:
             event = ((delay << self.time_shift) | code).tolist()
         else:
             event = [(d << self.time_shift) | c for d, c in zip(delay.tolist(), code.tolist())]
         self.event = event  # a step's first event, relative to its start time
 
-        n_groups = len(plan.group_first)
-        group_first = np.append(plan.group_first, n_steps)
-        self.group_first = group_first.tolist()
-        self.group_left = np.diff(group_first).tolist()
-        # after group g: the next group of its task, or ~task when g was the task's last
-        group_task = plan.step_task[plan.group_first]
-        last = np.ones(n_groups, dtype=bool)
-        last[:-1] = group_task[1:] != group_task[:-1]
-        self.group_next = np.where(last, ~group_task, np.arange(1, n_groups + 1)).tolist()
-        firsts = np.append(plan.task_first_step, n_steps)
-        self.task_group = np.where(firsts[1:] > firsts[:-1],  # -1: a task without steps
-                                   plan.task_first_group, -1).tolist()
-        self.task_waiting = plan.dep_count.tolist()
-        # the tasks depending on task t: dependents[dep_first[t]:dep_first[t + 1]], in task order
-        dep_of = plan.dep_flat
-        self.dependents = np.repeat(np.arange(n_tasks, dtype=np.int64), plan.dep_count)[
-            np.argsort(dep_of, kind="stable")].tolist()
-        self.dep_first = np.concatenate(
-            ([0], np.cumsum(np.bincount(dep_of, minlength=n_tasks)))).tolist()
+        self.group_first = cols.group_first.tolist()
+        self.group_left = cols.group_left.tolist()
+        self.group_next = cols.group_next.tolist()
+        self.task_group = cols.task_group.tolist()
+        self.task_waiting = cols.task_waiting.tolist()
+        self.dependents = cols.dependents.tolist()
+        self.dep_first = cols.dep_first.tolist()
 
         buf_steps = self.buf_steps = plan.buffer_steps
         self.buf_left = [len(x) for x in buf_steps]
-        self.buf_waiting = [len(p) for p in plan.buffer_preds]
+        self.buf_waiting = cols.buf_waiting.tolist()
         self.buf_succs = inverse(plan.buffer_preds, len(plan.buffers))[0]
         self.alloc = [-1 if w else 0 for w in self.buf_waiting]
         self.free = [-1] * len(plan.buffers)
-
-        # wait[s]: conditions still open: its group's turn, its engine's turn (the step
-        # before it on its engine ended), its buffers not yet allocated.
-        late = np.asarray(self.buf_waiting, dtype=np.int64) > 0
-        wait = 2 + np.bincount(plan.touch_step[late[plan.touch_buffer]], minlength=n_steps)
-        queued, engine = _engine_queues(plan)
-        next_on_engine = np.full(n_steps, -1, dtype=np.int64)
-        same = engine[1:] == engine[:-1]
-        next_on_engine[queued[:-1][same]] = queued[1:][same]
-        heads = np.ones(n_steps, dtype=bool)
-        heads[1:] = ~same
-        wait[queued[heads]] -= 1  # each engine is free for its first step
-        self.wait = wait.tolist()
-        self.next_on_engine = next_on_engine.tolist()
+        self.wait = cols.wait.tolist()
+        self.next_on_engine = cols.next_on_engine.tolist()
 
         self.start = [-1] * n_steps
         self.end = [-1] * n_steps
@@ -177,20 +200,33 @@ class _State:
         return seq
 
 
-def run(plan: Plan, target: NpuTarget) -> Timeline:
-    st = _State(plan, target)
+def run(plan: Plan, target: NpuTarget, native: bool = True) -> Timeline:
+    """The timeline of `plan` on `target`. With `native` (and a C compiler, see sim/native.py) the
+    loop runs in C, else in Python: the same steps in the same order, the same timeline bit for bit."""
+    cols = _Columns(plan, target)
+    if native:
+        from .native import run_native
+
+        found = run_native(plan, cols)
+        if found is not None:
+            return _checked(plan, Timeline(*found))
+    st = _State(plan, target, cols)
     seq = 0
     # listed first: a task without steps readies its dependents at once, and each task is
     # readied once
     for t in [t for t in plan.order if not st.task_waiting[t]]:
         seq = st.task_ready(t, -1, 0, seq)
     _event_loop(st, plan.step_work.tolist(), plan.step_buffers, plan.group_of_step.tolist(), seq)
-    end = st.end
-    if st.n_steps and min(end) < 0:
+    return _checked(plan, Timeline(st.start, st.end, st.cause, st.alloc, st.free))
+
+
+def _checked(plan: Plan, timeline: Timeline) -> Timeline:
+    end = timeline.end
+    if end and min(end) < 0:
         stuck = end.index(-1)
         raise SimError(None, f"simulation deadlocked: step {int(plan.step_index[stuck])} of task "
                        f"{int(plan.step_task[stuck])} never ran (engine order against dependencies)")
-    return Timeline(st.start, end, st.cause, st.alloc, st.free)
+    return timeline
 
 
 def _event_loop(st: _State, step_work: list[int], step_buffers: list[tuple[int, ...]],
