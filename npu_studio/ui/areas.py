@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from PySide6 import QtCore
 
 from ..core.session import Session
+from .assembly.controller import AssemblyController
+from .assembly.dock import AssemblyDock
 from .compile_debug.compare_dock import CompareDock
 from .compile_debug.profile_dock import ProfileDock
 from .dispatches.binding import DispatchBinding
@@ -55,6 +57,8 @@ class Areas:
     extract: ExtractAction
     module_dock: ModuleDock
     module: ModuleController
+    assembly_dock: AssemblyDock
+    assembly: AssemblyController
     edit: EditController
 
 
@@ -95,8 +99,12 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     module = ModuleController(session, studio.jobs, module_dock, parent)
     for dock in (trace_dock, module_dock):
         shell.add_dock(dock, Area.BottomDockWidgetArea)
-    for controller in (schedule_controller, trace, module, sweep_controller):
+    assembly_dock = AssemblyDock(parent)
+    assembly = AssemblyController(session, studio.jobs, assembly_dock, parent)
+    shell.add_dock(assembly_dock, Area.BottomDockWidgetArea, visible=False)
+    for controller in (schedule_controller, trace, module, sweep_controller, assembly):
         controller.sig_message.connect(shell.append_log)
     edit = EditController(session, studio, shell, ir)
     return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
-                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit)
+                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module,
+                 assembly_dock, assembly, edit)

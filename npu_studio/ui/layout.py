@@ -20,7 +20,8 @@ Area = QtCore.Qt.DockWidgetArea
 # Dock object names, by area, in tab order (the first is raised), and which are open by default.
 DEFAULT_AREAS = {
     Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock", "compileProfileDock", "compareBuildsDock"),
-    Area.BottomDockWidgetArea: ("logDock", "schedule_dock", "passDock", "trace_dock", "module_dock", "sweep_dock",
+    Area.BottomDockWidgetArea: ("logDock", "schedule_dock", "passDock", "trace_dock", "module_dock", "assembly_dock",
+                                "sweep_dock",
                                 "sweep_point_dock"),
 }
 OPEN_BY_DEFAULT = {"schedule_dock", "logDock"}
