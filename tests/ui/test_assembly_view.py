@@ -124,3 +124,15 @@ def test_toy_backend_shows_its_own_assembly(qtbot, tmp_path, fresh_example):
         assert (w.session.selection.dispatch, w.session.selection.task) == (d, t)
     finally:
         w.jobs.stop_all()
+
+
+def test_a_backend_without_an_emitter_says_so_in_the_view(window, qtbot, monkeypatch):
+    import dataclasses
+
+    from npu_studio.core.npu.backend import registry
+
+    monkeypatch.setitem(registry._loaded, "generic", dataclasses.replace(registry.load("generic"), emit=None))
+    dock = _open_dock(window, qtbot)
+    assert dock.view.text() == "The NPU backend 'generic' has no emitter: it shows no assembly."
+    window.session.select_task(window.session.npu.program.tasks[0].id)  # nothing to mark, nothing breaks
+    assert dock.view.current_line() == 1
