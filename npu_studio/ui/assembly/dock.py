@@ -15,6 +15,7 @@ from .view import AssemblyView
 
 STALE_STYLE = "background:#fff3cd;color:#664d03;padding:3px;"
 FAILED_STYLE = "background:#f8d7da;color:#842029;padding:3px;"
+MIN_LINES = 10  # lines the listing shows at least: a dock opened from the View menu grows to them
 
 
 class AssemblyDock(QtWidgets.QDockWidget):
@@ -30,6 +31,7 @@ class AssemblyDock(QtWidgets.QDockWidget):
         self.banner = OneLineBanner(body)
         self.banner.hide()
         self.view = AssemblyView(body)
+        self.view.setMinimumHeight(self.view.fontMetrics().height() * MIN_LINES + 8)  # opened readable
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.heading, 1)
         top.addWidget(self.only_selected)
