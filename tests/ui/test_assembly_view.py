@@ -39,7 +39,7 @@ def _open_dock(window, qtbot):
 
 def _click_line(view, qtbot, line: int) -> None:
     view.go_to_line(line)
-    block = view.document().findBlockByNumber(line - 1)
+    block = view.textCursor().block()
     top = view.blockBoundingGeometry(block).translated(view.contentOffset()).top()
     qtbot.mouseClick(view.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=QtCore.QPoint(40, int(top) + view.fontMetrics().height() // 2))
@@ -82,12 +82,14 @@ def test_listing_is_the_cli_s_and_links_both_ways(window, qtbot):
     top, bottom = view.visible_line_range()
     assert top <= view.current_line() <= bottom
 
-    # "selected dispatch only" hides the program-wide lines (the buffers), keeps the dispatch's
+    # "selected dispatch only": that dispatch's lines alone, still linked by the listing's line numbers
     dock.only_selected.setChecked(True)
-    blocks = [view.document().findBlockByNumber(n) for n in range(view.document().blockCount())]
-    shown = [b.text() for b in blocks if b.isVisible()]
-    assert shown and all(TAG.match(t) or t.startswith(f"d{dispatch} ") for t in shown)
-    assert not any(".buffer" in t for t in shown)
+    assert view.text().splitlines() == [t for t in lines if re.match(rf"d{dispatch}[ .]", t)]
+    assert TAG.match(lines[view.current_line() - 1]).group(2) == str(other)  # the cursor stayed on its task
+    _click_line(view, qtbot, line)
+    assert session.selection.task == task and view.current_line() == line
+    dock.only_selected.setChecked(False)
+    assert view.text() == cli_text and view.current_line() == line
 
 
 def test_stale_program_shows_stale(window, qtbot):

@@ -4,11 +4,15 @@ The gutter shows, beside each instruction, where its encoding sits in the binary
 offset, size in bytes) and a stripe for the lines of the marked dispatch. The marked
 dispatch's lines get a light background, the marked task's a stronger one; both are
 painted for the lines on screen only, so marking a dispatch of 50,000 lines costs nothing.
+"Only the marked dispatch" shows that dispatch's lines alone; `current_line` and the marks
+still speak of the whole listing's line numbers.
 A click (or Enter) on a line says which line it was (`sig_line_activated`); moving the
 cursor from code (`go_to_line`) does not.
 """
 
 from __future__ import annotations
+
+import bisect
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -50,6 +54,8 @@ class AssemblyView(QtWidgets.QPlainTextEdit):
         self.marked_lines: frozenset[int] = frozenset()  # the marked dispatch's lines
         self.task_lines: frozenset[int] = frozenset()  # the marked task's lines
         self.only_marked = False
+        self._all = ""  # the whole listing (or the note in its place)
+        self._shown: list[int] | None = None  # the listing's lines on show, one per block (None: all)
         self.highlighter = AssemblyHighlighter(self.document())
         self.gutter = _Gutter(self)
         self._offset_digits = 4
@@ -60,72 +66,82 @@ class AssemblyView(QtWidgets.QPlainTextEdit):
     def show_model(self, model: AssemblyModel | None, note: str = "") -> None:
         """The listing of `model` (None: `note` in its place), unmarked."""
         self.model = model
-        self.highlighter.reset()
-        self.setPlainText(model.text if model is not None and model.emitted is not None
-                          else (model.reason if model is not None else note))
+        self._all = (model.text if model is not None and model.emitted is not None
+                     else (model.reason if model is not None else note))
         last = max((t.offset for t in model.by_line.values()), default=0) if model is not None else 0
         self._offset_digits = max(4, len(f"{last:x}"))
         self._fit_gutter()
-        self.mark(None, None)
-        self._highlight_visible()
+        self.marked_dispatch, self.marked_lines, self.task_lines = None, frozenset(), frozenset()
+        self._set_shown(None)
 
     def text(self) -> str:
+        """The text on show (the whole listing, or the marked dispatch's lines when filtered)."""
         return self.toPlainText()
 
     def current_line(self) -> int:
-        return self.textCursor().blockNumber() + 1
+        """The listing's 1-based line the cursor is on (filtered or not)."""
+        return self.line_of_block(self.textCursor().blockNumber())
+
+    def line_of_block(self, block: int) -> int:
+        return self._shown[block] if self._shown is not None and block < len(self._shown) else block + 1
 
     # -- marks and scrolling ------------------------------------------------------------
     def mark(self, dispatch: int | None, task: int | None) -> None:
         """Mark the lines of `dispatch` and of `task` (None: none)."""
         m = self.model
+        changed = dispatch != self.marked_dispatch
         self.marked_dispatch = dispatch
         self.marked_lines = frozenset(m.lines_of_dispatch(dispatch)) if m is not None and dispatch is not None \
             else frozenset()
         self.task_lines = frozenset(m.lines_of_task(task)) if m is not None and task is not None else frozenset()
-        self._apply_filter()
+        if changed and self.only_marked:
+            self._filter()
         self.viewport().update()
         self.gutter.update()
 
     def set_only_marked(self, only: bool) -> None:
-        """Hide every line but the marked dispatch's (all lines when no dispatch is marked)."""
-        self.only_marked = only
-        self._apply_filter()
+        """Show only the marked dispatch's lines (all lines when no dispatch is marked)."""
+        if only != self.only_marked:
+            self.only_marked = only
+            line = self.current_line()
+            self._filter()
+            self.go_to_line(line)
 
     def go_to_line(self, line: int) -> None:
-        """Put the cursor on 1-based `line` and scroll it to the middle, without activating it."""
-        block = self.document().findBlockByNumber(line - 1)
+        """Put the cursor on 1-based `line` and scroll it to the middle, without activating it
+        (a line the filter hides: the nearest shown after it)."""
+        if self._shown is None:
+            number = line - 1
+        else:
+            number = min(bisect.bisect_left(self._shown, line), max(len(self._shown) - 1, 0))
+        block = self.document().findBlockByNumber(number)
         if not block.isValid():
             return
-        cursor = QtGui.QTextCursor(block)
-        self.setTextCursor(cursor)
+        self.setTextCursor(QtGui.QTextCursor(block))
         self.centerCursor()
         self._highlight_visible()
 
     def visible_line_range(self) -> tuple[int, int]:
-        first = self.firstVisibleBlock()
-        block, bottom, last = first, self.viewport().height(), first.blockNumber()
-        while block.isValid():
-            if block.isVisible():
-                if self.blockBoundingGeometry(block).translated(self.contentOffset()).top() > bottom:
-                    break
-                last = block.blockNumber()
-            block = block.next()
-        return first.blockNumber() + 1, last + 1
+        """The listing's first and last lines on screen."""
+        numbers = [self.line_of_block(n) for n, _top, _h in self._visible_blocks()]
+        return (numbers[0], numbers[-1]) if numbers else (1, 1)
 
-    def _apply_filter(self) -> None:
-        show_all = not (self.only_marked and self.marked_lines)
-        doc, changed = self.document(), False
-        block = doc.firstBlock()
-        while block.isValid():
-            visible = show_all or (block.blockNumber() + 1) in self.marked_lines
-            if block.isVisible() != visible:
-                block.setVisible(visible)
-                changed = True
-            block = block.next()
-        if changed:
-            doc.markContentsDirty(0, doc.characterCount())
-            self.viewport().update()
+    def _filter(self) -> None:
+        if self.only_marked and self.marked_lines:
+            self._set_shown(sorted(self.marked_lines))
+        elif self._shown is not None:
+            self._set_shown(None)
+
+    def _set_shown(self, lines: list[int] | None) -> None:
+        """Show the listing's `lines` (None: all of it)."""
+        self._shown = lines
+        self.highlighter.reset()
+        if lines is None:
+            self.setPlainText(self._all)
+        else:
+            every = self._all.split("\n")
+            self.setPlainText("\n".join(every[n - 1] for n in lines))
+        self._highlight_visible()
 
     # -- input ----------------------------------------------------------------------
     def mouseReleaseEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802
@@ -161,26 +177,27 @@ class AssemblyView(QtWidgets.QPlainTextEdit):
         self._highlight_visible()
 
     def _highlight_visible(self) -> None:
-        first, last = self.visible_line_range()
-        self.highlighter.ensure_highlighted(first - 1, last + 5)
+        first = self.firstVisibleBlock().blockNumber()
+        rows = self.viewport().height() // max(self.fontMetrics().height(), 1)
+        self.highlighter.ensure_highlighted(first, first + rows + 5)
 
     def _visible_blocks(self):
-        """(1-based line, top, height) of each block on screen."""
+        """(block number, top, height) of each block on screen."""
         block = self.firstVisibleBlock()
         offset, bottom = self.contentOffset(), self.viewport().height()
         while block.isValid():
             geometry = self.blockBoundingGeometry(block).translated(offset)
             if geometry.top() > bottom:
                 break
-            if block.isVisible():
-                yield block.blockNumber() + 1, int(geometry.top()), int(geometry.height())
+            yield block.blockNumber(), int(geometry.top()), int(geometry.height())
             block = block.next()
 
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802
         if self.marked_lines or self.task_lines:
             painter = QtGui.QPainter(self.viewport())
             width = self.viewport().width()
-            for line, top, height in self._visible_blocks():
+            for block, top, height in self._visible_blocks():
+                line = self.line_of_block(block)
                 if line in self.task_lines:
                     painter.fillRect(0, top, width, height, TASK_BACKGROUND)
                 elif line in self.marked_lines:
@@ -194,7 +211,8 @@ class AssemblyView(QtWidgets.QPlainTextEdit):
         painter.setFont(self.font())
         m, height = self.model, self.fontMetrics().height()
         text_width = gutter.width() - 8
-        for line, top, _height in self._visible_blocks():
+        for block, top, _height in self._visible_blocks():
+            line = self.line_of_block(block)
             if line in self.marked_lines:
                 painter.fillRect(0, top, 3, _height, STRIPE)
             tag = m.tag_at(line) if m is not None else None
