@@ -69,7 +69,7 @@ def test_listing_is_the_cli_s_and_links_both_ways(window, qtbot):
     _click_line(view, qtbot, line)
     assert (session.selection.dispatch, session.selection.task) == (dispatch, task)
     assert chart.selected_task == task
-    assert window.dispatch_table.selected_dispatch() == dispatch
+    assert window.dispatch_table.selected_dispatch() == dispatch and window.ir_view.marked_key() == dispatch
     assert line in view.task_lines and view.current_line() == line
 
     # a task picked on the chart: the listing's cursor goes to one of its instructions
@@ -138,3 +138,29 @@ def test_a_backend_without_an_emitter_says_so_in_the_view(window, qtbot, monkeyp
     assert dock.view.text() == "The NPU backend 'generic' has no emitter: it shows no assembly."
     window.session.select_task(window.session.npu.program.tasks[0].id)  # nothing to mark, nothing breaks
     assert dock.view.current_line() == 1
+
+
+def test_listing_is_coloured_on_screen_only_from_its_first_line(qtbot):
+    from npu_studio.core.npu.backend.api import Emitted, EmittedLine
+    from npu_studio.core.npu.report.assembly_model import index_emitted
+    from npu_studio.ui.assembly.dock import AssemblyDock
+
+    dock = AssemblyDock()
+    qtbot.addWidget(dock)
+    dock.resize(800, 400)
+    dock.show()
+    qtbot.waitExposed(dock)
+    count = 20_000
+    text = "".join(f"TILE d0 t{i} at [0, {i}] size [8]  ; 12 cycles\n" for i in range(count))
+    dock.show_model(index_emitted("toy", Emitted(text, b"", tuple(EmittedLine(i + 1, 0, i, 16 * i, 16)
+                                                                    for i in range(count)))))
+    doc = dock.view.document()
+
+    def bold_ranges(block: int) -> list[tuple[int, int]]:
+        return [(r.start, r.length) for r in doc.findBlockByNumber(block).layout().formats()
+                if r.format.fontWeight() == 700]
+
+    assert bold_ranges(0) == [(0, len("TILE"))] and bold_ranges(1) == [(0, len("TILE"))]
+    assert bold_ranges(count - 2) == []  # far below the screen: not lexed
+    dock.view.go_to_line(count - 1)
+    qtbot.waitUntil(lambda: bold_ranges(count - 2) == [(0, len("TILE"))], timeout=2000)

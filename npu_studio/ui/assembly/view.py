@@ -135,12 +135,12 @@ class AssemblyView(QtWidgets.QPlainTextEdit):
     def _set_shown(self, lines: list[int] | None) -> None:
         """Show the listing's `lines` (None: all of it)."""
         self._shown = lines
-        self.highlighter.reset()
         if lines is None:
             self.setPlainText(self._all)
         else:
             every = self._all.split("\n")
             self.setPlainText("\n".join(every[n - 1] for n in lines))
+        self.highlighter.reset()  # after: setPlainText repaints its first, still empty, block on the way
         self._highlight_visible()
 
     # -- input ----------------------------------------------------------------------
