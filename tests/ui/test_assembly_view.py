@@ -56,6 +56,9 @@ def window(qtbot, tmp_path, fresh_example):
 
 
 def test_listing_is_the_cli_s_and_links_both_ways(window, qtbot):
+    assert not window.assembly_dock.isVisible()  # closed by default, listed in the View menu
+    assert "Assembly" in [a.text() for a in window.view_menu.actions()]
+    assert window.assembly.shown is None  # a closed dock emits nothing
     dock = _open_dock(window, qtbot)
     view, session, chart = dock.view, window.session, window.schedule.chart
     cli_text = _cli("asm", str(window.workspace.root))

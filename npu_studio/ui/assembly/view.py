@@ -211,10 +211,10 @@ class AssemblyView(QtWidgets.QPlainTextEdit):
         painter.setFont(self.font())
         m, height = self.model, self.fontMetrics().height()
         text_width = gutter.width() - 8
-        for block, top, _height in self._visible_blocks():
+        for block, top, row_height in self._visible_blocks():
             line = self.line_of_block(block)
             if line in self.marked_lines:
-                painter.fillRect(0, top, 3, _height, STRIPE)
+                painter.fillRect(0, top, 3, row_height, STRIPE)
             tag = m.tag_at(line) if m is not None else None
             if tag is None or not tag.size:
                 continue
