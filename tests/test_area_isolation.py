@@ -36,7 +36,7 @@ def window_uses(source: str) -> list[str]:
 def test_every_area_package_is_found():
     names = {p.name for p in AREAS}
     assert {"edit", "dispatches", "executables", "npu", "schedule", "compile_debug", "sweep", "trace",
-            "module"} <= names
+            "module", "assembly"} <= names
 
 
 @pytest.mark.parametrize("area", AREAS, ids=lambda p: p.name)

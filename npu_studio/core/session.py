@@ -45,7 +45,7 @@ PENDING, RUNNING, DONE, EDITED, STALE, FAILED = "pending", "running", "done", "e
 NPU_PHASE = "npu"
 NPU_SOURCE = "flow"  # the phase the NPU pipeline reads
 JOB_KINDS = ("compile", "index", "npu", "simulation", "check", "passes", "profile", "compare", "trace",
-             "module", "npu-run", "measure", "extract",
+             "module", "npu-run", "measure", "extract", "assembly",
              "sweep-point", "sweep-run", "graph", "graph-compare")
 DEFAULT_TARGET = RESOURCES / "default.toml"
 

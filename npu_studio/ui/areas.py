@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from PySide6 import QtCore
 
 from ..core.session import Session
+from .assembly.controller import AssemblyController
+from .assembly.dock import AssemblyDock
 from .compile_debug.compare_dock import CompareDock
 from .compile_debug.profile_dock import ProfileDock
 from .dialog_folders import DialogFolders
@@ -57,6 +59,8 @@ class Areas:
     extract: ExtractAction
     module_dock: ModuleDock
     module: ModuleController
+    assembly_dock: AssemblyDock
+    assembly: AssemblyController
     edit: EditController
     graph: GraphArea
     dialog_folders: DialogFolders
@@ -101,12 +105,15 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     module = ModuleController(session, studio.jobs, module_dock, parent)
     for dock in (trace_dock, module_dock):
         shell.add_dock(dock, Area.BottomDockWidgetArea)
-    for controller in (schedule_controller, trace, module, sweep_controller):
+    assembly_dock = AssemblyDock(parent)
+    assembly = AssemblyController(session, studio.jobs, assembly_dock, parent)
+    shell.add_dock(assembly_dock, Area.BottomDockWidgetArea, visible=False)
+    for controller in (schedule_controller, trace, module, sweep_controller, assembly):
         controller.sig_message.connect(shell.append_log)
     edit = EditController(session, studio, shell, ir)
     graph = GraphArea(session, studio, shell)
     graph.sig_message.connect(shell.append_log)
     trace.sig_dispatch_column.connect(lambda *_column: graph.set_trace(trace.report))  # the error overlay
     return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
-                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module, edit, graph,
-                 dialog_folders)
+                 compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module,
+                 assembly_dock, assembly, edit, graph, dialog_folders)

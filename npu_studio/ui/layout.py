@@ -21,7 +21,8 @@ Area = QtCore.Qt.DockWidgetArea
 DEFAULT_AREAS = {
     Area.RightDockWidgetArea: ("executablesDock", "npuTargetDock", "compileProfileDock", "compareBuildsDock",
                                  "graph_dock"),
-    Area.BottomDockWidgetArea: ("logDock", "schedule_dock", "passDock", "trace_dock", "module_dock", "sweep_dock",
+    Area.BottomDockWidgetArea: ("logDock", "schedule_dock", "passDock", "trace_dock", "module_dock", "assembly_dock",
+                                "sweep_dock",
                                 "sweep_point_dock"),
 }
 OPEN_BY_DEFAULT = {"schedule_dock", "logDock"}

@@ -1,7 +1,7 @@
 """What a UI area may ask of the window that assembles it: the narrow shell.
 
 Every area (a package under `ui/`: edit, dispatches, executables, npu, schedule, compile_debug,
-sweep, trace, module) is built from `(session, studio, shell)`, as Spyder's plugins are built
+sweep, trace, module, assembly) is built from `(session, studio, shell)`, as Spyder's plugins are built
 against a small API rather than the main window. State comes from the Qt-free `Session` and its
 events; intents go to the `Studio` (jobs, errors, log) or the session; the shell only places
 what an area builds (docks, menus, toolbars, actions on a dispatch) and shows its messages.
