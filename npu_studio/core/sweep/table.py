@@ -26,6 +26,7 @@ from ... import __version__
 from ..npu.target.target import NpuTarget
 from ..errors import BadFile, os_error
 from ..textio import decode, read_bytes, write_bytes_atomic, write_text_atomic
+from ..workspace.confine import folder_inside
 from .evaluate import METRICS
 
 EVAL_VERSION = 1  # bump when evaluate's rows change meaning: old cache files are not reused
@@ -57,11 +58,10 @@ class RowCache:
     treated as missing, so the point is computed again; its name is kept in `damaged`."""
 
     def __init__(self, out: Path):
-        self.dir = Path(out) / CACHE_DIR
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+        try:  # a received results folder whose cache/ is a link: refused, never written through (confine.py)
+            self.dir = folder_inside(out, CACHE_DIR, where=Path(out) / CACHE_DIR)
         except OSError as exc:
-            raise os_error(self.dir, exc, "cannot create folder") from None
+            raise os_error(Path(out) / CACHE_DIR, exc, "cannot create folder") from None
         self._rows: dict[str, dict[str, Any]] = {}
         self.damaged: list[str] = []  # "cache/KEY.json: reason", once each
 
