@@ -95,7 +95,7 @@ def refusal(flag: str, root: Path | None = None) -> str | None:
     bare = name.lstrip("-")
     declared = _declared(bare)
     if declared is None:
-        return "not an option iree-compile lists (iree-compile --help-list-hidden)"
+        return "iree-compile has no such option (Unknown command line argument: not in iree-compile --help-list-hidden)"
     kind, choices = declared
     if kind is None and not choices:  # a switch
         return None if not has_value or value in _BOOLEAN else "a switch takes true or false"
