@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import Cancelled
 from ..npu.plan.tile_search import timing_key
 from ..npu.store.workspace_io import flow_path
-from ..textio import read_text
+from ..textio import check_regular_file, read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
 from .analysis import Violation, monotonicity, sanity
 from .batching import Batcher
@@ -58,10 +58,11 @@ def model_label(spec: SweepSpec, path: Path) -> str:
 def flow_text(path: Path) -> str:
     """The compiled flow snapshot of a model file, workspace or flow .mlir file (a model file is
     compiled once into its default workspace; later sweeps reuse it while the model is the same)."""
-    if path.is_file() and path.suffix == ".mlir":
-        return read_text(path)
     if path.is_dir():
         return read_text(flow_path(Workspace.open(path)))
+    check_regular_file(path)  # a FIFO would block the comparison below, /dev/zero never end it
+    if path.suffix == ".mlir":
+        return read_text(path)
     ws_root = default_workspace_for(path)
     if Workspace.is_workspace(ws_root):
         ws = Workspace.open(ws_root)

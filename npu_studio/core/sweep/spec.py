@@ -258,6 +258,9 @@ def load_spec(path: str | Path) -> SweepSpec:
     for m, p in zip(models, model_paths):
         if not p.exists():
             raise SweepError(path, f"models: {m}: no such file or directory", line=key_line(path, "models"))
+        if not (p.is_file() or p.is_dir()):
+            raise SweepError(path, f"models: {m}: not a regular file (a FIFO, a device or a socket)",
+                             line=key_line(path, "models"))
     params = data.get("parameters", {})
     if not isinstance(params, dict) or not params:
         raise bad("parameters", "expected a table with at least one parameter")
