@@ -30,6 +30,7 @@ from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import compile_failure, compiler_version, iree_compile
 from ...errors import StudioError
+from ...textio import parse_json, read_bytes
 from ...executables.rebase import rebase_flags, substitution_flags
 from ...ir.context import mlir_context
 from ...workspace import trust
@@ -214,7 +215,7 @@ def move_into_cache(made: Path, dest: Path) -> None:
 def notes(vmfb: Path) -> list[str]:
     """What became of each substitution in this dispatch module (empty for one built without)."""
     path = Path(vmfb).with_suffix(".json")
-    return list(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
+    return list(parse_json(read_bytes(path), path)) if path.is_file() else []  # BadFile: damaged, too deep
 
 
 def _left_out(vmfb: Path, index: int) -> str | None:

@@ -25,7 +25,7 @@ from ...compile.options import CompileOptions
 from ...compile.toolchain import compile_failure, compiler_version
 from ...errors import RunFailed, StudioError
 from ...executables.rebase import rebase_flags, without_substitutions
-from ...textio import write_text_atomic
+from ...textio import parse_json, read_bytes, write_text_atomic
 from ...workspace import trust
 from ...workspace.confine import folder_inside
 from .dispatch_server import load_array
@@ -86,7 +86,7 @@ def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout
 def notes(vmfb: Path) -> list[str]:
     """What became of each substitution in this traced build."""
     path = Path(vmfb).with_suffix(".json")
-    return list(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
+    return list(parse_json(read_bytes(path), path)) if path.is_file() else []  # BadFile: damaged, too deep
 
 
 def run_traced(vmfb: Path, function: str, inputs: list[np.ndarray], parameters: Path | None = None,
