@@ -135,3 +135,12 @@ def test_a_confined_cache_is_still_written_where_nothing_is_linked(sent, user):
     vmfb = iree_dispatches.build(sent.snapshot_path("flow"), sent.root / iree_dispatches.CACHE_DIR, root=sent.root)
     assert vmfb.parent == (sent.root / iree_dispatches.CACHE_DIR).resolve() and vmfb.stat().st_size > 0
     assert json.loads((sent.root / "manifest.json").read_text())  # the workspace itself untouched
+
+
+def test_substitute_asks_trust_before_it_writes_a_draft_or_a_copy(sent, user, tmp_path):
+    edited = tmp_path / "edited.mlir"
+    edited.write_text("hal.executable @x {}\n")
+    before = tree(sent.root)
+    proc = cli("substitute", sent.root, "--executable", "SingleConv$async_dispatch_0", "--source", edited)
+    refused_in_one_line(proc, "not created by you", "--trust")
+    assert tree(sent.root) == before

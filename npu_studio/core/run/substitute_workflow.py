@@ -34,6 +34,7 @@ from ..executables import substitution as subs
 from .kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, KernelTiming, time_substitution
 from ..processes import fault_point
 from ..textio import read_text
+from ..workspace import trust
 from .numeric_gate import DEFAULT_TOLERANCE, GateReport, compare_builds, load_inputs
 from .runner import pick_function, random_inputs
 
@@ -82,6 +83,8 @@ def substitute_and_check(ws, name: str, kind: str, text: str | Path, *,
     that file rather than the workspace's copy. `on_phase(done, running)` follows the rebuild's
     compile phase by phase. Raises SubstitutionError for a text that does not build, `Cancelled`
     when `started`'s stopper ran during a compile."""
+    # First, before any draft, copy or build is written: the check runs the workspace's builds.
+    trust.require(ws.root, "substitute (the build with and without the substitution, run to compare)")
     step = on_step or (lambda _name: None)
     step(CHECK)
     inputs, function = _checked_inputs(ws, input_files)
