@@ -53,7 +53,7 @@ _NUMBER_KINDS = {"int", "uint", "number", "ulong", "long", "N", "x", "seed", "po
 _WORD_KINDS = {"optimization level"}  # O0..O3 ("<value>" without listed values may be a file: a path)
 _BOOLEAN = {"", "true", "false", "1", "0", "TRUE", "FALSE", "True", "False"}
 _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|0[xX][0-9a-fA-F]+")
-_WORD = re.compile(r"[A-Za-z0-9_.+:@,$-]*")
+_WORD = re.compile(r"[A-Za-z0-9_.+:@,$=\[\]-]*")  # names, features, devices (local[0]): no "/"
 MAX_FLAGS = 4096
 MAX_FLAG_CHARS = 8192
 _NAME = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")
