@@ -8,7 +8,7 @@ from pathlib import Path
 from ..core.compile.phases import PHASES
 from ..core.debug.phase_diff import workspace_diff
 from ..core.ir.diff import DiffOptions
-from ..core.textio import check_output_file, write_text_atomic
+from ..core.textio import check_output_file, write_output
 from ..core.workspace.workspace import Workspace
 
 
@@ -49,7 +49,7 @@ def run(args) -> int:
                           options=DiffOptions(locations=args.locations, constants=args.constants))
     text = diff.patch_text(args.context) if args.patch else diff.unified(args.context)
     if args.output is not None:
-        write_text_atomic(args.output, text)
+        write_output(args.output, text)
         removed, added = diff.counts()
         print(f"{args.output}: -{removed} +{added} lines", file=sys.stderr)
     else:

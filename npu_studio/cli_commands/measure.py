@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.errors import StudioError, os_error
+from ..core.errors import StudioError
 
 
 def add_parser(sub) -> None:
@@ -54,7 +54,7 @@ def run(args) -> int:
     from ..core.npu.sim import simulate
     from ..core.npu.store.workspace_io import json_path, run_for_workspace
     from ..core.run.runner import pick_function, random_inputs
-    from ..core.textio import check_output_file
+    from ..core.textio import check_output_file, write_output
     from ..core.workspace.workspace import Workspace
 
     if args.sort not in COLUMNS:
@@ -87,10 +87,7 @@ def run(args) -> int:
     if args.trace:
         write_trace(program, sim, rows, args.trace)
     if args.json:
-        try:
-            args.json.write_text(json.dumps(rows_to_json(rows), indent=1), encoding="utf-8")
-        except OSError as exc:
-            raise os_error(args.json, exc, "cannot write") from None
+        write_output(args.json, json.dumps(rows_to_json(rows), indent=1))
     return 0
 
 

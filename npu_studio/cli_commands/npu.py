@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..core.errors import StudioError, os_error
-from ..core.textio import check_output_file
+from ..core.textio import check_output_file, write_output
 from ..core.units import format_bytes
 from ..core.workspace.workspace import open_or_compile
 from .common import add_backend_option, npu_target
@@ -97,7 +97,7 @@ def run(args) -> int:
     program = run_npu_pipeline(path, target, strict=args.strict)  # NpuError names the snapshot
     sys.stdout.write(report(program))
     for out, write in ((args.json, program.save_json),
-                       (args.mlir, lambda p: Path(p).write_text(to_mlir(program), encoding="utf-8"))):
+                       (args.mlir, lambda p: write_output(p, to_mlir(program)))):
         if out is not None:
             try:
                 write(out)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..core.compile.phases import SNAPSHOT_PHASES
 from ..core.errors import StudioError
-from ..core.textio import read_text
+from ..core.textio import check_regular_file, read_text
 from ..core.workspace import edit_state
 from ..core.workspace.workspace import Workspace
 from .common import progress_printer
@@ -37,8 +37,7 @@ def find_workspace(snapshot: Path, explicit: Path | None) -> Workspace:
 
 def run(args) -> int:
     snapshot: Path = args.snapshot
-    if not snapshot.is_file():
-        raise StudioError(snapshot, "no such file")
+    check_regular_file(snapshot)  # missing, a folder, a FIFO or a device: one line saying which
     ws = find_workspace(snapshot, args.workspace)
     recorded = ws.phase_of(snapshot)
     phase = args.phase or recorded

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import StudioError, os_error
+from ..core.errors import StudioError
 from ..core.run.runner import load_inputs, pick_function, random_inputs, run_vmfb
-from ..core.textio import check_output_dir
+from ..core.textio import check_output_dir, write_output
 from ..core.workspace.workspace import Workspace
 
 
@@ -103,7 +104,6 @@ def _save_outputs(outputs, output_dir: Path | None, quiet: bool = False) -> None
         if not quiet:
             print(f"output{i}: {summary(out)}")
         if output_dir:
-            try:
-                np.save(output_dir / f"output{i}.npy", out)
-            except OSError as exc:
-                raise os_error(output_dir / f"output{i}.npy", exc, "cannot write") from None
+            data = io.BytesIO()
+            np.save(data, out)
+            write_output(output_dir / f"output{i}.npy", data.getvalue())  # never into a FIFO; names the file

@@ -8,6 +8,7 @@ its workspace first). A workspace keeps the result in npu/model.sim.json.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -69,7 +70,6 @@ def load_source(source: Path, target_path, backend: str | None = None):
 
 
 def run(args) -> int:
-    from ..core.errors import os_error
     from ..core.npu.sim import simulate
     from ..core.npu.sim.export import summary, write_csv
     from ..core.npu.store.sim_store import save_result
@@ -86,23 +86,23 @@ def run(args) -> int:
         raise StudioError(args.source, "--check needs a workspace or a model (it compares with its build)")
     result = simulate(program, target)  # SimError: SRAM too small, dependency cycle
     sys.stdout.write(summary(program, result, target))
-    try:
-        if ws is not None:
-            save_result(ws, result)
-        if args.json:
-            result.save_json(args.json)
-        if args.csv:
-            write_csv(program, result, args.csv)
-        if args.trace:
-            write_trace(program, result, args.trace)
-    except OSError as e:
-        raise os_error(e.filename or args.source, e, "cannot write") from None
+    # Each writer names its own file in a BadFile (write_output, write_text_inside): a full disk
+    # or a FIFO is reported against the output, never against the source.
+    if ws is not None:
+        save_result(ws, result)
+    if args.json:
+        result.save_json(args.json)
+    if args.csv:
+        write_csv(program, result, args.csv)
+    if args.trace:
+        write_trace(program, result, args.trace)
     if args.check:
         from ..core.npu.numerics.check import REPORT_NAME, check, load_inputs
         from ..core.run.dispatches.iree_dispatches import CACHE_DIR
+        from ..core.workspace.confine import write_text_inside
 
         report = check(ws, program, load_inputs(ws, args.input) if args.input else None)
         print("\n".join(report.summary_lines()))
-        report.save_json(ws.root / CACHE_DIR / REPORT_NAME)
+        write_text_inside(ws.root, Path(CACHE_DIR) / REPORT_NAME, json.dumps(report.to_dict(), indent=1))
         return 0 if report.ok else 1
     return 0

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import gc
 import os
+import stat
 import types
 import typing
 from pathlib import Path
@@ -25,18 +26,67 @@ def decode(data: bytes, path: str | Path) -> str:
                             "cannot be decoded", line=line, col=col) from None
 
 
-def read_bytes(path: str | Path) -> bytes:
+NOT_REGULAR = "is not a regular file (a FIFO, a device or a socket); expected a file"
+
+
+def open_regular(path: str | Path, max_bytes: int | None = None) -> tuple[int, int]:
+    """(fd, size) of the regular file `path`, opened to read; BadFile naming it otherwise: missing,
+    a folder, a FIFO, a device or a socket (refused without waiting: O_NONBLOCK makes opening a FIFO
+    return at once), or larger than `max_bytes`. The caller closes the fd."""
     try:
-        return Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except IsADirectoryError:
         raise BadFile(path, "is a folder, not a file") from None
+    except ValueError:
+        raise BadFile(path, "cannot read: a path cannot hold a NUL byte") from None
     except OSError as exc:
-        raise os_error(path, exc, "cannot read") from None
+        raise os_error(path, OSError(exc.errno, exc.strerror), "cannot read") from None
+    st = os.fstat(fd)
+    why = ("is a folder, not a file" if stat.S_ISDIR(st.st_mode) else NOT_REGULAR if not stat.S_ISREG(st.st_mode)
+           else f"is larger than {max_bytes:,} bytes ({st.st_size:,}); not a file of this kind"
+           if max_bytes is not None and st.st_size > max_bytes else None)
+    if why is not None:
+        os.close(fd)
+        raise BadFile(path, why)
+    return fd, st.st_size
 
 
-def read_text(path: str | Path) -> str:
-    """The UTF-8 text of `path`; every failure is a BadFile naming it."""
-    return decode(read_bytes(path), path)
+def read_bytes(path: str | Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file `path` (at most `max_bytes`); BadFile naming it for anything else
+    (see `open_regular`): the one reader of the files users give and workspaces hold."""
+    fd, _ = open_regular(path, max_bytes)
+    try:
+        with open(fd, "rb") as f:
+            data = f.read() if max_bytes is None else f.read(max_bytes + 1)  # +1: a file that grew meanwhile
+    except OSError as exc:
+        raise os_error(path, OSError(exc.errno, exc.strerror), "cannot read") from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise BadFile(path, f"is larger than {max_bytes:,} bytes; not a file of this kind")
+    return data
+
+
+def check_regular_file(path: str | Path) -> Path:
+    """`path` if it is a regular file (or a link to one); else BadFile: no such file, a folder, or
+    not a regular file (a FIFO or a device: never "no such file")."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise BadFile(path, "no such file") from None
+    except ValueError:
+        raise BadFile(path, "cannot read: a path cannot hold a NUL byte") from None
+    except OSError as exc:
+        raise os_error(path, OSError(exc.errno, exc.strerror), "cannot read") from None
+    if stat.S_ISDIR(mode):
+        raise BadFile(path, "is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        raise BadFile(path, NOT_REGULAR)
+    return path
+
+
+def read_text(path: str | Path, max_bytes: int | None = None) -> str:
+    """The UTF-8 text of `path` (a regular file, at most `max_bytes`); every failure is a BadFile naming it."""
+    return decode(read_bytes(path, max_bytes), path)
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -52,6 +102,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     is a BadFile naming `path`. The folder must exist.
     """
     path = Path(path)
+    _refuse_special(path)
     # Same folder: os.replace is atomic only within one file system. A random part: two threads
     # (or a process that reuses a dead one's pid) never share a temporary.
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
@@ -72,11 +123,33 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         raise
 
 
+def _refuse_special(path: Path) -> None:
+    """A FIFO, device or socket is never replaced by a file (`/dev/full` as root would be) nor opened."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return  # missing (the usual case), or the write names the problem itself
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        raise BadFile(path, "is not a regular file (a FIFO, a device or a socket); refusing to write it")
+
+
+def write_output(path: str | Path, data: str | bytes) -> Path:
+    """Write an output the user named (-o, --json, --csv, ...): atomically, at the file a link names
+    (the user's link stays), never into or over a FIFO or a device; BadFile naming `path` on failure."""
+    path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    _refuse_special(target)
+    write_bytes_atomic(target, data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
 def check_output_file(path: str | Path) -> Path:
     """Refuse an output path that cannot be written before any work is done."""
     path = Path(path)
     if path.is_dir():
         raise BadFile(path, "is a folder; expected a file name to write")
+    if path.exists() and not path.is_file():
+        raise BadFile(path, "is not a regular file (a FIFO, a device or a socket); refusing to write it")
     if not path.parent.is_dir():
         raise BadFile(path, f"folder {path.parent} does not exist")
     if not os.access(path.parent, os.W_OK):

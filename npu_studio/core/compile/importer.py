@@ -70,7 +70,8 @@ def _check_file(source: Path) -> None:
     if source.is_dir():
         raise ImportFailed(source, "is a folder, not a model file")
     if not source.is_file():
-        raise ImportFailed(source, "no such file")
+        raise ImportFailed(source, "no such file" if not source.exists() else
+                           "is not a regular file (a FIFO, a device or a socket); expected a model file")
     if source.stat().st_size == 0:
         raise ImportFailed(source, "not an ONNX model: the file is empty" if source.suffix.lower() == ".onnx"
                            else "file is empty")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -74,6 +75,34 @@ def _checked_compiler(real: Path, _ino: int, _size: int, _mtime_ns: int) -> tupl
     if version is None:
         raise BadFile(real, "is not iree-compile (its --version names no IREE compiler version)")
     return real, version
+
+
+_OPTION = re.compile(r"^  --?([A-Za-z0-9][A-Za-z0-9_.-]*)(?:=<([^>]*)>)?(?:\s|$)")
+_CHOICE = re.compile(r"^    =(\S*)\s")
+
+
+@functools.cache
+def option_table() -> dict[str, tuple[str | None, tuple[str, ...]]]:
+    """Every option `iree-compile --help-list-hidden` lists: name (no dashes) -> (its value's kind as
+    the help writes it, e.g. "string", "uint", None for a switch; the values it lists, if any).
+    Empty when the help cannot be read (the flag policy then treats every value as a path)."""
+    try:
+        text = processes.run_child([str(iree_compile()), "--help-list-hidden"], timeout=CHECK_SECONDS).stdout
+    except (OSError, subprocess.SubprocessError, ToolchainError):
+        return {}
+    table: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+    current = None
+    for line in text.splitlines():
+        option, choice = _OPTION.match(line), _CHOICE.match(line)
+        if option:
+            current = option.group(1)
+            table.setdefault(current, (option.group(2), ()))
+        elif choice and current is not None:
+            kind, choices = table[current]
+            table[current] = (kind, (*choices, choice.group(1)))
+        elif line.startswith("  ") and not line.startswith("      "):
+            current = None  # an option of a group heading, not a listed value
+    return table
 
 
 def compile_to_phase_names() -> list[str]:

@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..compile.options import target_flags
 from ..errors import BadFile, Cancelled, StudioError
-from ..textio import read_text
+from ..textio import parse_json, read_bytes
 from .compile_profile import PROFILES_DIR, publish_record, run_cancellable, stamp_of
 
 OK, TIMEOUT, FAILED = "ok", "timeout", "failed"
@@ -72,7 +72,7 @@ def load_times(ws, build_name: str = "main") -> ExecutableTimes | None:
     if not path.exists():  # a folder in its place is named below, as unreadable
         return None
     try:
-        times = ExecutableTimes.from_json(json.loads(read_text(path)))
+        times = ExecutableTimes.from_json(parse_json(read_bytes(path), path, "a record of executable compile times"))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:  # malformed or mistyped JSON
         raise BadFile(path, f"not a record of executable compile times ({exc}); delete it") from None
     return times if times.build_stamp == stamp_of(resolve(ws, build_name)) else None

@@ -131,7 +131,7 @@ def _capture(ws: Workspace, b: variants.Build, function: str, inputs: list[np.nd
     """(operands, results) of dispatch `index` in the trace's own run of the flow program."""
     flow = b.snapshot_path("flow")
     vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target,
-                                 substitutions=_substitution_flags(ws, b))
+                                 substitutions=_substitution_flags(ws, b), root=ws.root)
     captured: list = []
 
     def run_dispatch(k: int, site: ir.Operation, args: list) -> list:

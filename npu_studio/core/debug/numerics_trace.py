@@ -43,7 +43,7 @@ from ..run.dispatches.scalar_ops import NotInterpretable
 from ..run.onnx_reference import imported_model, run_with_intermediates
 from ..run.runner import pick_function, random_inputs, run_vmfb
 from ..run.tolerance import Tolerance, arithmetic_tolerance, max_error, upstream_types
-from ..workspace import variants
+from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
 from ..run.flow_pairing import FlowPairing
 from ..run.onnx_pairing import Pairing
@@ -138,6 +138,7 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
     dispatch module that does not compile; Cancelled when `should_stop`.
     """
     b = check_traceable(ws, build)
+    trust.require(ws.root, "trace (the build and IREE's build of each dispatch, run)")  # before any cache write
     if tolerance is not None and not (tolerance >= 0 and np.isfinite(tolerance)):
         raise StudioError(None, f"the tolerance must be a finite number >= 0, got {tolerance}")
     sig, inputs = trace_inputs(ws, inputs, seed, function)
@@ -212,7 +213,7 @@ def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs
     flow = b.snapshot_path("flow")
     t0 = time.perf_counter()
     vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target,
-                                 substitutions=_substitution_flags(ws, b))
+                                 substitutions=_substitution_flags(ws, b), root=ws.root)
     build_seconds = time.perf_counter() - t0
 
     def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
@@ -242,7 +243,8 @@ def _run_tensor_trace(ws: Workspace, b: variants.Build, function: str, inputs: l
     if source is None or not source.is_file():
         raise StudioError(ws.root, f"no {tensor_trace.FROM_PHASE} snapshot in build {b.name!r}; compile first")
     t0 = time.perf_counter()
-    vmfb = tensor_trace.build_traced(source, variants.options_for(ws, b.name), b.folder / iree_dispatches.CACHE_DIR)
+    vmfb = tensor_trace.build_traced(source, variants.options_for(ws, b.name), b.folder / iree_dispatches.CACHE_DIR,
+                                     root=ws.root)
     build_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
     events, outs = tensor_trace.run_traced(vmfb, function, inputs, b.params_path)

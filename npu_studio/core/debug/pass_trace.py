@@ -39,9 +39,11 @@ from ..compile.phases import PHASES, SNAPSHOT_PHASES
 from ..errors import Cancelled, CompileFailed, StudioError
 from ..textio import parse_json, read_bytes
 from ..ir.diff import DiffOptions, TextDiff, diff_texts
+from ..workspace.confine import folder_inside, inside, remove_inside
 from ..workspace.publish_journal import STAGING_PREFIX, clean_stale_staging
 
 TRACE_VERSION = 1
+PASSES_DIR = "passes"  # in the workspace: passes/<phase>/ (trace.mlir, index.json)
 ELIDE_ELEMENTS = 16  # weights print as dense_resource<__elided__>: they would dwarf the IR
 _HEADER_ANYWHERE = re.compile(rb"^// -----// IR Dump (Before|After) (.+?)(?: Failed)?(?:: (.*?))? //----- //$", re.M)
 _FIRST_OP_LINE = re.compile(rb"^[ \t]*(?![#/{ \t\r\n]).+$", re.M)  # the first line that is no alias or comment
@@ -193,7 +195,7 @@ class PassTraceJob:
         self.phase = phase
         self.source = previous_phase(phase)
         self.input_path = Path(workspace.snapshot_path(self.source))
-        self.folder = Path(workspace.root) / "passes" / phase
+        self.folder = Path(workspace.root) / PASSES_DIR / phase
         self.on_progress = on_progress
         self._cancel = threading.Event()
         self._proc: subprocess.Popen | None = None
@@ -231,19 +233,22 @@ class PassTraceJob:
             return found
         if not self.input_path.is_file():
             raise StudioError(self.input_path, f"no snapshot of {self.source}; compile first")
-        parent = self.folder.parent
-        parent.mkdir(parents=True, exist_ok=True)
+        # Every folder written, renamed or deleted lies in the workspace, no link on the way (confine.py).
+        root = self.workspace.root
+        parent = folder_inside(root, PASSES_DIR)
+        old = parent / f".old-{self.phase}"
+        for path in (self.folder, old):
+            inside(root, path)
         clean_stale_staging(parent)  # what a killed trace left behind
         staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-{self.phase}-", dir=parent))
         try:
             trace = self._run_in(staging)
             # Publish: the old folder goes only once the new one is complete.
-            old = parent / f".old-{self.phase}"
-            shutil.rmtree(old, ignore_errors=True)
+            remove_inside(root, old)
             if self.folder.exists():
                 os.replace(self.folder, old)
             os.replace(staging, self.folder)
-            shutil.rmtree(old, ignore_errors=True)
+            remove_inside(root, old)
             trace.folder = self.folder
             return trace
         finally:

@@ -24,14 +24,13 @@ from __future__ import annotations
 import glob
 import hashlib
 import re
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from ..compile.compiler import EXECUTABLES_DIR, CompileJob, CompileResult, ProgressCallback
 from ..errors import Cancelled, CompileFailed, StudioError
-from ..workspace.confine import write_text_inside
+from ..workspace.confine import copy_inside, copy_tree_inside, folder_inside, remove_inside, write_text_inside
 from ..workspace.substitutions import (CONFIGURATION, FOLDER, KINDS, SOURCE, Substitution, active_flags,
                                        compiler_copy, find, load, store, update, write_compiler_copy)
 
@@ -155,13 +154,13 @@ class Rebuild:
             self._failed(exc)
         except Cancelled:
             if self.candidate is not None:  # never built: only its draft stays, with the text
-                (self.ws.root / self.candidate.file).unlink(missing_ok=True)
-                compiler_copy(self.ws, self.candidate.file).unlink(missing_ok=True)
+                remove_inside(self.ws.root, self.candidate.file)
+                remove_inside(self.ws.root, compiler_copy(self.ws, self.candidate.file))
             raise
         if self.candidate is not None:
             if not _was_applied(result.stderr, self.candidate.name):
                 self._failed(None, result.stderr)
-            draft_path(self.ws, self.candidate.name, self.candidate.kind).unlink(missing_ok=True)
+            remove_inside(self.ws.root, draft_path(self.ws, self.candidate.name, self.candidate.kind))
         return result
 
     def _failed(self, exc: CompileFailed | None, log: str = ""):
@@ -172,8 +171,8 @@ class Rebuild:
         if exc is not None:
             reason, line, col = _error_in(exc.log, compiler_copy(self.ws, cand.file))
             log = exc.log
-            built.unlink(missing_ok=True)
-            compiler_copy(self.ws, cand.file).unlink(missing_ok=True)
+            remove_inside(self.ws.root, built)
+            remove_inside(self.ws.root, compiler_copy(self.ws, cand.file))
             record = find(self.ws, cand.name, cand.kind) or Substitution(cand.name, cand.kind, enabled=False)
         else:  # built, but IREE matched no executable: keep the file, switch the record off
             reason, line, col = f"iree-compile did not substitute @{cand.name}", None, None
@@ -296,12 +295,11 @@ def keep_plain_build(ws) -> None:
     if _plain_is_current(ws) or not _current_build_is_plain(ws) or ws.vmfb_path is None:
         return
     folder = plain_folder(ws)
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    shutil.copy2(ws.vmfb_path, folder / "module.vmfb")
+    remove_inside(ws.root, folder)  # a link at or above it is refused (confine.py): nothing outside is touched
+    copy_inside(ws.root, ws.vmfb_path, folder / "module.vmfb")
     bench = ws.root / EXECUTABLES_DIR / "benchmarks"
     if bench.is_dir():
-        shutil.copytree(bench, folder / EXECUTABLES_DIR / "benchmarks")
+        copy_tree_inside(ws.root, bench, folder / EXECUTABLES_DIR / "benchmarks")
     ws.manifest.plain_build = {"vmfb": str((folder / "module.vmfb").relative_to(ws.root)),
                                "stream_sha256": _stream_digest(ws)}
     ws.save()
@@ -318,15 +316,15 @@ def plain_build(ws, *, on_progress: ProgressCallback | None = None,
     if _plain_is_current(ws):
         return plain_folder(ws)
     folder = plain_folder(ws)
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_inside(ws.root, folder)
+    folder_inside(ws.root, folder)
     job = CompileJob(ws.snapshot_path("stream"), folder, ws.compile_options(from_phase="stream", extra_flags=()),
                      on_progress=on_progress)
     if started is not None:
         started(job)
     job.run()
     for scratch in ("phases", "dumps", "stderr.log"):  # the workspace has its own snapshots
-        path = folder / scratch
-        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        remove_inside(ws.root, folder / scratch)
     ws.manifest.plain_build = {"vmfb": str((folder / "module.vmfb").relative_to(ws.root)),
                                "stream_sha256": _stream_digest(ws)}
     ws.save()

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..compile.compiler import CompileResult, ProgressCallback
-from ..errors import StudioError
 from ..executables import substitution as subs
 from .kernel_timing import MAX_REPETITIONS, MAX_SECONDS, MIN_REPETITIONS, KernelTiming, time_substitution
 from ..processes import fault_point
+from ..textio import read_text
+from ..workspace import trust
 from .numeric_gate import DEFAULT_TOLERANCE, GateReport, compare_builds, load_inputs
 from .runner import pick_function, random_inputs
 
@@ -82,6 +83,8 @@ def substitute_and_check(ws, name: str, kind: str, text: str | Path, *,
     that file rather than the workspace's copy. `on_phase(done, running)` follows the rebuild's
     compile phase by phase. Raises SubstitutionError for a text that does not build, `Cancelled`
     when `started`'s stopper ran during a compile."""
+    # First, before any draft, copy or build is written: the check runs the workspace's builds.
+    trust.require(ws.root, "substitute (the build with and without the substitution, run to compare)")
     step = on_step or (lambda _name: None)
     step(CHECK)
     inputs, function = _checked_inputs(ws, input_files)
@@ -155,13 +158,13 @@ def _random_inputs(ws, seed: int):
     return random_inputs(sig, seed), sig.name
 
 
+MAX_SOURCE_BYTES = 128 << 20  # an executable's text; IREE's dumps of one are a few MiB at most
+
+
 def _read(text: str | Path) -> str:
-    if not isinstance(text, Path):
-        return text
-    try:
-        return text.read_text()
-    except OSError as exc:
-        raise StudioError(text, exc.strerror or "cannot read") from None
+    """The edited text, from the user's file: a regular file (a FIFO is refused without waiting,
+    /dev/zero without reading it), bounded in size, UTF-8; else a BadFile naming it."""
+    return text if not isinstance(text, Path) else read_text(text, MAX_SOURCE_BYTES)
 
 
 @contextmanager

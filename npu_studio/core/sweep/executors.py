@@ -29,6 +29,7 @@ from .spec import SweepError
 
 Rows = list[tuple[str, dict]]
 IN_FLIGHT = 2  # batches per worker handed over at once: the next one waits at the worker
+DASK_SECONDS = 6.0  # the whole connection, probe included: with the spec read first, one line within 10 s
 
 _models: dict[str, str] = {}  # a pool worker's flow texts, by hash
 
@@ -119,7 +120,7 @@ class PoolExecutor:
 class DaskExecutor:
     """A Dask cluster through `distributed`: an address, or a Client/LocalCluster given by tests."""
 
-    def __init__(self, address, timeout: float = 10.0):
+    def __init__(self, address, timeout: float = DASK_SECONDS):
         try:
             from distributed import Client
         except ImportError:  # an install without the optional dependency
@@ -127,15 +128,13 @@ class DaskExecutor:
                              "'dask[distributed]')") from None
         self._own = not hasattr(address, "submit")
         if self._own:
-            probe_scheduler(address, min(timeout, PROBE_SECONDS))  # the whole refusal within `timeout`
-            try:
-                self.client = Client(address, timeout=timeout, set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as e:
-                raise SweepError(None, f"cannot reach the Dask scheduler at {address}: "
-                                 f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            deadline = time.monotonic() + timeout  # the whole refusal within `timeout`
+            probe_scheduler(address, min(timeout, PROBE_SECONDS))
+            self.client, workers = _connect(Client, address, deadline - time.monotonic())
         else:
             self.client = address
-        self.workers = max(len(self.client.scheduler_info().get("workers", {})), 1)
+            workers = len(self.client.scheduler_info().get("workers", {}))
+        self.workers = max(workers, 1)
         self._pending = []
         self._cancelled = False
 
@@ -241,7 +240,56 @@ def probe_scheduler(address: str, timeout: float) -> None:
         raise refuse(e.strerror or str(e) or type(e).__name__) from None
 
 
-def make_executor(jobs: int | None = None, dask=None, timeout: float = 10.0):
+def _connect(client_class, address: str, seconds: float):
+    """(Client, number of workers) of the scheduler at `address`, within `seconds` whatever the server
+    does; SweepError (one line) otherwise.
+
+    A server can pass the probe's first frame and then stall, or announce a frame of 2**61 bytes:
+    distributed's Client then waits past its own timeout, and a failed Client's clean-up waits 20 s
+    more. So the connection is made on a daemon thread we stop waiting for at the deadline; its
+    failure, whatever its type, is this one line, and a Client that never answered is left to
+    that thread (it cannot keep the process alive)."""
+    import threading
+
+    outcome: dict = {}
+
+    def attempt() -> None:
+        client = client_class.__new__(client_class)  # kept: a failed one is abandoned below
+        try:
+            client.__init__(address, timeout=max(seconds, 0.1), set_as_default=False)
+            outcome["workers"] = len(client.scheduler_info().get("workers", {}))
+            outcome["client"] = client
+        except BaseException as e:  # noqa: BLE001 - any failure of the connection is the one line below
+            outcome["error"] = (str(e).splitlines() or [""])[0].strip() or type(e).__name__
+            _abandon(client)
+
+    thread = threading.Thread(target=attempt, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(max(seconds, 0.0))
+
+    def refuse(why: str) -> SweepError:
+        return SweepError(None, f"cannot reach the Dask scheduler at {address}: {why}")
+
+    if "client" in outcome:
+        return outcome["client"], outcome["workers"]
+    if "error" in outcome:
+        raise refuse(outcome["error"])
+    raise refuse(f"no Dask answer within {seconds:.0f} s after its first frame (is it a Dask scheduler?)")
+
+
+def _abandon(client) -> None:
+    """Mark a Client that failed to connect closed and stop its event loop thread: its own clean-up
+    (`Client.__del__` -> `close()`) would otherwise wait up to twice its timeout on the dead
+    connection, at exit if not before."""
+    from contextlib import suppress
+
+    with suppress(Exception):
+        client.status = "closed"  # close() returns at once for a closed client (distributed's own check)
+    with suppress(Exception):
+        client._loop_runner.stop()
+
+
+def make_executor(jobs: int | None = None, dask=None, timeout: float = DASK_SECONDS):
     if dask is not None:
         return DaskExecutor(check_dask_address(dask) if isinstance(dask, str) else dask, timeout)
     if jobs == 1:

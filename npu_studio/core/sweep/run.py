@@ -11,7 +11,6 @@ cache for `--resume`).
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -19,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import Cancelled
+from ..errors import Cancelled, StudioError
 from ..npu.plan.tile_search import timing_key
 from ..npu.store.workspace_io import flow_path
-from ..textio import read_text
+from ..textio import check_regular_file, parse_json, read_bytes, read_text
 from ..workspace.workspace import Workspace, compile_model, default_workspace_for
 from .analysis import Violation, monotonicity, sanity
 from .batching import Batcher
@@ -58,10 +57,11 @@ def model_label(spec: SweepSpec, path: Path) -> str:
 def flow_text(path: Path) -> str:
     """The compiled flow snapshot of a model file, workspace or flow .mlir file (a model file is
     compiled once into its default workspace; later sweeps reuse it while the model is the same)."""
-    if path.is_file() and path.suffix == ".mlir":
-        return read_text(path)
     if path.is_dir():
         return read_text(flow_path(Workspace.open(path)))
+    check_regular_file(path)  # a FIFO would block the comparison below, /dev/zero never end it
+    if path.suffix == ".mlir":
+        return read_text(path)
     ws_root = default_workspace_for(path)
     if Workspace.is_workspace(ws_root):
         ws = Workspace.open(ws_root)
@@ -207,10 +207,10 @@ def open_sweep(out: str | Path) -> OpenedSweep:
 
     out = Path(out)
     try:
-        record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+        record = parse_json(read_bytes(out / RECORD, 1 << 20), out / RECORD)
         spec_path, models = record["spec"], record["models"]
         models = {str(k): Path(v) for k, v in models.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+    except (StudioError, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise SweepError(out, f"not a sweep's results folder (no readable {RECORD}; run "
                          "`npu-studio sweep SPEC --out` into it)") from None
     table = out / f"{TABLE_NAME}.parquet"

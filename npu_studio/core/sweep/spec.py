@@ -212,6 +212,21 @@ def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+MAX_DEPTH = 16  # tables and lists inside each other: a spec needs 4 ([parameters] "key" = { range = [...] })
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether lists and tables in `data` nest more than `limit` levels (walked without recursion)."""
+    todo = [(data, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return True
+            todo.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
 def load_spec(path: str | Path, backend: str | None = None) -> SweepSpec:
     """Read and check a sweep spec for `backend` (None: the generic NPU; BackendError names a
     missing one); every target of its points is built (and checked) later."""
@@ -234,6 +249,12 @@ def load_spec(path: str | Path, backend: str | None = None) -> SweepSpec:
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise SweepError(path, str(e).split(" (at")[0], line=int(m.group(1)) if m else None) from None
+    except RecursionError:  # tomllib parses nested lists and tables by recursion
+        raise SweepError(path, f"nested deeper than Python's TOML reader goes; a spec nests at most {MAX_DEPTH} "
+                               "levels") from None
+    if _deeper_than(data, MAX_DEPTH):  # before any check walks it (by recursion too)
+        raise SweepError(path, f"nested more than {MAX_DEPTH} levels deep; a spec's values are numbers, "
+                               "text, lists of them and tables")
 
     def bad(key: str, reason: str) -> SweepError:
         return SweepError(path, f"{key}: {reason}", line=key_line(path, key.split(".")[-1]))
@@ -264,6 +285,9 @@ def load_spec(path: str | Path, backend: str | None = None) -> SweepSpec:
     for m, p in zip(models, model_paths):
         if not p.exists():
             raise SweepError(path, f"models: {m}: no such file or directory", line=key_line(path, "models"))
+        if not (p.is_file() or p.is_dir()):
+            raise SweepError(path, f"models: {m}: not a regular file (a FIFO, a device or a socket)",
+                             line=key_line(path, "models"))
     params = data.get("parameters", {})
     if not isinstance(params, dict) or not params:
         raise bad("parameters", "expected a table with at least one parameter")

@@ -25,7 +25,8 @@ from typing import Any
 from ... import __version__
 from ..npu.target.target import NpuTarget
 from ..errors import BadFile, os_error
-from ..textio import decode, read_bytes, write_bytes_atomic, write_text_atomic
+from ..textio import parse_json, read_bytes, write_bytes_atomic, write_text_atomic
+from ..workspace.confine import folder_inside
 from .evaluate import METRICS
 
 EVAL_VERSION = 1  # bump when evaluate's rows change meaning: old cache files are not reused
@@ -57,11 +58,10 @@ class RowCache:
     treated as missing, so the point is computed again; its name is kept in `damaged`."""
 
     def __init__(self, out: Path):
-        self.dir = Path(out) / CACHE_DIR
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+        try:  # a received results folder whose cache/ is a link: refused, never written through (confine.py)
+            self.dir = folder_inside(out, CACHE_DIR, where=Path(out) / CACHE_DIR)
         except OSError as exc:
-            raise os_error(self.dir, exc, "cannot create folder") from None
+            raise os_error(Path(out) / CACHE_DIR, exc, "cannot create folder") from None
         self._rows: dict[str, dict[str, Any]] = {}
         self.damaged: list[str] = []  # "cache/KEY.json: reason", once each
 
@@ -107,24 +107,33 @@ class RowCache:
                 p.unlink()
 
 
+STATUSES = ("ok", "infeasible")  # what evaluate writes
+_ROW_KEYS = frozenset({*(n for n, _ in METRICS), "status", "reason"})
+
+
 def _read_row(path: Path) -> dict[str, Any]:
-    """A cached row: a JSON object with a string `status` and numbers (or null) for the metrics."""
+    """A cached row exactly as `evaluate` writes it: a status, a reason, and each metric null or a
+    number of its type (an integer where the table holds integers), finite and not negative. Anything
+    else (NaN, 1e400, 1.5 cycles, a key of the table's own such as `meets_constraints`) is no row of
+    ours: BadFile, and the point is computed again."""
     if not path.is_file() or path.is_symlink():
         raise BadFile(path, "not a regular file")
-    if path.stat().st_size > MAX_ROW_BYTES:
-        raise BadFile(path, f"larger than {MAX_ROW_BYTES} bytes")
-    data = read_bytes(path)
-    try:
-        row = json.loads(decode(data, path), parse_constant=float)
-    except (ValueError, RecursionError) as exc:
-        raise BadFile(path, f"not JSON: {str(exc).splitlines()[0]}") from None
-    if not isinstance(row, dict) or not isinstance(row.get("status"), str):
-        raise BadFile(path, "not a row (no status)")
+    data = read_bytes(path, MAX_ROW_BYTES)  # a FIFO or a larger file is refused unread
+    row = parse_json(data, path, "a cached row (JSON)")  # NaN, Infinity, 1e400, nesting: refused here
+    if not isinstance(row, dict) or row.get("status") not in STATUSES:
+        raise BadFile(path, f"not a row (status is not one of {', '.join(STATUSES)})")
+    unknown = sorted(set(row) - _ROW_KEYS)
+    if unknown:
+        raise BadFile(path, f"{unknown[0][:40]}: not a key of a cached row")
     for name, typ in METRICS:
         v = row.get(name)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise BadFile(path, f"{name}: expected a number, got {type(v).__name__}")
-    if "reason" in row and row["reason"] is not None and not isinstance(row["reason"], str):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int if typ is int else (int, float)):
+            raise BadFile(path, f"{name}: expected {'an integer' if typ is int else 'a number'}, got {v!r:.40}")
+        if v < 0:
+            raise BadFile(path, f"{name}: {v:g} is negative")
+    if not isinstance(row.get("reason", ""), str):
         raise BadFile(path, "reason: expected text")
     return row
 

@@ -11,6 +11,7 @@ copied or repaired: the write is refused with one line naming the link.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -66,6 +67,51 @@ def write_text_inside(root: Path, path: Path | str, text: str) -> Path:
     folder_inside(root, target.parent)
     write_text_atomic(target, text)
     return target
+
+
+def remove_inside(root: Path, path: Path | str, *, where: Path | None = None) -> None:
+    """Delete the file or folder tree at `path` in the workspace (nothing there: nothing done). A link
+    on the way or at `path` itself is refused, never followed nor removed in passing: it may be what the
+    user put there. Below `path`, shutil.rmtree removes links without following them."""
+    target = inside(root, path, where=where)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(target, ignore_errors=True)
+    else:
+        target.unlink(missing_ok=True)
+
+
+def replace_inside(root: Path, src: Path | str, dest: Path | str, *, where: Path | None = None) -> None:
+    """`os.replace(src, dest)`, both confined to the workspace (the names themselves may be links:
+    a rename moves or replaces the link, never what it points to)."""
+    os.replace(inside(root, src, leaf_link_ok=True, where=where), inside(root, dest, leaf_link_ok=True, where=where))
+
+
+def copy_inside(root: Path, src: Path | str, dest: Path | str, *, where: Path | None = None) -> Path:
+    """Copy the file `src` (read as it is) to `dest` in the workspace: into a new temporary beside it,
+    then renamed over it, so a link at `dest` is replaced, never written through."""
+    target = inside(root, dest, leaf_link_ok=True, where=where)
+    folder_inside(root, target.parent, where=where)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    try:
+        with open(src, "rb") as fin, open(tmp, "xb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+        shutil.copystat(src, tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def copy_tree_inside(root: Path, src: Path, dest: Path | str, *, where: Path | None = None) -> None:
+    """Copy the regular files under `src` to `dest` in the workspace, each through `copy_inside`
+    (links under `src` are skipped: a copy never carries one into the workspace)."""
+    for path in sorted(Path(src).rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            copy_inside(root, path, Path(dest) / path.relative_to(src), where=where)
 
 
 def _relative(root: Path, real_root: Path, path: Path, where: Path | None) -> Path:

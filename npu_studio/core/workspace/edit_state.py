@@ -22,7 +22,7 @@ from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
 from ..textio import read_text, write_bytes_atomic
-from .confine import write_text_inside
+from .confine import copy_inside, folder_inside, inside, remove_inside, replace_inside, write_text_inside
 from .manifest import DONE, EDITED, STALE
 from .publish_journal import new_staging
 from .workspace import Workspace
@@ -57,13 +57,22 @@ def is_edited(ws: Workspace, phase: str, text: str | None = None) -> bool:
     return text != _read(compiler_text_path(ws, phase))
 
 
-def _link_or_copy(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.unlink(missing_ok=True)
+def _link_or_copy(root: Path, src: Path, dest: Path) -> None:
+    """`src` at `dest` in the workspace `root` (no link on the way to `dest` nor at it: confine.py)."""
+    remove_inside(root, dest)
+    folder_inside(root, dest.parent)
     try:
         os.link(src, dest)  # the snapshot is replaced with os.replace later, so the link keeps this content
     except OSError:
-        shutil.copy2(src, dest)
+        copy_inside(root, src, dest)
+
+
+def check_resume_writes(ws: Workspace, phase: str) -> None:
+    """Refuse (WorkspaceError, one line naming the link) a resume whose writes would go through a link:
+    the folders of originals, the previous build and drafts, checked before anything is written."""
+    for path in (original_path(ws, phase), previous_build_path(ws, phase), ws.draft_path(phase),
+                 ws.snapshot_path(phase)):
+        inside(ws.root, path, leaf_link_ok=path == ws.snapshot_path(phase))
 
 
 # -- resuming ------------------------------------------------------------------
@@ -107,7 +116,7 @@ def keep_original(ws: Workspace, phase: str) -> None:
     snap, kept = ws.snapshot_path(phase), original_path(ws, phase)
     if not kept.is_file() and snap.is_file() and not (ws.manifest.phases.get(phase) and
                                                        ws.manifest.phases[phase].state == EDITED):
-        _link_or_copy(snap, kept)
+        _link_or_copy(ws.root, snap, kept)
 
 
 def record_edit(ws: Workspace, phase: str, text: str) -> None:
@@ -125,7 +134,7 @@ def finish(ws: Workspace, result: CompileResult) -> None:
     """Record a successful compile; phases the compiler wrote again have no edits any more."""
     ws.finish(result)
     for t in result.phases:
-        original_path(ws, t.phase).unlink(missing_ok=True)
+        remove_inside(ws.root, original_path(ws, t.phase))
     if result.from_phase != "start" and phase_index(result.from_phase) > 0:
         rec = ws.manifest.phases.get(result.from_phase)
         if rec is not None:
@@ -148,8 +157,8 @@ def revert(ws: Workspace, phase: str) -> bool:
         return False
     snap = ws.snapshot_path(phase)
     changed = _read(kept) != _read(snap)
-    write_bytes_atomic(snap, kept.read_bytes())
-    kept.unlink()
+    write_bytes_atomic(inside(ws.root, snap, leaf_link_ok=True), kept.read_bytes())
+    remove_inside(ws.root, kept)
     if rec is not None:
         rec.state, rec.size_bytes = DONE, snap.stat().st_size
     if changed:
@@ -206,24 +215,24 @@ def set_aside(ws: Workspace, phase: str) -> Path:
     aside = new_staging(ws.root)  # a dead process's is removed like any leftover staging folder
     for later in phases_after(phase):
         if ws.snapshot_path(later).is_file():
-            _link_or_copy(ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
+            _link_or_copy(ws.root, ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
     snap, original = ws.snapshot_path(phase), original_path(ws, phase)
     rec = ws.manifest.phases.get(phase)
     if not original.is_file() and snap.is_file() and not (rec is not None and rec.state == EDITED):
-        _link_or_copy(snap, aside / "original")
+        _link_or_copy(ws.root, snap, aside / "original")
     return aside
 
 
 def put_in_place(ws: Workspace, phase: str, aside: Path) -> None:
     """After a successful resume: the set-aside snapshots become the previous build, the original kept."""
-    shutil.rmtree(ws.root / PREVIOUS_BUILD, ignore_errors=True)
-    (ws.root / PREVIOUS_BUILD).parent.mkdir(exist_ok=True)
+    remove_inside(ws.root, PREVIOUS_BUILD)
+    folder_inside(ws.root, Path(PREVIOUS_BUILD).parent)
     (aside / "previous").mkdir(exist_ok=True)
-    os.replace(aside / "previous", ws.root / PREVIOUS_BUILD)
+    replace_inside(ws.root, aside / "previous", PREVIOUS_BUILD)
     if (aside / "original").is_file():
         original = original_path(ws, phase)
-        original.parent.mkdir(exist_ok=True)
-        os.replace(aside / "original", original)
+        folder_inside(ws.root, original.parent)
+        replace_inside(ws.root, aside / "original", original)
 
 
 def resume(ws: Workspace, phase: str, text: str, *, on_progress=None,
@@ -235,6 +244,7 @@ def resume(ws: Workspace, phase: str, text: str, *, on_progress=None,
     snapshots) is linked aside first and put in place only then, so a failed resume leaves the
     workspace as it was. Errors name `display_path` (default: the draft the text is kept in).
     """
+    check_resume_writes(ws, phase)
     if not resume_plan(ws, phase, text).needed:
         ws.discard_draft(phase)
         return None

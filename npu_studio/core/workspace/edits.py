@@ -10,6 +10,9 @@ import time
 from pathlib import Path
 
 from ..compile.compiler import snapshot_name
+from ..errors import StudioError
+from ..textio import read_bytes
+from .confine import remove_inside
 from .manifest import EDITED, Manifest, PhaseRecord
 from .publish_journal import Publish
 from .transaction import Transaction
@@ -40,8 +43,8 @@ def publish_edit(ws, txn: Transaction, manifest: Manifest, phase: str, text: str
     ws.manifest = manifest
     if text is not None:
         draft = ws.draft_path(phase)
-        try:
-            if draft.read_bytes() == text.encode("utf-8"):
-                draft.unlink()
-        except OSError:
+        try:  # a draft through a link, or no regular file, is left as it is
+            if read_bytes(draft) == text.encode("utf-8"):
+                remove_inside(ws.root, draft)
+        except (OSError, StudioError):
             pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -153,6 +154,19 @@ def check_paths_inside(manifest: Manifest, root: Path, path: Path) -> None:
             raise WorkspaceError(path, f"manifest names {name[:80]!r}...: a file name longer than {NAME_MAX} bytes")
         if not inside:
             raise WorkspaceError(path, f"manifest names {name[:80]!r}, which is outside the workspace")
+        _refuse_special(root / name)
+
+
+def _refuse_special(file: Path) -> None:
+    """A FIFO, device or socket where the manifest names a file: every reader of it would wait
+    forever (a FIFO) or read without end (/dev/zero), so the workspace is refused when it opens."""
+    try:
+        mode = os.stat(file).st_mode
+    except (OSError, ValueError):
+        return  # missing or unreadable: the reader of that file says so
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise WorkspaceError(file, "is not a regular file (a FIFO, a device or a socket), where the "
+                                   "workspace keeps a file; refusing to read it")
 
 
 def _short(message: str, limit: int = 160) -> str:

@@ -23,11 +23,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import WorkspaceError
-from ..textio import write_text_atomic
+from ..errors import BadFile, WorkspaceError
+from ..textio import parse_json, read_bytes, write_text_atomic
 from .confine import inside
 
 JOURNAL = "publish.journal"
@@ -80,12 +81,15 @@ def apply_journal(root: Path) -> bool:
     path = root / JOURNAL
     if not path.is_file():
         return False
-    try:
-        plan = json.loads(path.read_bytes())
+    try:  # a regular file, JSON without NaN or nesting deeper than the parser goes (BadFile names it)
+        plan = parse_json(read_bytes(path), path, "a publish journal (JSON)")
         staging = _inside(root, plan["staging"])
         moves = [(_inside(staging, s), _inside(root, d)) for s, d in plan["moves"]]
         deletes = [_inside(root, d) for d in plan["deletes"]]
         manifest = str(plan["manifest"])
+    except BadFile as exc:
+        raise WorkspaceError(path, f"{exc.reason}; remove it to keep the previous build", line=exc.line,
+                             col=exc.col) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise WorkspaceError(path, f"unreadable publish journal ({exc}); remove it to keep the previous build")
     if not staging.name.startswith(STAGING_PREFIX):
@@ -94,11 +98,21 @@ def apply_journal(root: Path) -> bool:
         _check_confined(root, plan["staging"], plan["moves"], plan["deletes"])
     except WorkspaceError as exc:
         raise WorkspaceError(path, f"{exc.reason}; the publish journal is refused and left unapplied") from None
+    for src, dest in moves:  # every move checked before the first is made
+        why = _cannot_move(src, dest)
+        if why is not None:
+            raise WorkspaceError(path, f"cannot move {src.name} onto {_plan_name(root, dest)}: {why}; "
+                                       "the publish journal is refused and left unapplied")
     for src, dest in moves:
         if src.exists():  # gone: moved by an earlier, interrupted roll forward
             inside(root, dest, leaf_link_ok=True, where=path)  # again: an earlier move may have made a link
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dest)
+            try:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(src, dest)
+            except OSError as exc:
+                raise WorkspaceError(path, f"cannot move {src.name} onto {_plan_name(root, dest)}: "
+                                           f"{exc.strerror or exc}; the rest of the publish journal is left "
+                                           "unapplied") from None
     for dest in deletes:
         inside(root, dest, leaf_link_ok=True, where=path)
         if dest.is_dir() and not dest.is_symlink():
@@ -109,6 +123,31 @@ def apply_journal(root: Path) -> bool:
     path.unlink()
     shutil.rmtree(staging, ignore_errors=True)
     return True
+
+
+def _cannot_move(src: Path, dest: Path) -> str | None:
+    """Why os.replace(src, dest) would fail on what is there (a folder onto a file, a file onto a
+    folder, onto a folder with files in it), or None."""
+    if not os.path.lexists(src):
+        return None  # moved by an earlier, interrupted roll forward
+    try:
+        src_dir, dest_mode = src.is_dir() and not src.is_symlink(), os.lstat(dest).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISDIR(dest_mode):
+        if not src_dir:
+            return "a file onto a folder"
+        if any(dest.iterdir()):
+            return "a folder onto a folder that is not empty"
+    elif src_dir:
+        return "a folder onto a file"
+    return None
+
+
+def _plan_name(root: Path, dest: Path) -> str:
+    return str(dest.relative_to(root)) if dest.is_relative_to(root) else str(dest)
 
 
 def _check_confined(root: Path, staging: str, moves, deletes) -> None:

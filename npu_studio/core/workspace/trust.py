@@ -5,9 +5,9 @@ Anything that executes what a workspace holds (its modules' native code, a build
 compiler and flags, variant builds, traces, precision runs, compile profiles of variants) needs the
 workspace to be trusted:
 
-- created by this user on this machine: `Workspace.create` records the new folder (its real path
-  and the folder's device and inode, so a folder unpacked or copied to that path later is another)
-  in the user's own config, never in the workspace, which could claim anything about itself;
+- created by this user on this machine: `Workspace.create` records the new folder (its real path,
+  device, inode and birth, see `_birth`) in the user's own config, never in the workspace, which
+  could claim anything about itself;
 - trusted by the user: a decision kept in the same file (the app's dialog, `grant`), or a folder
   the user trusts with everything under it (`trusted_folders`, edited by hand);
 - trusted for this run: `--trust` on the command line (`trust_this_run`).
@@ -18,9 +18,12 @@ Anything else raises `UntrustedWorkspace`, one line naming what would run. The r
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
+import functools
 import json
 import os
+import struct
 import time
 from pathlib import Path
 
@@ -126,11 +129,55 @@ def _key(root: Path) -> dict | None:
         st = os.stat(real)
     except (OSError, ValueError):
         return None
-    return {"path": real, "dev": st.st_dev, "ino": st.st_ino}
+    return {"path": real, "dev": st.st_dev, "ino": st.st_ino, "born": _birth(real)}
+
+
+def _birth(real: str) -> str | None:
+    """What tells this folder from a later one at the same path with the same inode number.
+
+    Path, device and inode are not enough: ext4 hands a freed inode to the next folder made, so
+    `rm -rf ws; cp -a received ws` gets the trusted folder's very inode. The folder's birth time
+    (statx's btime, in ns) is set by the kernel when the folder is made and no user can change it
+    (utime sets only atime and mtime; `cp -a` and tar preserve mtime, never btime), so a folder
+    made later differs. A file system without birth times (statx does not report STATX_BTIME)
+    falls back to the inode's generation number (FS_IOC_GETVERSION), which the file system
+    draws afresh, at random on ext4, each time it reuses an inode. With neither, None: such a
+    folder is keyed by path, device and inode alone.
+    """
+    try:
+        buf = ctypes.create_string_buffer(_STATX_SIZE)
+        if _libc().statx(_AT_FDCWD, os.fsencode(real), 0, _STATX_BTIME, buf) == 0:
+            mask, = struct.unpack_from("<I", buf, 0)
+            if mask & _STATX_BTIME:
+                seconds, nanos = struct.unpack_from("<qI", buf, _STATX_BTIME_OFFSET)
+                return f"btime:{seconds * 1_000_000_000 + nanos}"
+    except (AttributeError, OSError, TypeError, ValueError):  # no statx in this C library
+        pass
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            generation, = struct.unpack("l", fcntl.ioctl(fd, _FS_IOC_GETVERSION, bytes(8)))
+        finally:
+            os.close(fd)
+        return f"generation:{generation}"
+    except (OSError, ValueError, struct.error):
+        return None
+
+
+_AT_FDCWD, _STATX_BTIME = -100, 0x800  # <fcntl.h>, <linux/stat.h>
+_STATX_SIZE, _STATX_BTIME_OFFSET = 256, 80  # struct statx: 256 bytes, stx_btime after atime at 64
+_FS_IOC_GETVERSION = 0x80087601  # _IOR('v', 1, long), <linux/fs.h>
+
+
+@functools.cache
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _same(entry, key: dict) -> bool:
-    return isinstance(entry, dict) and all(entry.get(k) == key[k] for k in ("path", "dev", "ino"))
+    """A record made before births were kept has no "born": it matches nothing (asked again once)."""
+    return (isinstance(entry, dict) and all(entry.get(k) == key[k] for k in ("path", "dev", "ino"))
+            and "born" in entry and entry["born"] == key["born"])
 
 
 def _inside_folder(real: Path, folder) -> bool:

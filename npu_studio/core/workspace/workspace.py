@@ -42,7 +42,7 @@ from ..errors import StudioError, WorkspaceError
 from ..paths import workspaces_dir
 from ..textio import read_text
 from . import trust
-from .confine import write_text_inside
+from .confine import remove_inside, write_text_inside
 from .edits import publish_edit, stage_edit
 from .lock import LOCK_NAME, ensure_writable_folder
 from .manifest import DEFAULT_TARGET, MANIFEST, STALE, Manifest
@@ -320,7 +320,7 @@ class Workspace:
         return found
 
     def discard_draft(self, phase: str) -> None:
-        self.draft_path(phase).unlink(missing_ok=True)
+        remove_inside(self.root, self.draft_path(phase))  # through a link: refused, never followed
 
     def record_edit(self, phase: str, text: str) -> Path:
         """Make `text` the phase's snapshot without compiling: kept under edits/, later phases go stale."""

@@ -105,7 +105,7 @@ def test_unreadable_configs_leave_numpy_order_and_say_so(default_target, monkeyp
 
     check_module = importlib.import_module("npu_studio.core.npu.numerics.check")
 
-    def fail(flow, cache_dir):
+    def fail(flow, cache_dir, *, root):
         raise StudioError(flow, "iree-compile exited with 1")
     monkeypatch.setattr(check_module, "reduction_configs", fail)
     ws = _workspace(SHAPES[0])

@@ -13,6 +13,7 @@ simulated cycles of each dispatch at the target clock.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import subprocess
 import tempfile
@@ -23,8 +24,9 @@ import numpy as np
 
 from ... import processes
 from ...compile import toolchain
-from ...errors import RunFailed, os_error
+from ...errors import RunFailed
 from ...compile.params import SCOPE
+from ...textio import write_output
 from ...workspace import trust
 from ..program.npu_ir import NpuProgram
 from ..sim.results import SimResult
@@ -158,14 +160,12 @@ def format_table(rows: list[Row]) -> list[str]:
 
 
 def write_csv(rows: list[Row], path: Path) -> None:
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(COLUMNS)
-            for r in rows:
-                w.writerow([r.dispatch, r.symbol, r.unit, r.measured_cpu_us, r.simulated_npu_us, r.ratio])
-    except OSError as exc:
-        raise os_error(path, exc, "cannot write") from None
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([r.dispatch, r.symbol, r.unit, r.measured_cpu_us, r.simulated_npu_us, r.ratio])
+    write_output(path, text.getvalue())  # BadFile naming `path`: a FIFO, a full disk
 
 
 def cpu_track_events(rows: list[Row], pid: int = 2) -> list[dict]:
@@ -188,10 +188,7 @@ def write_trace(program: NpuProgram, sim: SimResult, rows: list[Row], path: Path
     data = {"traceEvents": trace_events(program, sim) + cpu_track_events(rows), "displayTimeUnit": "ns",
             "otherData": {"target": sim.target, "clock_mhz": sim.clock_mhz, "total_cycles": sim.total_cycles,
                           "measured": "IREE local-task host execution, µs"}}
-    try:
-        Path(path).write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    except OSError as exc:
-        raise os_error(path, exc, "cannot write") from None
+    write_output(path, json.dumps(data, separators=(",", ":")))
 
 
 def rows_to_json(rows: list[Row]) -> list[dict]:

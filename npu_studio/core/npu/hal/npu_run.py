@@ -107,6 +107,7 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
         raise StudioError(None, f"unknown NPU run mode {mode!r} (one of {', '.join(MODES)})")
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
+    trust.require(ws.root, "running the NPU variant")  # before the variant or a cache is written
     backend = backend_of(NpuProgram.load(json_path(ws)).target)  # BackendError names a missing one
     if mode == standalone.MODE and backend.loader is None:
         raise BackendError(backend.name, "has no loader for IREE's runtime: --standalone needs one")
@@ -124,7 +125,8 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     elif len(inputs) != len(sig.inputs):
         raise StudioError(ws.root, f"@{sig.name} takes {len(sig.inputs)} inputs, got {len(inputs)}")
     flow = ws.snapshot_path("flow")
-    dispatch_vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR) if compare_dispatches else None
+    dispatch_vmfb = (iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, root=ws.root)
+                     if compare_dispatches else None)
     limits = CallLimits(NpuProgram.load(json_path(ws)))
     t0 = time.perf_counter()
     if mode == standalone.MODE:

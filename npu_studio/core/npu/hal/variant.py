@@ -33,6 +33,7 @@ from iree.compiler import ir
 from ...compile.compiler import CompileJob, ProgressCallback
 from ...errors import StudioError
 from ...executables.catalog import source_dumps
+from ...textio import parse_json, read_bytes
 from ...workspace.publish_journal import MANIFEST
 from ...workspace.substitutions import FLAGS, SOURCE, active_flags, load as load_substitutions
 from ...workspace.workspace import Workspace
@@ -99,12 +100,12 @@ class Variant:
     def load(cls, root: Path) -> "Variant | None":
         path = Path(root) / FOLDER / VARIANT_JSON
         try:
-            d = json.loads(path.read_text(encoding="utf-8"))
+            d = parse_json(read_bytes(path), path)  # BadFile: a FIFO, not JSON, nested too deeply
             if d.get("format") != FORMAT or d.get("version") != VERSION:
                 return None
             return cls(Path(root), d["key"], [ImportRecord.from_dict(r) for r in d["imports"]], d["cpu"],
                        d["build_seconds"], str(d.get("npu_exec_sha256", "")))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (StudioError, OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
 

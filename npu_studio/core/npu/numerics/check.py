@@ -27,7 +27,7 @@ from ...ir.dispatch_index import index_file
 from ...run.tolerance import (arithmetic_tolerance, dispatch_types, element_text, flat_reference, max_error,
                               relative_to_scale, tolerance_of, worst_elements)
 from ...textio import write_text_atomic
-from ...workspace import substitutions
+from ...workspace import substitutions, trust
 from ...workspace.workspace import Workspace
 from ..program.npu_ir import NpuProgram
 from .functional_sim import DispatchOutcome, FunctionalSim, TileFault
@@ -215,6 +215,8 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     build or flow snapshot, or the dispatch module does not compile.
     """
     ws = workspace
+    # Before anything is written (the dispatch module's cache): the check runs IREE's build of each dispatch.
+    trust.require(ws.root, "simulate --check (IREE's CPU build of every dispatch, run)")
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
     if "flow" not in ws.manifest.phases:
@@ -232,7 +234,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
         if a.shape != tuple(spec.shape) or a.dtype != spec.numpy_dtype:
             raise StudioError(ws.root, f"input {i} of @{sig.name} must be {spec}, got "
                                        f"{'x'.join(map(str, a.shape))} {a.dtype}")
-    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR)
+    vmfb = iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, root=ws.root)
     is_onnx = ws.source_path.suffix.lower() == ".onnx"
     steps = output_steps(ws.source_path) if is_onnx else []
     quantized = bool(steps) and all(st is not None for st in steps)
@@ -240,7 +242,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     notes: list[str] = []
     if iree_order or (iree_order is None and quantized):
         try:
-            reductions = reduction_configs(flow, ws.root / iree_dispatches.CACHE_DIR)
+            reductions = reduction_configs(flow, ws.root / iree_dispatches.CACHE_DIR, root=ws.root)
         except StudioError as exc:  # the check still runs, in numpy's order, and says so
             notes.append(f"IREE's lowering configs could not be read ({exc.reason}): float sums in numpy's "
                          "order, their last bits may differ from IREE's")

@@ -244,4 +244,6 @@ class NpuProgram:
             raise BadFile(path, f"not a valid NPU IR file: {what}") from None
 
     def save_json(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        from ...textio import write_output
+
+        write_output(path, self.to_json())

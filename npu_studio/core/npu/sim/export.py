@@ -9,6 +9,7 @@ import csv
 import io
 from pathlib import Path
 
+from ...textio import write_output
 from ..program.npu_ir import NpuProgram
 from .results import SimResult
 
@@ -41,7 +42,7 @@ def csv_text(program: NpuProgram, result: SimResult) -> str:
 
 
 def write_csv(program: NpuProgram, result: SimResult, path: str | Path) -> None:
-    Path(path).write_text(csv_text(program, result), encoding="utf-8")
+    write_output(path, csv_text(program, result))
 
 
 def format_energy(pj: float) -> str:

@@ -195,7 +195,9 @@ class SimResult:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
     def save_json(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        from ...textio import write_output
+
+        write_output(path, self.to_json())
 
     @classmethod
     def load_json(cls, path: str | Path) -> "SimResult":

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ...textio import write_output
 from ..program.npu_ir import NpuProgram
 from .results import STEP_KINDS, SimResult
 
@@ -81,4 +82,4 @@ def write_trace(program: NpuProgram, result: SimResult, path: str | Path) -> Non
     data = {"traceEvents": trace_events(program, result), "displayTimeUnit": "ns",
             "otherData": {"target": result.target, "clock_mhz": result.clock_mhz,
                           "total_cycles": result.total_cycles}}
-    Path(path).write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    write_output(path, json.dumps(data, separators=(",", ":")))

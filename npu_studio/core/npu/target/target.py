@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from ....resources import TARGETS_DIR as RESOURCES  # package data: also found inside a wheel
-from ...errors import StudioError
+from ...errors import BadFile, StudioError
+from ...textio import read_bytes
 from .output_stage import NARROW_TYPES, ROUNDING_MODES, SCALE_MODES, OutputStage
 from .cost_model import COST_TABLES, CostModel, parse_cost_model
 
@@ -406,12 +407,15 @@ def load_target(path: str | Path | None = None) -> NpuTarget:
     return parse_target(read_target_text(p), p)
 
 
+MAX_TARGET_BYTES = 1 << 20  # a target file is a few KiB of TOML
+
+
 def read_target_text(p: Path) -> str:
     """The text of a target file; TargetError naming it (with the byte offset of a bad byte)."""
-    try:
-        data = Path(p).read_bytes()
-    except OSError as e:
-        raise TargetError(p, "<file>", None, f"cannot read: {e.strerror}") from None
+    try:  # a FIFO is refused without waiting, /dev/zero or a huge file without reading it
+        data = read_bytes(p, MAX_TARGET_BYTES)
+    except BadFile as e:
+        raise TargetError(p, "<file>", None, e.reason) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

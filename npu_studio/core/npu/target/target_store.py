@@ -211,7 +211,7 @@ def recorded(folder: Path) -> RecordedTarget | None:
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         return RecordedTarget(copy, Path(meta["origin"]), str(meta["name"]), str(meta.get("backend", "generic")))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

@@ -18,14 +18,14 @@ the same folder) and reads the lowering config of every reducing op.
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...compile.options import target_flags
 from ...compile.toolchain import iree_compile
-from .iree_dispatches import cache_key, compile_or_raise, dispatch_module_text
+from ...workspace.confine import folder_inside
+from .iree_dispatches import cache_key, compile_or_raise, dispatch_module_text, move_into_cache
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,12 @@ def parse_configs(text: str) -> dict[str, list[ReductionConfig]]:
 
 
 def reduction_configs(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu",
-                      timeout: float = 900) -> dict[str, list[ReductionConfig]]:
-    """The reducing ops' lowering configs IREE chooses for this flow snapshot's executables."""
+                      timeout: float = 900, *, root: Path) -> dict[str, list[ReductionConfig]]:
+    """The reducing ops' lowering configs IREE chooses for this flow snapshot's executables (cached
+    in `cache_dir`, inside the workspace `root`)."""
+    cache_dir = folder_inside(root, cache_dir)
     flow_text = Path(flow_path).read_text(encoding="utf-8")
-    cached = Path(cache_dir) / f"configs-{cache_key(flow_text, target)}.mlir"
+    cached = cache_dir / f"configs-{cache_key(flow_text, target)}.mlir"
     if not cached.is_file():
         with tempfile.TemporaryDirectory(prefix="npu-studio-configs-") as tmp_dir:
             src = Path(tmp_dir) / "dispatches.mlir"
@@ -88,10 +90,7 @@ def reduction_configs(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu"
             compile_or_raise([str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow",
                               "--compile-to=executable-configurations", "-o", str(out)],
                              flow_path, "the dispatch configurations", timeout)
-            cached.parent.mkdir(parents=True, exist_ok=True)
             for old in cached.parent.glob("configs-*.mlir"):  # one per cache folder
                 old.unlink(missing_ok=True)
-            staged = cached.with_name(f"{cached.name}.tmp")
-            shutil.move(out, staged)  # the temporary folder may be on another file system
-            staged.replace(cached)
+            move_into_cache(out, cached)
     return parse_configs(cached.read_text(encoding="utf-8"))

@@ -30,9 +30,11 @@ from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import compile_failure, compiler_version, iree_compile
 from ...errors import StudioError
+from ...textio import parse_json, read_bytes
 from ...executables.rebase import rebase_flags, substitution_flags
 from ...ir.context import mlir_context
 from ...workspace import trust
+from ...workspace.confine import folder_inside
 from .. import time_budget
 from .dispatch_server import load_array
 from .host import segments, tied_operands
@@ -160,19 +162,20 @@ def compile_or_raise(cmd: list[str], flow_path: Path, what: str, timeout: float)
 
 
 def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: float = 900,
-          substitutions: Sequence[str] = ()) -> Path:
+          substitutions: Sequence[str] = (), *, root: Path) -> Path:
     """The compiled dispatch module for this flow snapshot (compiled once, then cached).
 
     `substitutions` (--iree-hal-substitute-executable-* flags) are fitted to
     this module's buffer layout first (`executables/rebase`): a substituted
     `hal.executable` has the offsets and bindings of the full build. What
     became of each is in `notes(vmfb)`. A failed build leaves nothing in
-    `cache_dir`.
+    `cache_dir`, which must lie in the workspace `root` (no link on the way: made before any compile).
     """
+    cache_dir = folder_inside(root, cache_dir)
     flow_text = Path(flow_path).read_text(encoding="utf-8")
     key = cache_key(flow_text, target, substitutions)
     prefix = SUBSTITUTED if substitution_flags(substitutions) else "dispatches"
-    vmfb = Path(cache_dir) / f"{prefix}-{key}.vmfb"
+    vmfb = cache_dir / f"{prefix}-{key}.vmfb"
     if vmfb.is_file():
         return vmfb
     with tempfile.TemporaryDirectory(prefix="npu-studio-dispatches-") as tmp_dir:
@@ -188,23 +191,31 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
             notes.write_text(json.dumps(fitted.notes), encoding="utf-8")
             made.append((notes, vmfb.with_suffix(".json")))
         compile_or_raise([*base, *fitted.flags, "-o", str(out)], flow_path, "the dispatch module", timeout)
-        vmfb.parent.mkdir(parents=True, exist_ok=True)
         for old in vmfb.parent.glob(f"{prefix}-*.vmfb"):  # one build of each kind per cache folder
             for suffix in (".vmfb", ".mlir", ".json"):
                 old.with_suffix(suffix).unlink(missing_ok=True)
         # src first: a vmfb in the cache always has its source beside it (`_left_out` reads it).
-        pid = os.getpid()  # two checks at once never share a file
         for made_path, dest in (*made, (out, vmfb)):
-            staged = dest.with_name(f"{dest.name}.{pid}.tmp")
-            shutil.move(made_path, staged)  # the temporary folder may be on another file system
-            staged.replace(dest)
+            move_into_cache(made_path, dest)
     return vmfb
+
+
+def move_into_cache(made: Path, dest: Path) -> None:
+    """Move a file made in a temporary folder (maybe another file system) to `dest` in a confined
+    cache folder: copied to a new name beside it, then renamed over it (a link there is replaced)."""
+    staged = dest.with_name(f"{dest.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")  # never shared
+    try:
+        with open(made, "rb") as fin, open(staged, "xb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+        os.replace(staged, dest)
+    finally:
+        staged.unlink(missing_ok=True)
 
 
 def notes(vmfb: Path) -> list[str]:
     """What became of each substitution in this dispatch module (empty for one built without)."""
     path = Path(vmfb).with_suffix(".json")
-    return list(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
+    return list(parse_json(read_bytes(path), path)) if path.is_file() else []  # BadFile: damaged, too deep
 
 
 def _left_out(vmfb: Path, index: int) -> str | None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -27,9 +25,11 @@ from ...compile.options import CompileOptions
 from ...compile.toolchain import compile_failure, compiler_version
 from ...errors import RunFailed, StudioError
 from ...executables.rebase import rebase_flags, without_substitutions
-from ...textio import write_text_atomic
+from ...textio import parse_json, read_bytes, write_text_atomic
 from ...workspace import trust
+from ...workspace.confine import folder_inside
 from .dispatch_server import load_array
+from .iree_dispatches import move_into_cache
 
 TRACE_FLAG = "--iree-flow-trace-dispatch-tensors"
 FROM_PHASE = "dispatch-creation"
@@ -53,10 +53,13 @@ def _key(source: Path, options: CompileOptions) -> str:
     return h.hexdigest()[:16]
 
 
-def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout: float = 1800) -> Path:
-    """The module built from `source` (a dispatch-creation snapshot) with dispatch tensor tracing, cached."""
+def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout: float = 1800, *,
+                 root: Path) -> Path:
+    """The module built from `source` (a dispatch-creation snapshot) with dispatch tensor tracing, cached
+    in `cache_dir`, inside the workspace `root`."""
+    cache_dir = folder_inside(root, cache_dir)
     options = options.with_(from_phase=FROM_PHASE, extra_flags=(*options.extra_flags, TRACE_FLAG))
-    vmfb = Path(cache_dir) / f"traced-{_key(source, options)}.vmfb"
+    vmfb = cache_dir / f"traced-{_key(source, options)}.vmfb"
     if vmfb.is_file():
         return vmfb
     from ...compile.toolchain import iree_compile
@@ -71,22 +74,19 @@ def build_traced(source: Path, options: CompileOptions, cache_dir: Path, timeout
         why = compile_failure(cmd, timeout)
         if why is not None:
             raise StudioError(source, f"the traced build does not compile: {why}")
-        vmfb.parent.mkdir(parents=True, exist_ok=True)
         for old in vmfb.parent.glob("traced-*.vmfb"):  # one traced build per cache folder
             old.unlink(missing_ok=True)
             old.with_suffix(".json").unlink(missing_ok=True)
         notes = vmfb.with_suffix(".json")
         write_text_atomic(notes, json.dumps(fitted.notes))  # the notes first: a cached build always has them
-        staged = vmfb.with_name(f"{vmfb.name}.{os.getpid()}.tmp")
-        shutil.move(out, staged)  # the temporary folder may be on another file system
-        staged.replace(vmfb)
+        move_into_cache(out, vmfb)
     return vmfb
 
 
 def notes(vmfb: Path) -> list[str]:
     """What became of each substitution in this traced build."""
     path = Path(vmfb).with_suffix(".json")
-    return list(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else []
+    return list(parse_json(read_bytes(path), path)) if path.is_file() else []  # BadFile: damaged, too deep
 
 
 def run_traced(vmfb: Path, function: str, inputs: list[np.ndarray], parameters: Path | None = None,

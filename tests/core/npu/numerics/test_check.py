@@ -79,7 +79,7 @@ def test_parameterized_model_with_cpu_fallback(mlp_ws, tiny_f32_target):
 
     # the interpreter knows linalg.softmax too, should the NPU ever take it
     flow = mlp_ws.snapshot_path("flow")
-    with DispatchRunner(build(flow, mlp_ws.root / CACHE_DIR)) as runner:
+    with DispatchRunner(build(flow, mlp_ws.root / CACHE_DIR, root=mlp_ws.root)) as runner:
         sim = FunctionalSim(flow, program, mlp_ws.params_path, runner, interpret_fallbacks=True)
         result = sim.run(report.function, report.inputs)
     assert result.dispatches[2].computed_by == "interpreter"
@@ -102,7 +102,7 @@ def test_f16_matmul_within_f16_tolerance(tmp_path):
     assert report.ok
     # Whether or not the NPU takes it today, the interpreter computes the f16 dispatch itself too.
     sig = pick_function(ws.snapshot_path("input"))
-    with DispatchRunner(build(flow, ws.root / CACHE_DIR)) as runner:
+    with DispatchRunner(build(flow, ws.root / CACHE_DIR, root=ws.root)) as runner:
         result = FunctionalSim(flow, program, ws.params_path, runner, interpret_fallbacks=True).run(
             sig.name, report.inputs)
     assert all(d.computed_by in ("npu", "interpreter") for d in result.dispatches)
