@@ -38,7 +38,7 @@ def run(args) -> int:
     from ..core.graph.export import to_dot, to_svg
     from ..core.graph.layout import cached_layout
     from ..core.graph.style import Styler
-    from ..core.textio import check_output_file, write_text_atomic
+    from ..core.textio import check_output_file, write_output
     from ..core.workspace.workspace import Workspace
 
     out = args.json or args.dot or args.svg
@@ -58,7 +58,7 @@ def run(args) -> int:
     else:
         text = to_svg(graph, cached_layout(graph, ws.root), styler)
     try:
-        write_text_atomic(out, text)
+        write_output(out, text)
     except OSError as exc:
         raise os_error(out, exc, "cannot write") from None
     print(f"{out}: {len(graph.dispatches())} dispatches, {len(graph.edges)} edges")

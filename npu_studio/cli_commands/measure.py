@@ -134,11 +134,13 @@ def _from_file(args) -> int:
           f"(simulated - measured) / measured")
     print("\n".join(format_comparison(rows)))
     if args.csv:
-        try:
-            with open(args.csv, "w", newline="", encoding="utf-8") as f:
-                w = csv.writer(f, lineterminator="\n")
-                w.writerow(COMPARE_COLUMNS)
-                w.writerows(rows)
-        except OSError as exc:
-            raise os_error(args.csv, exc, "cannot write") from None
+        import io
+
+        from ..core.textio import write_output
+
+        text = io.StringIO()
+        w = csv.writer(text, lineterminator="\n")
+        w.writerow(COMPARE_COLUMNS)
+        w.writerows(rows)
+        write_output(args.csv, text.getvalue())  # one line naming the file on failure
     return 0

@@ -49,7 +49,7 @@ def to_svg(graph: DataflowGraph, layout: Layout, styler: Styler, selected: str |
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="{FONT_PX}">',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#777777"/></marker></defs>',
-           f'<rect width="100%" height="100%" fill="#ffffff"/>',
+           '<rect width="100%" height="100%" fill="#ffffff"/>',
            f'<text x="{margin}" y="{margin + 4}" font-weight="bold">{escape(title)}</text>']
     for i, (colour, text) in enumerate(legend):
         y = margin + LEGEND_ROW * (i + 1)

@@ -17,6 +17,7 @@ the view and the SVG export draw the same numbers.
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,9 +56,17 @@ class Layout:
 
     @classmethod
     def from_json(cls, data: dict) -> "Layout":
-        boxes = {k: tuple(float(x) for x in v) for k, v in data["boxes"].items()}
-        routes = {(s, t): [(float(p[0]), float(p[1])) for p in pts] for s, t, pts in data["routes"]}
-        return cls(boxes, routes, data.get("key", ""))
+        """The layout a cache file holds; ValueError for anything else (wrong shapes, NaN, infinities),
+        which the cache treats as unreadable and recomputes."""
+        try:
+            boxes = {str(k): tuple(float(x) for x in v) for k, v in data["boxes"].items()}
+            routes = {(str(s), str(t)): [(float(p[0]), float(p[1])) for p in pts] for s, t, pts in data["routes"]}
+        except (AttributeError, KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"not a layout: {exc}") from None
+        numbers = [x for box in boxes.values() for x in box] + [x for pts in routes.values() for p in pts for x in p]
+        if any(len(box) != 4 for box in boxes.values()) or not all(math.isfinite(x) for x in numbers):
+            raise ValueError("not a layout: a box is not four finite numbers")
+        return cls(boxes, routes, str(data.get("key", "")))
 
 
 def node_size(kind: str) -> tuple[float, float]:

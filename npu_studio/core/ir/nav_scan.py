@@ -80,7 +80,7 @@ _TOKENS = re.compile(
 )
 # The op a line starts: a dialect op (`flow.dispatch`), a bare keyword (`module`, `return`) or a
 # generic op's quoted name.
-_OP = re.compile(rf'[A-Za-z_][\w$]*(?:\.[\w$]+)*|"[^"\\\n]*"(?=\()')
+_OP = re.compile(r'[A-Za-z_][\w$]*(?:\.[\w$]+)*|"[^"\\\n]*"(?=\()')
 
 
 def scan_line(line: str, state: int = STATE_ROOT) -> LineFacts:

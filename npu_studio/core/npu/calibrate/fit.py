@@ -20,7 +20,7 @@ from ..program.npu_ir import NpuProgram
 from ..sim import simulate
 from ..sim.cost import MAC_KINDS
 from ..target.target import DTYPES, INT_RANGES, MAX_MACS_PER_CYCLE, NpuTarget
-from .measured import Measured, relative_error, simulated_cycles
+from .measured import Measured, simulated_cycles
 
 np = lazy_module("numpy")
 
