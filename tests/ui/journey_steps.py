@@ -187,7 +187,7 @@ class Journey:
     # -- dialogs --------------------------------------------------------------------------------
 
     def open_with_dialog(self, path: Path) -> None:
-        """Ctrl+O, the path typed into the dialog's file name field, then its Open button."""
+        """Ctrl+O, the path pasted into the dialog's file name field, then its Open button."""
         typed: list[str] = []
         started = time.monotonic()
 
@@ -198,7 +198,10 @@ class Journey:
                     QtCore.QTimer.singleShot(50, fill)  # not shown yet
                 return
             field = dialog.findChild(QtWidgets.QLineEdit, "fileNameEdit")
-            self.qtbot.keyClicks(field, str(path))  # (the dialog may move to the folder typed so far)
+            # Pasted (Ctrl+V), as one edit: typed key by key, the completer's list pops up and
+            # completes each folder on the way, and what it leaves in the field depends on timing.
+            QtWidgets.QApplication.clipboard().setText(str(path))
+            self.qtbot.keyClick(field, Key.Key_V, Mod.ControlModifier)
             if field.completer() is not None:
                 field.completer().popup().hide()  # the completion list the typing opened
             buttons = dialog.findChild(QtWidgets.QDialogButtonBox)
