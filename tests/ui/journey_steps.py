@@ -91,15 +91,26 @@ class Journey:
         self.qtbot.keyClicks(widget, text)
 
     def click(self, widget: QtWidgets.QWidget, pos: QtCore.QPoint | None = None, double: bool = False) -> None:
+        """A click (or double-click) at `pos` of `widget`, received by whatever is drawn on top there."""
         assert widget.isVisible(), f"{widget!r} is not on screen"
         pos = widget.rect().center() if pos is None else pos
         assert widget.rect().contains(pos), f"{pos} is outside {widget!r}"
         self.focus_window(widget)
+        widget, pos = self.on_top(widget, pos)
         self.qtbot.mouseMove(widget, pos)
+        self.qtbot.mouseClick(widget, Button.LeftButton, pos=pos)
         if double:
             self.qtbot.mouseDClick(widget, Button.LeftButton, pos=pos)
-        else:
-            self.qtbot.mouseClick(widget, Button.LeftButton, pos=pos)
+
+    @staticmethod
+    def on_top(widget: QtWidgets.QWidget, pos: QtCore.QPoint) -> tuple[QtWidgets.QWidget, QtCore.QPoint]:
+        """The widget a pointer at `pos` of `widget` is over (an overlay such as the table's frozen
+        columns covers what is under it), and the position in it."""
+        top = widget.window()
+        hit = top.childAt(widget.mapTo(top, pos))
+        if hit is None or hit is widget:
+            return widget, pos
+        return hit, hit.mapFrom(top, widget.mapTo(top, pos))
 
     def press(self, action: QtGui.QAction) -> None:
         """Click the toolbar button of `action`."""
@@ -132,6 +143,20 @@ class Journey:
                 self.qtbot.mouseClick(menu, Button.LeftButton, pos=pos)
         QtWidgets.QApplication.processEvents()
 
+    def show_dock(self, dock: QtWidgets.QDockWidget) -> None:
+        """Bring a dock to the front as a user does: its tab if it is a tab behind another, else View > its title."""
+        if dock.isVisible() and not dock.visibleRegion().isEmpty():
+            return
+        title = dock.windowTitle()
+        for bar in self.w.findChildren(QtWidgets.QTabBar):
+            for i in range(bar.count()):
+                if bar.tabText(i) == title and bar.isVisible():
+                    self.click(bar, bar.tabRect(i).center())
+                    self.qtbot.waitUntil(lambda: dock.isVisible() and not dock.visibleRegion().isEmpty(), timeout=5000)
+                    return
+        self.menu("View", title)
+        self.qtbot.waitUntil(lambda: dock.isVisible() and not dock.visibleRegion().isEmpty(), timeout=5000)
+
     # -- the window's parts -------------------------------------------------------------------
 
     def click_phase(self, phase: str) -> None:
@@ -156,7 +181,8 @@ class Journey:
 
     def line_visible(self, line: int, view=None) -> bool:
         view = view or self.w.ir_view
-        return view.viewport().rect().contains(self.line_rect(line, view))
+        rect = self.line_rect(line, view)
+        return rect.height() > 0 and rect.top() >= 0 and rect.bottom() <= view.viewport().height()
 
     def click_line(self, line: int, view=None) -> None:
         """Click into `line` (it must be on screen), just after its indentation."""

@@ -29,6 +29,8 @@ import pytest
 from onnx import numpy_helper
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from npu_studio.core.debug.compile_profile import load_profile
+from npu_studio.resources import TARGETS_DIR
 from tests.core.debug.trace_models import mlp_bias
 
 from .journey_steps import Journey
@@ -185,5 +187,121 @@ def test_a_working_day(day, tmp_path):
     day.shot("diff", dialog)
     day.key(dialog, Key.Key_Escape)
     assert not dialog.isVisible()
+
+    # -- substitute an executable: dispatch #2's bias add made a subtract, built and checked ----------
+    day.click_row(SUBSTITUTED, double=True)  # the row's "Open executable"
+    panel = w.executables
+    day.qtbot.waitUntil(lambda: panel.dock.isVisible() and panel.current_name() is not None, timeout=5000)
+    assert panel.current_name().endswith(f"dispatch_{SUBSTITUTED}")
+    editor = panel.editor
+    day.click(editor.view.viewport())
+    day.key(editor.view, Key.Key_F, CTRL)  # its own find
+    assert editor.find_bar.isVisible() and not w.find_bar.isVisible()
+    day.type(editor.find_bar.field, "arith.addf %in")
+    day.key(editor.find_bar.field, Key.Key_Escape)
+    at = editor.view.textCursor().selectionStart()
+    day.shot("executable-found")
+    day.double_click_text("addf", view=editor.view, after=at)
+    day.type(editor.view, "subf")
+    assert "arith.subf %in, %in_1" in editor.text() and "arith.addf %in" not in editor.text()
+    if panel.time_check.isChecked():
+        day.click(panel.time_check)  # no kernel timing today: the check is what matters
+    assert not panel.time_check.isChecked()
+    with day.qtbot.waitSignal(panel.sig_finished, timeout=180_000) as built:
+        day.click(panel.substitute_button)
+    assert built.args == [True]
+    # The substituted build against the plain one: only the bias add's sign differs, so the largest
+    # difference is twice the largest bias of that layer (read from the model file).
+    bias = numpy_helper.to_array(next(t for t in onnx.load(str(model)).graph.initializer
+                                      if t.name == f"b{SUBSTITUTED}"))
+    assert "FAIL" in panel.verdict.text()
+    assert float(panel.results.item(0, 2).text()) == pytest.approx(2 * np.abs(bias).max(), rel=1e-5)
+    assert panel.decision.isVisible() and w.error_banner.isVisible()  # never kept silently
+    day.shot("substituted")
+    day.click(panel.keep_button)  # the user keeps it on, knowingly
+    day.settle()
+    assert not panel.decision.isVisible() and not w.error_banner.isVisible()
+    build_line, _ = w.build_summary.texts()
+    assert f"dispatch_{SUBSTITUTED}" in build_line and "edited" in build_line, build_line
+
+    # -- edit the NPU target: rows 32 -> 8, applied; the summary names the target and the changed key --
+    day.press(w.npu.edit_action)
+    target = w.npu.editor
+    day.qtbot.waitUntil(lambda: w.npu.dock.isVisible(), timeout=5000)
+    text = target.edit.toPlainText()
+    day.double_click_text("32", view=target.edit, after=text.index("rows = 32"))
+    assert target.edit.textCursor().selectedText() == "32"
+    day.type(target.edit, "8")
+    cycles_before = w.schedule.chart.model.totals.cycles
+    with day.qtbot.waitSignal(w.npu.sig_finished, timeout=120_000) as ran:
+        day.click(target.apply_button)
+    assert ran.args == [True]
+    day.settle()
+    saved = w.npu.target_path()
+    # This model's own copy of the target (recorded in its workspace) took the edit; the bundled file did not.
+    assert saved == w.workspace.root / "npu" / "target.toml" and "\nrows = 8\n" in saved.read_text()
+    assert "\nrows = 32\n" in (TARGETS_DIR / "default.toml").read_text()
+    _, target_line = w.build_summary.texts()
+    assert target_line == ("NPU target default (recorded in this workspace): 1 key changed from bundled default: "
+                           "mac_array.rows 32 → 8")
+    assert w.npu.picker.currentText() == "default (recorded in this workspace)"  # the toolbar says the same
+    assert w.schedule.chart.model.totals.cycles != cycles_before  # the schedule was planned again on 8 rows
+    day.shot("target-edited")
+
+    # -- read the Gantt: hover a bar (its tooltip stays while the pointer rests), click it ----------
+    day.click_phase("flow")
+    schedule = w.schedule
+    day.show_dock(schedule)
+    day.qtbot.wait(100)  # laid out at its readable size
+    chart, gantt = schedule.chart, schedule.chart.model
+    before = w.selected_dispatch
+    picked = next(d for d in (0, 2, 1) if d != before)
+    bar = next(i for i, task in enumerate(gantt.bar_task.tolist())
+               if gantt.task_dispatch[task] == picked and gantt.bar_kind[i] == "compute")
+    task = int(gantt.bar_task[bar])
+    scene = chart.engines.getViewBox().mapViewToScene(
+        QtCore.QPointF((gantt.bar_start[bar] + gantt.bar_end[bar]) / 2, float(gantt.bar_engine[bar])))
+    port = chart.view.viewport()
+    at = chart.view.mapFromScene(scene)
+    assert port.rect().contains(at), "the bar is not on screen"
+    day.focus_window(port)
+    day.qtbot.mouseMove(port, at + QtCore.QPoint(0, 40))  # the pointer comes from below, onto the bar
+    day.qtbot.mouseMove(port, at)
+    tip = QtWidgets.QToolTip
+    day.qtbot.waitUntil(lambda: tip.isVisible() and tip.text().startswith(f"task #{task} "), timeout=5000)
+    day.qtbot.wait(2000)  # resting on the bar
+    assert tip.isVisible() and tip.text().startswith(f"task #{task} "), "the tooltip went while the pointer rests"
+    assert f"dispatch #{picked} " in tip.text()
+    day.screen_shot("gantt-tooltip") or day.shot("gantt-tooltip")
+    day.click(port, at)
+    assert w.selected_dispatch == picked and table.selected_dispatch() == picked  # the selection follows
+    assert view.marked_key() == picked
+    assert day.line_visible(next(r for r in view.regions() if r.key == picked).start_line)  # shown in the IR
+    day.shot("gantt-clicked")
+
+    # -- trace the numerics against ONNX: the edited dispatch is the first to depart -----------------
+    day.show_dock(w.trace_dock)
+    day.press(w.trace_dock.trace_action)
+    day.qtbot.waitUntil(lambda: w.trace.report is not None, timeout=120_000)
+    day.settle()
+    assert w.trace.report.first_divergent.index == EDITED
+    column = table.column("vs ONNX")
+    verdicts = {d: table.item(day.row_of(d), column).text() for d in range(3)}
+    assert not verdicts[0].startswith("DEPARTS") and verdicts[EDITED].startswith("DEPARTS"), verdicts
+    assert w.selected_dispatch == EDITED and f"First divergent dispatch: #{EDITED}" in w.trace_dock.status.text()
+    day.shot("traced")
+
+    # -- record a compile profile: its passes in the dock, the top pass on the timeline --------------
+    profile = w.compile_profile
+    day.show_dock(profile.dock)
+    with day.qtbot.waitSignal(profile.sig_recorded, timeout=180_000):
+        day.click(profile.record_button)
+    day.qtbot.waitUntil(lambda: not profile.is_busy(), timeout=30_000)
+    day.settle()
+    recorded = load_profile(w.workspace)
+    assert recorded is not None and profile.table.rowCount() > 0
+    top = recorded.phases["hal"].passes[0]
+    assert f"Top pass: {top.name}" in w.timeline.tooltip_text("hal")
+    day.shot("profiled")
 
     print(f"journey: {time.monotonic() - started:.1f} s")
