@@ -40,6 +40,12 @@ class Journey:
         self.w = w
         return w
 
+    def relaunch(self):
+        """A new main window on the same settings, restoring the last close's workspace as the app's start does."""
+        w = self.launch()
+        assert w.opener.restore_last_after_paint(self.settings), "nothing to restore"
+        return w
+
     def close_all(self) -> None:
         for w in self.windows:
             w.session.drafts.clear()

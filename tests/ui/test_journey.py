@@ -304,4 +304,54 @@ def test_a_working_day(day, tmp_path):
     assert f"Top pass: {top.name}" in w.timeline.tooltip_text("hal")
     day.shot("profiled")
 
-    print(f"journey: {time.monotonic() - started:.1f} s")
+    # -- quit (Ctrl+Q) and relaunch on the same settings: the workspace comes back as it was left ----
+    root, phase, selected = w.workspace.root, w.current_phase, w.selected_dispatch
+    day.key(w, Key.Key_Q, CTRL)
+    day.qtbot.waitUntil(lambda: not w.isVisible(), timeout=10_000)
+    w = day.relaunch()
+    day.qtbot.waitUntil(lambda: w.workspace is not None and "flow" in w.indexes, timeout=120_000)
+    day.settle()
+    assert w.workspace.root == root and w.current_phase == phase and w.selected_dispatch == selected
+    view, table = w.ir_view, w.dispatch_table
+    assert view.text() == fixed and "arith.subf %in, %in_1" in view.text()  # the edit, as compiled
+    assert table.selected_dispatch() == selected and view.marked_key() == selected
+    assert day.line_visible(next(r for r in view.regions() if r.key == selected).start_line)
+    build_line, target_line = w.build_summary.texts()
+    assert "edited flow" in build_line and f"dispatch_{SUBSTITUTED}" in build_line and "kept on" in build_line
+    assert target_line.endswith("mac_array.rows 32 → 8") and w.npu.picker.currentText() == target_line.split(
+        "NPU target ")[1].split(":")[0]
+    assert f"Top pass: {top.name}" in w.timeline.tooltip_text("hal")  # the profile too
+    assert not w.error_banner.isVisible(), w.error_banner.text()
+    day.shot("relaunched")
+
+    # -- reopen from File > Open Recent: the model is unchanged, its workspace reopens, nothing compiles --
+    flow_written = flow_file.stat().st_mtime_ns
+    assert w.recent_files()[0] == str(model)
+    day.menu("File", "Open Recent", model.name)
+    day.qtbot.waitUntil(lambda: w.workspace is not None and "flow" in w.indexes, timeout=120_000)
+    day.settle()
+    assert w.workspace.root == root and flow_file.stat().st_mtime_ns == flow_written
+    assert "arith.subf %in, %in_1" in w.workspace.snapshot_path("flow").read_text()
+    assert str(root) in w.status_label.text() and not w.error_banner.isVisible()
+    day.shot("reopened-from-recent")
+
+    # -- open a bad file: one banner naming it, the open model stays ---------------------------------
+    day.click_row(EDITED)  # at work on dispatch #1
+    bad = tmp_path / "models" / "broken.onnx"
+    bad.write_bytes(b"\x08\x07not a protobuf at all" * 8)
+    day.open_with_dialog(bad)
+    day.settle()
+    assert w.error_banner.isVisible() and str(bad) in w.error_banner.text(), w.error_banner.text()
+    banners = [b for b in w.findChildren(QtWidgets.QLabel)
+               if b.isVisible() and b is not w.error_banner and str(bad) in b.text()]
+    assert banners == [], "the failure is said more than once"
+    assert w.workspace is not None and w.workspace.root == root and w.windowTitle().startswith("mlp.onnx")
+    assert "arith.subf %in, %in_1" in w.ir_view.text() and w.dispatch_table.rowCount() == 3
+    assert w.recent_files()[0] == str(model)  # what did not open is not recent
+    assert w.current_phase == "flow" and w.selected_dispatch == EDITED  # where the user was
+    assert day.line_visible(next(r for r in w.ir_view.regions() if r.key == EDITED).start_line)
+    day.shot("bad-file")
+
+    elapsed = time.monotonic() - started
+    assert elapsed < 90, f"the day took {elapsed:.0f} s"
+    print(f"journey: {elapsed:.1f} s")
