@@ -34,12 +34,17 @@ def snapshot_view(ws: Workspace, phase: str, draft: str | None, state: str) -> P
     file when it is missing, unreadable or not UTF-8)."""
     path = ws.snapshot_path(phase)
     text = draft if draft is not None else read_text(path)
-    if draft is not None:
+    return PhaseView(phase, text, snapshot_label(ws, phase, draft is not None, state), path,
+                     is_draft=draft is not None)
+
+
+def snapshot_label(ws: Workspace, phase: str, has_draft: bool, state: str) -> str:
+    """The state line of a snapshot phase, without reading its text (it follows the phase's state)."""
+    if has_draft:
         state = DRAFT_STATE
     elif state == "failed":  # the compile did not write it: what shows is the build before
         state = FAILED_STATE
-    label = f"<b>{phase}</b> — {path.relative_to(ws.root)} ({state})"
-    return PhaseView(phase, text, label, path, is_draft=draft is not None)
+    return f"<b>{phase}</b> — {ws.snapshot_path(phase).relative_to(ws.root)} ({state})"
 
 
 def npu_view(ws: Workspace | None, phase: str, result, state: str, target_label: str) -> PhaseView:

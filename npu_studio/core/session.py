@@ -37,7 +37,7 @@ from .npu.program.npu_ir import NpuProgram
 from .npu.store import workspace_io
 from .npu.target import target_store
 from .npu.target.target import RESOURCES
-from .phase_view import PhaseView, npu_view, snapshot_view
+from .phase_view import PhaseView, npu_view, snapshot_label, snapshot_view
 from .workspace import edit_state
 from .workspace.workspace import Workspace
 
@@ -246,6 +246,10 @@ class Session:
         if phase == NPU_PHASE:
             return npu_view(self.workspace, phase, self.npu, self.npu_state(), self.target_label())
         return snapshot_view(self.workspace, phase, self.drafts.get(phase), self.phase_state(phase))
+
+    def snapshot_label(self, phase: str) -> str:
+        """The state line `phase_view` gives a snapshot phase, as its state is now (no text is read)."""
+        return snapshot_label(self.workspace, phase, phase in self.drafts, self.phase_state(phase))
 
     # -- drafts and edits ------------------------------------------------------------
 

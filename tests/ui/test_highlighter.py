@@ -91,3 +91,19 @@ def test_edit_rehighlights_the_edited_line(qtbot):
     hl.ensure_highlighted(0, 1)
     fs = formats(doc, 1)
     assert len(fs) == 1 and fs[0].length == len(doc.findBlockByNumber(1).text())
+
+
+def test_a_phase_document_keeps_its_colours_after_the_event_loop_turns(qtbot):
+    """Edit mode shows the phase in a document of its own (IrView.new_document): its highlighted lines
+    keep their colours once the event loop has run (Qt's delayed full rehighlight used to wipe them)."""
+    from npu_studio.ui.ir.ir_view import IrView
+
+    view = IrView()
+    qtbot.addWidget(view)
+    view.resize(600, 300)
+    view.show()
+    view.use_document(IrView.new_document("\n".join([LINE] * 200)))
+    first, last = view.visible_line_range()
+    qtbot.wait(50)
+    coloured = [n for n in range(first - 1, last) if formats(view.document(), n)]
+    assert coloured == list(range(first - 1, last))

@@ -119,6 +119,20 @@ def test_regions_mark_and_scroll(view):
     assert view.marked_key() is None
 
 
+def test_a_marked_region_below_folded_lines_is_on_screen(view):
+    """The scroll bar counts the lines on screen: folded lines above a region (the #loc aliases) must not
+    push it off screen when it is marked (it did by as many lines as were folded)."""
+    from npu_studio.core.ir.nav_index import FoldRange
+    from npu_studio.ui.ir.folding import Folding
+
+    view.set_text("\n".join(f"%{i} = foo.bar" for i in range(400)))
+    Folding(view).set_ranges([FoldRange(2, 150, "locations", True)], fold_defaults=True)
+    view.set_regions([Region("d", 200, 260, None)])  # taller than the view: its first line near the top
+    view.mark_region("d")
+    first, last = view.visible_line_range()
+    assert first <= 200 <= last
+
+
 def test_innermost_region_wins():
     v = IrView()
     v.set_text("\n".join("x" for _ in range(50)))

@@ -45,6 +45,7 @@ class IrPane(QtCore.QObject):
         e.indexes.connect(self._draw_regions)
         e.npu.connect(self._on_npu)
         e.phases.connect(self.update_actions)
+        e.phases.connect(self._refresh_label)  # the state line follows the phase (edited, running, failed)
         studio.sig_compile_finished.connect(self._on_compiled)
         studio.sig_busy.connect(lambda _busy: self.update_actions())
         self.view.sig_region_clicked.connect(self._on_region_clicked)
@@ -154,6 +155,11 @@ class IrPane(QtCore.QObject):
         if ok and ws is not None:
             phase = self.session.selection.phase
             self.show_phase(phase if phase == NPU_PHASE or phase in ws.snapshots() else "flow")
+
+    def _refresh_label(self) -> None:
+        ws, phase = self.session.workspace, self.session.selection.phase
+        if ws is not None and phase in ws.manifest.phases and phase != NPU_PHASE:
+            self.phase_label.setText(self.session.snapshot_label(phase))
 
     def _on_npu(self) -> None:
         if self.session.selection.phase == NPU_PHASE:

@@ -126,10 +126,13 @@ class IrView(QtWidgets.QPlainTextEdit):
         """A document for `use_document`: plain-text layout, `text`, an MLIR highlighter, no undo yet."""
         document = QtGui.QTextDocument()
         document.setDocumentLayout(QtWidgets.QPlainTextDocumentLayout(document))
+        # The highlighter (a child of the document: it goes with it) before the text: on a document that
+        # has text, QSyntaxHighlighter schedules a full rehighlight for the next turn of the event loop,
+        # which would wipe the colours of every line already highlighted (edit mode lost its colours).
+        MlirHighlighter(document)
         document.setPlainText(text)
         document.clearUndoRedoStacks()
         document.setModified(False)
-        MlirHighlighter(document)  # a child of the document: it goes with it
         return document
 
     def set_text(self, text: str, elide: bool = True, keep_place: bool = False) -> None:
@@ -246,9 +249,12 @@ class IrView(QtWidgets.QPlainTextEdit):
         if key is not None and reveal:
             region = self._regions_by_key[key]
             shown = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
-            span = region.end_line - region.start_line + 1
+            # The scroll bar counts lines on screen, not blocks: folded lines (the #loc aliases) count none.
+            doc = self.document()
+            first = doc.findBlockByNumber(region.start_line - 1).firstLineNumber()
+            span = doc.findBlockByNumber(region.end_line - 1).firstLineNumber() - first + 1
             above = (shown - span) // 2 if span <= shown else 2
-            self.verticalScrollBar().setValue(max(0, region.start_line - 1 - above))
+            self.verticalScrollBar().setValue(max(0, first - above))
         self._marked = key
         self.viewport().update()
         self._gutter.update()
