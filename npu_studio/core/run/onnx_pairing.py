@@ -185,10 +185,32 @@ class DispatchPairer:
                 form = min(fits, key=lambda f: len(f.steps))
                 return Pairing(tensor, node, "", (*form.steps, Step("reshape", base), *layout.steps),
                                layout.window, _via(form.via, layout.steps))
+        if layout.window is not None:
+            found = self._window_of(nodes, layout, shape, dtype, tensor_shapes, tensor_dtypes, taken)
+            if found is not None:
+                return found
         domain = np.dtype(dtype).name
         return Pairing(None, None, f"no ONNX counterpart: no {domain}-domain output of "
                                    f"{', '.join(self.graph.latest_first(nodes)[:3])} (nor a known transpose or "
                                    f"reshape of it) has the shape {_shape_text(base)} it computes")
+
+    def _window_of(self, nodes, layout: ResultLayout, whole, dtype, tensor_shapes, tensor_dtypes, taken):
+        """A part the dispatch computes into a buffer of a node's output shape (one piece of a Pad
+        IREE assembles from several dispatches): paired with that part of the node's output."""
+        starts, sizes = layout.window
+        for node in self.graph.latest_first(nodes):
+            for tensor in self.graph.outputs[node]:
+                if tensor in taken or tensor not in tensor_shapes or not same_domain(dtype, tensor_dtypes[tensor]):
+                    continue
+                fits = [f for f in self.graph.forms(node, tensor, tensor_shapes) if same_order_shapes(f.shape, whole)]
+                if len({element_order(tensor_shapes[tensor], (*f.steps, Step("reshape", whole))).tobytes()
+                        for f in fits}) != 1:
+                    continue
+                form = min(fits, key=lambda f: len(f.steps))
+                part = Step("slice", tuple(sizes), starts=tuple(starts), strides=tuple(1 for _ in sizes))
+                return Pairing(tensor, node, "", (*form.steps, Step("reshape", whole), part), layout.window,
+                               "; ".join(v for v in (form.via, "the part it writes: " + part.text()) if v))
+        return None
 
     def _moved(self, layout: ResultLayout, dtype, inputs) -> Pairing:
         held = inputs.get(layout.binding)
@@ -235,7 +257,8 @@ def mark_partial(pairings: dict[int, list[Pairing]], producers: dict[int, list[i
         ancestors[i] = seen
     partial: dict[int, int] = {}
     for later in sorted(pairings, reverse=True):
-        tensors = {p.tensor for p in pairings[later] if p.tensor is not None and not p.moved}
+        # a piece written into part of a buffer completes no op an earlier dispatch started
+        tensors = {p.tensor for p in pairings[later] if p.tensor is not None and not p.moved and p.window is None}
         if not tensors:
             continue
         for earlier in ancestors[later]:
