@@ -90,6 +90,7 @@ class ResultLayout:
     # A result the dispatch writes only in part (into a buffer the host filled, as a padded input):
     # the part it writes, as (starts, sizes); the steps give that part.
     window: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    base_nodes: tuple[str, ...] = ()  # for base "compute": the ONNX nodes the computing op's location names
 
     def written(self, result):
         """The part of `result` the dispatch wrote."""
@@ -250,10 +251,18 @@ def layout_of(stored) -> ResultLayout:
         if back is None:
             if step:
                 return ResultLayout("unknown", shape, why_unknown=f"its result goes through {step}")
-            return ResultLayout("compute", shape, steps[::-1], op.name)
+            return ResultLayout("compute", shape, steps[::-1], op.name, base_nodes=_location_names(op))
         steps.extend(reversed(step) if isinstance(step, list) else [step])
         value = back
     return ResultLayout("unknown", (), why_unknown="its data movement is too long to follow")
+
+
+def _location_names(op) -> tuple[str, ...]:
+    from .dispatch_index.provenance import onnx_names
+
+    names: list[str] = []
+    onnx_names(op.location, names, set())
+    return tuple(names)
 
 
 def _binding_shape(t) -> tuple[int, ...] | None:

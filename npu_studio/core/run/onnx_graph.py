@@ -46,6 +46,7 @@ class Form:
     steps: tuple[Step, ...] = ()
     via: str = ""  # how: "after Transpose k_heads", "before Transpose swap"
     shape: tuple[int, ...] = ()
+    movers: tuple[str, ...] = ()  # the movement nodes it went through
 
 
 class OnnxGraphOrder:
@@ -159,7 +160,7 @@ class OnnxGraphOrder:
                     continue
                 step = self._step(c, end, t, shapes, undo=False)
                 moved = Form(form.tensor, form.node, (*form.steps, step), f"as {t} after {self.op_type[c]} {c}",
-                             shapes[t])
+                             shapes[t], (*form.movers, c))
                 found.append(moved)
                 self._downstream(moved, t, shapes, found, depth + 1)
 
@@ -180,7 +181,8 @@ class OnnxGraphOrder:
                 if src not in shapes:
                     continue
                 step = self._step(p, src, t, shapes, undo=True)
-                moved = Form(form.tensor, form.node, (*form.steps, step), f"before {kind} {p}", shapes[src])
+                moved = Form(form.tensor, form.node, (*form.steps, step), f"before {kind} {p}", shapes[src],
+                             (*form.movers, p))
                 found.append(moved)
                 self._upstream_from(p, moved, shapes, found, depth + 1)
             elif kind in ELEMENTWISE:
@@ -197,7 +199,7 @@ class OnnxGraphOrder:
             if inner in shapes:
                 step = self._step(p, inner, src, shapes, undo=True)
                 moved = Form(form.tensor, form.node, (*form.steps, step), f"before {self.op_type[p]} {p}",
-                             shapes[inner])
+                             shapes[inner], (*form.movers, p))
                 found.append(moved)
                 self._upstream_from(p, moved, shapes, found, depth + 1)
         elif self.op_type[p] in ELEMENTWISE:

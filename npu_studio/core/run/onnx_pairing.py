@@ -165,15 +165,20 @@ class DispatchPairer:
         nodes = self.nodes.get(index, [])
         if not nodes:
             return Pairing(None, None, "no ONNX counterpart: its locations name no ONNX node it computes")
+        # the nodes the computing op itself is located at, when it names some: a node after it in the
+        # dispatch (a transpose of its result) is one of the layout's steps, not its value
+        at_base = [n for n in nodes if n in layout.base_nodes] or nodes
+        # a movement node the dispatch computes apart from that op is in the layout's steps already
+        own_moves = set(nodes) - set(at_base) if at_base is not nodes else set()
         base = tuple(layout.base_shape)
-        for node in self.graph.latest_first(nodes):
+        for node in self.graph.latest_first(at_base):
             for tensor in self.graph.outputs[node]:
                 if tensor in taken or tensor not in tensor_shapes:
                     continue
                 if not same_domain(dtype, tensor_dtypes[tensor]):
                     continue
                 fits = [f for f in self.graph.forms(node, tensor, tensor_shapes)
-                        if same_order_shapes(f.shape, base)]
+                        if same_order_shapes(f.shape, base) and not own_moves & set(f.movers)]
                 if not fits:
                     continue
                 orders = {element_order(tensor_shapes[tensor], (*f.steps, Step("reshape", base))).tobytes()
@@ -262,8 +267,9 @@ def mark_partial(pairings: dict[int, list[Pairing]], producers: dict[int, list[i
         if not tensors:
             continue
         for earlier in ancestors[later]:
-            if earlier in partial:
-                continue
+            mine = pairings.get(earlier, [])
+            if earlier in partial or (mine and all(p.tensor is not None and p.moved for p in mine)):
+                continue  # a dispatch that only moves a paired input is compared as that move
             own = {p.tensor for p in pairings.get(earlier, []) if p.tensor is not None and not p.moved}
             own |= {t for n in nodes.get(earlier, []) for t in graph.outputs.get(n, [])}
             if own & tensors:
