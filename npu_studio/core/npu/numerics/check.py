@@ -100,11 +100,6 @@ class CheckReport:
     def to_dict(self) -> dict:
         """The report as JSON data (inputs and outputs as shapes only)."""
         def comp(c):
-            if isinstance(c, StepComparison):
-                return {"reference": c.reference, "max_error": c.max_error, "scale": c.scale,
-                        "tolerance": c.tolerance, "ok": c.ok, "elements": c.elements,
-                        "differing": c.differing, "max_steps": c.max_steps, "tensor": c.tensor,
-                        "distinct": c.distinct}
             return None if c is None else c.to_dict()
         return {
             "format": "npu-studio.check", "version": 1, "ok": self.ok, "function": self.function,
@@ -181,6 +176,24 @@ def _compare(reference: str, ours: list[np.ndarray], ref: list[np.ndarray],
     if len(ours) != len(ref):
         err = float("inf")
     return Comparison(reference, err, scale, tol, worst, "; ".join(flat) or None)
+
+
+def quantized_outputs(source: Path, count: int) -> list[float] | None:
+    """The quantization step of each output of a quantized ONNX model (every output an integer or a
+    dequantized one), or None: the one test of `simulate --check` and `run --npu`."""
+    if Path(source).suffix.lower() != ".onnx":
+        return None
+    steps = output_steps(source)
+    return steps if steps and len(steps) == count and all(st is not None for st in steps) else None
+
+
+def against_onnxruntime(source: Path, outputs: list[np.ndarray], ort_out: list[np.ndarray],
+                        arithmetic: Arithmetic) -> Comparison | StepComparison:
+    """The outputs against onnxruntime's: in quantization steps for a quantized model, else by the rule."""
+    steps = quantized_outputs(source, len(outputs))
+    if steps is not None:
+        return compare_in_steps("onnxruntime", outputs, ort_out, steps)
+    return _compare("onnxruntime", outputs, ort_out, types=arithmetic.program)
 
 
 def _relative(types, dtype) -> float:
@@ -265,8 +278,7 @@ def check(workspace: Workspace, program: NpuProgram, inputs: list[np.ndarray] | 
     if onnxruntime and is_onnx:
         try:
             ort_out = run_onnxruntime(ws.source_path, inputs)
-            vs_ort = compare_in_steps("onnxruntime", result.outputs, ort_out, steps) if quantized \
-                else _compare("onnxruntime", result.outputs, ort_out, types=arithmetic.program)
+            vs_ort = against_onnxruntime(ws.source_path, result.outputs, ort_out, arithmetic)
             if quantized and constant(ort_out):
                 vs_ort = _where_it_varies(ws, inputs, result.intermediates, vs_ort, notes)
         except ImportError:
