@@ -168,8 +168,10 @@ class DispatchPairer:
         # the nodes the computing op itself is located at, when it names some: a node after it in the
         # dispatch (a transpose of its result) is one of the layout's steps, not its value
         at_base = [n for n in nodes if n in layout.base_nodes] or nodes
-        # a movement node the dispatch computes apart from that op is in the layout's steps already
-        own_moves = set(nodes) - set(at_base) if at_base is not nodes else set()
+        # a Transpose the dispatch computes apart from that op (its layout transposes after it) is in the
+        # layout's steps already: its forms would move the values twice
+        own_moves = {n for n in nodes if n not in at_base and self.graph.op_type.get(n) == "Transpose"} \
+            if any(s.kind == "transpose" for s in layout.steps) else set()
         base = tuple(layout.base_shape)
         for node in self.graph.latest_first(at_base):
             for tensor in self.graph.outputs[node]:
