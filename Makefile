@@ -33,7 +33,7 @@ run: $(STAMP)
 
 # Every test, the model-zoo runs included, on both cores.
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 --durations=15 -m "not corpus"
 
 # The UI tests once more in a real X window (Xvfb, Qt's xcb platform), as users run the app; one
 # process, since windows of two test processes on one X server would take each other's keyboard focus.
@@ -42,7 +42,7 @@ test-ui-x11: $(STAMP)
 
 # The same without the zoo-wide runs marked slow (about 1.5 minutes).
 test-fast: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow"
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m "not slow and not corpus"
 
 # The readers' property tests (tests/core/test_reader_properties.py) with many more examples than
 # `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
@@ -57,12 +57,14 @@ fuzz: $(STAMP)
 	NPU_STUDIO_FUZZ_PROFILE=fuzz QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider \
 		tests/ui/test_restore_any_workspace.py
 
-# The differential corpus (tests/models/): FUZZ_MODELS random ONNX models from a fresh seed, each
+# The differential corpus (tests/models/): first the saved regressions and extra seeds make test
+# leaves out (the `corpus` mark), then FUZZ_MODELS random ONNX models from a fresh seed, each
 # compiled and checked against onnxruntime and IREE (run, simulate --check, run --npu, trace on the
 # clean build, trace of each dispatch perturbed alone). Prints models per minute, false alarms and
-# the localization rate; every failing model is saved to tests/models/regressions/ (make test reruns them).
+# the localization rate; every failing model is saved to tests/models/regressions/.
 FUZZ_MODELS ?= 200
 fuzz-models: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m corpus tests/core/test_random_models.py
 	QT_QPA_PLATFORM=offscreen $(PY) -m tests.models.fuzz_models --count $(FUZZ_MODELS)
 
 # The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.

@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
     p.add_argument("--input", action="append", type=Path, default=[], metavar="X.NPY",
                    help=".npy input, once per argument")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
-                   help=f"an element fails when |diff| > T * max(1, |plain|) (default {DEFAULT_TOLERANCE:g})")
+                   help="an element fails when |diff| > T * max(1, largest |plain|) (default: from the element "
+                        "types the program computes in, docs/model-debugging.md)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--repetitions", type=int, default=MIN_REPETITIONS, metavar="N",
                    help=f"time at least N repetitions each, more until the spread (IQR / median) is under "

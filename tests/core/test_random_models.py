@@ -26,25 +26,16 @@ from tests.models import fault_edit
 from tests.models.random_onnx import model_for_seed, onnx_models
 
 REGRESSIONS = Path(__file__).resolve().parents[1] / "models" / "regressions"
-# Seeds 0-23 in make test; those past FAST_SEEDS and TRACE_SEEDS[:3] are marked slow (make test-fast
-# skips them): the NPU checks take ~10 s a model, a perturbed trace ~4 s.
-FAST_SEEDS = list(range(6))
-SLOW_SEEDS = list(range(6, 24))
-TRACE_SEEDS = [0, 1, 4, 7, 11, 20]
+# make test runs a fixed set (FIXED_SEEDS through IREE and the NPU paths, TRACE_SEEDS through trace
+# with TRACE_FAULTS perturbed dispatches, the FAST_REGRESSIONS saved models covering the most failure
+# classes); the rest carries the `corpus` mark, which make test leaves out and make fuzz-models runs.
+FIXED_SEEDS = list(range(6))
+CORPUS_SEEDS = list(range(6, 24))
+TRACE_SEEDS = [0, 1, 4]
+CORPUS_TRACE_SEEDS = [7, 11, 20]
 FAST_REGRESSIONS = 4
 TRACE_FAULTS = 2  # float-result dispatches perturbed per model in make test (make fuzz-models: all)
-PAIRING = pytest.mark.xfail(strict=False, reason="trace's pairing and localization are being rewritten "
-                                                 "(issue 35 item 1, helper 'pairing'); remove when it lands")
-# Open bugs found by the corpus outside trace, by failure class (tests/models/regressions/ notes):
-# a regression failing only with these is an expected failure until its fix lands.
-KNOWN_BUGS = {
-    "run-npu-timeout": "run --npu waits forever on some models (issue 35 item 5)",
-    "run-error": "run refuses a model IREE folds to nothing ('no public function taking and returning tensors')",
-    "simulate-check-exit2": "simulate --check on a model without dispatches: empty dispatch module",
-    "run-npu-exit2": "run --npu on a model without dispatches: empty dispatch module",
-}
-F16_TOLERANCE = pytest.mark.xfail(strict=False, reason="NPU checks take the f32 tolerance on f16 arithmetic "
-                                                       "(issue 35 item 3); remove when it lands")
+CORPUS = pytest.mark.corpus
 
 
 # -- the generator ---------------------------------------------------------------------------------
@@ -135,30 +126,25 @@ def _computes_in_f16(model: onnx.ModelProto) -> bool:
     return any(n.op_type == "Cast" and n.attribute[0].i == onnx.TensorProto.FLOAT16 for n in model.graph.node)
 
 
-def _seeds(seeds, f16_mark=None, fast=FAST_SEEDS):
-    out = []
-    for s in seeds:
-        marks = [] if s in fast else [pytest.mark.slow]
-        if f16_mark is not None and _computes_in_f16(model_for_seed(s)):
-            marks.append(f16_mark)
-        out.append(pytest.param(s, marks=marks, id=f"seed{s}"))
-    return out
+def _seeds(fixed, corpus):
+    return [pytest.param(s, id=f"seed{s}") for s in fixed] + \
+        [pytest.param(s, marks=[CORPUS], id=f"seed{s}") for s in corpus]
 
 
-@pytest.mark.parametrize("seed", _seeds(FAST_SEEDS + SLOW_SEEDS))
+@pytest.mark.parametrize("seed", _seeds(FIXED_SEEDS, CORPUS_SEEDS))
 def test_cpu_build_matches_onnxruntime(seed, compiled):
     [check] = diff.cpu_checks(compiled(model_for_seed(seed)))
     # on these fixed seeds IREE agrees with onnxruntime (make fuzz-models records a departure as IREE's)
     assert check.outcome == "pass", f"{check.failure}: {check.detail}"
 
 
-@pytest.mark.parametrize("seed", _seeds(FAST_SEEDS + SLOW_SEEDS, F16_TOLERANCE))
+@pytest.mark.parametrize("seed", _seeds(FIXED_SEEDS, CORPUS_SEEDS))
 def test_npu_paths_match_iree(seed, compiled):
     _assert_pass(diff.npu_checks(compiled(model_for_seed(seed))))
 
 
-@PAIRING
-@pytest.mark.parametrize("seed", _seeds(TRACE_SEEDS, fast=TRACE_SEEDS[:3]))
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", _seeds(TRACE_SEEDS, CORPUS_TRACE_SEEDS))
 def test_trace_names_no_dispatch_on_clean_builds_and_the_perturbed_one_on_faulty(seed, compiled):
     _assert_pass(diff.trace_checks(compiled(model_for_seed(seed)), TRACE_FAULTS))
 
@@ -166,8 +152,8 @@ def test_trace_names_no_dispatch_on_clean_builds_and_the_perturbed_one_on_faulty
 # -- every model that ever failed --------------------------------------------------------------------
 
 def _regressions() -> list:
-    """Every saved model; in make test without the slow mark, at most FAST_REGRESSIONS small ones
-    chosen to cover the most failure classes (greedily), the rest slow."""
+    """Every saved model: at most FAST_REGRESSIONS small ones chosen to cover the most failure classes
+    (greedily) in make test, the rest marked `corpus`."""
     notes = sorted(REGRESSIONS.glob("*.json"))
     classes = {n: {f["class"] for f in json.loads(n.read_text())["failures"]} for n in notes}
     notes_fast = [n for n in notes if not any("timeout" in c for c in classes[n])]
@@ -179,7 +165,7 @@ def _regressions() -> list:
             break
         chosen.append(best)
         covered |= classes[best]
-    return [pytest.param(n, id=n.stem, marks=[] if n in chosen else [pytest.mark.slow]) for n in notes]
+    return [pytest.param(n, id=n.stem, marks=[] if n in chosen else [CORPUS]) for n in notes]
 
 
 def _regression_model(note: Path) -> onnx.ModelProto:
@@ -190,17 +176,10 @@ def _regression_model(note: Path) -> onnx.ModelProto:
 def test_regression_cpu_and_npu(note, compiled):
     model = _regression_model(note)
     c = compiled(model)
-    checks = diff.cpu_checks(c) + diff.npu_checks(c)
-    bad = [k for k in checks if k.outcome == "fail"]
-    if bad and _computes_in_f16(model) and all(k.failure.endswith(":vs-onnxruntime") for k in bad):
-        pytest.xfail(F16_TOLERANCE.kwargs["reason"])
-    known = [KNOWN_BUGS.get(k.failure.split(":")[0]) for k in bad]
-    if bad and all(known):
-        pytest.xfail("; ".join(sorted(set(known))))
-    _assert_pass(checks)
+    _assert_pass(diff.cpu_checks(c) + diff.npu_checks(c))
 
 
-@PAIRING
+@pytest.mark.slow
 @pytest.mark.parametrize("note", _regressions())
 def test_regression_trace(note, compiled):
     _assert_pass(diff.trace_checks(compiled(_regression_model(note)), TRACE_FAULTS))

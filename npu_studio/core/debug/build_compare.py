@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import RunFailed
 from ..ir.diff import DiffOptions, diff_texts, normalize_text
-from ..run.numeric_gate import DEFAULT_TOLERANCE, OutputComparison, compare_arrays, load_inputs
+from ..run.numeric_gate import DEFAULT_TOLERANCE, OutputComparison, compare_arrays, gate_tolerance, load_inputs
 from ..run.runner import pick_function, random_inputs, run_vmfb
 from ..workspace.variants import resolve
 from .compile_profile import load_profile
@@ -103,7 +103,7 @@ class BuildComparison:
 
 
 def compare(ws, a: str, b: str, *, input_files: list[Path] | None = None, seed: int = 0,
-            tolerance: float = DEFAULT_TOLERANCE, run_outputs: bool = True, context: int = 3) -> BuildComparison:
+            tolerance: float | None = DEFAULT_TOLERANCE, run_outputs: bool = True, context: int = 3) -> BuildComparison:
     build_a, build_b = resolve(ws, a), resolve(ws, b)
     phases = [p for p in build_a.phases if p in build_b.phases]
     deltas = [PhaseDelta(p, build_a.phases[p].get("seconds"), build_b.phases[p].get("seconds"),
@@ -171,7 +171,8 @@ def _compare_outputs(ws, build_a, build_b, result: BuildComparison, input_files,
     if any(x.dtype != y.dtype for x, y in zip(out_a, out_b)):
         result.notes.append(f"{result.b} returns other types: outputs cast to {result.a}'s before comparing")
         out_b = [y.astype(x.dtype) for x, y in zip(out_a, out_b)]
-    result.outputs = [compare_arrays(x, y, tolerance, i) for i, (x, y) in enumerate(zip(out_a, out_b))]
+    result.outputs = [compare_arrays(x, y, gate_tolerance(ws, x.dtype, tolerance), i)
+                      for i, (x, y) in enumerate(zip(out_a, out_b))]
 
 
 def _pass_deltas(ws, a: str, b: str, notes: list[str]) -> list[PassDelta] | None:

@@ -3,7 +3,8 @@
 Where the error is born (`TraceReport.locate`): the first dispatch, in
 execution order, whose result departs while every input it reads agrees:
 each producing dispatch is paired and within tolerance (model inputs and
-constants agree by definition). A departing dispatch that reads an unpaired
+constants agree by definition; a producer that wrote only part of its buffer
+vouches for that part, the rest is vouched for by the dispatches that wrote it). A departing dispatch that reads an unpaired
 dispatch (or a partial one) cannot be told from the dispatches upstream of
 it that have no ONNX counterpart; if no dispatch can be named the verdict is
 "cannot locate: <reason>" (the dispatches the error may be born in, or the
@@ -137,6 +138,8 @@ class TraceReport:
             if p.paired:
                 if p.departs:
                     return None
+                if p.padded:  # checked where it wrote; the rest of its buffer is what its producers wrote
+                    stack.extend(p.producers)
                 continue
             found.append(p.index)
             stack.extend(p.producers)
@@ -166,7 +169,8 @@ class TraceReport:
             by_index = self._by_index()
             why = "; ".join(f"#{i}: {by_index[i].why_unpaired}" for i in unknown[:3])
             return Verdict(None, f"cannot locate: #{d.index} departs, but it reads {_list(unknown)}, which "
-                                 f"have no ONNX counterpart ({why}); the error is born in one of "
+                                 f"{'has' if len(unknown) == 1 else 'have'} no ONNX counterpart ({why}); "
+                                 f"the error is born in one of "
                                  f"{_list([*unknown, d.index])}")
         if self.outputs_depart:
             unpaired = [d.index for d in self.dispatches if not d.paired]

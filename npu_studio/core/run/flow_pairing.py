@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..dtypes import numpy_value_dtype
 from ..ir.context import mlir_context
+from ..ir.operand_uses import module_first_uses
 from ..ir.result_layout import ResultLayout, module_layouts
 from ..lazy_import import lazy_module
 from .onnx_pairing import DispatchPairer, Pairing, held_by, mark_partial
@@ -36,6 +37,7 @@ class FlowPairing:
         with mlir_context() as ctx:
             module = ir.Module.parse(Path(flow).read_text(encoding="utf-8"), ctx)
             by_function = module_layouts(module.operation)
+            first_uses = module_first_uses(module.operation)
             graph = FlowGraph(module.operation, phase_index)
             self.args = [list(site.args) for site in graph.sites]
             self.writes = [list(site.writes) for site in graph.sites]
@@ -44,10 +46,12 @@ class FlowPairing:
                              for site in graph.sites]
             imports = [b for b, buf in graph.buffers.items() if buf.kind == "input"]
         self.layouts: dict[int, list[ResultLayout]] = {}
+        self.first_uses: dict[int, dict[int, set[str]]] = {}  # dispatch -> argument -> ONNX nodes applied first
         for rec in records:
             key = (rec.executable, rec.export)  # a flow export and its function share a name
             if key in by_function:
                 self.layouts[rec.index] = by_function[key]
+            self.first_uses[rec.index] = first_uses.get(key, {})
         self.pairer = DispatchPairer(model, records, self.layouts)
         self.producers = {r.index: list(r.producers) for r in records}
         self.held: dict[str, Pairing | str] = {}
@@ -96,8 +100,25 @@ class FlowPairing:
         return pairings
 
     def partial(self) -> dict[int, int]:
-        """Dispatches holding part of an ONNX op -> the dispatch that completes it (after every `pair`)."""
-        return mark_partial(self.pairings, self.producers, self.pairer.nodes, self.graph)
+        """Dispatches holding part of an ONNX op -> the dispatch that completes it (after every `pair`).
+
+        Besides `mark_partial`'s evidence (a later dispatch paired with what the earlier one
+        computes), a dispatch is partial when a dispatch reading its result applies, first,
+        an op located at the very node it is paired with: IREE continues that node there."""
+        partial = mark_partial(self.pairings, self.producers, self.pairer.nodes, self.graph)
+        writer = {b: i for i, bs in enumerate(self.writes) for b in bs}
+        node_of = {(i, j): p.node for i, ps in self.pairings.items() for j, p in enumerate(ps)
+                   if p.node is not None and not p.moved}
+        for later in sorted(self.pairings):
+            for arg, names in self.first_uses.get(later, {}).items():
+                buf = self.args[later][arg] if later < len(self.args) and arg < len(self.args[later]) else None
+                earlier = writer.get(buf)
+                if earlier is None or earlier >= later or earlier in partial:
+                    continue
+                j = self.writes[earlier].index(buf)
+                if node_of.get((earlier, j)) in names:
+                    partial[earlier] = max(later, partial.get(later, later))
+        return partial
 
 
 

@@ -11,9 +11,13 @@ ULP_FLOOR of the scale, how many elements lie outside the tolerance and the
 worst elements with their plain and substituted values; for ONNX models
 both builds are also compared with onnxruntime, when it is installed.
 
-An element is outside tolerance T when |substituted - plain| > T * max(1, |plain|):
-an absolute bound for small values, a relative one for large values (a NaN
-where the plain build has a number is outside). An output whose plain result
+The bound is the one rule of run/tolerance (docs/model-debugging.md,
+"Tolerance"): an element is outside when |substituted - plain| >
+T * max(1, scale) + A, scale being the output's largest finite |plain|
+(a NaN where the plain build has a number is outside). T and A come from
+the arithmetic: the element types the program computes in (both builds
+run the same program but for the substituted executable, whose float sums
+may go in another order), unless the user gives T. An output whose plain result
 is so flat that one constant would pass (all zeros, any constant, a single
 zero) cannot tell a right substitution from a wrong one: its verdict is
 CANNOT TELL, never PASS. The gate passes when every output passes.
@@ -30,10 +34,10 @@ np = lazy_module("numpy")
 
 from ..errors import StudioError
 from .runner import pick_function, random_inputs, run_vmfb
-from .tolerance import (WORST_COUNT, abs_errors, element_text, flat_reference, max_error, relative_to_scale, scale_of,
-                        worst_elements)
+from .tolerance import (WORST_COUNT, Tolerance, abs_errors, arithmetic_tolerance, element_text, flat_reference,
+                        max_error, relative_to_scale, scale_of, worst_elements)
 
-DEFAULT_TOLERANCE = 1e-5
+DEFAULT_TOLERANCE = None  # from the arithmetic (run/tolerance); a number: the user's T
 ULP_FLOOR = 0.01  # ULPs are counted on elements of at least this fraction of the output's scale
 PASS, FAIL, CANNOT_TELL, IDENTICAL = "PASS", "FAIL", "CANNOT TELL", "bit-identical"
 SCALE_NOTE = "errors are relative to each output's scale, its largest |plain|"
@@ -136,7 +140,7 @@ class GateReport:
 
     def format(self) -> str:
         lines = [f"@{self.function} on {self.inputs}, tolerance {self.tolerance:g} "
-                 f"(an element fails when |substituted - plain| > T * max(1, |plain|))"]
+                 f"(an element fails when |substituted - plain| > T * max(1, largest |plain|))"]
         for o in self.outputs:
             head = f"output{o.output} {o.dtype} {'x'.join(map(str, o.shape))}: "
             if o.bit_identical:
@@ -204,16 +208,18 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs(ordered(a) - ordered(b))
 
 
-def compare_arrays(plain: np.ndarray, sub: np.ndarray, tolerance: float, output: int = 0) -> OutputComparison:
+def compare_arrays(plain: np.ndarray, sub: np.ndarray, tolerance: float | Tolerance, output: int = 0) -> OutputComparison:
+    """`tolerance`: the rule's answer (run/tolerance), or its relative T alone."""
     if plain.shape != sub.shape or plain.dtype != sub.dtype:
         raise StudioError(None, f"output{output}: plain build gives {plain.dtype}{list(plain.shape)}, "
                                 f"substituted build {sub.dtype}{list(sub.shape)}")
+    rule = tolerance if isinstance(tolerance, Tolerance) else Tolerance(float(tolerance), 0.0, "given")
     identical = plain.tobytes() == sub.tobytes()
     p64 = plain.astype(np.float64)
     diff = abs_errors(sub, plain)
-    bound = tolerance * np.maximum(1.0, np.abs(p64))
-    outside = diff > bound
     scale = scale_of(p64)
+    bound = rule.bound(scale)
+    outside = diff > bound
     max_abs = float(diff.max()) if diff.size else 0.0
     both_finite = np.isfinite(p64) & np.isfinite(sub.astype(np.float64))
     ulps = ulp_distance(plain, sub)
@@ -234,12 +240,26 @@ def load_inputs(paths: list[Path], sig) -> list[np.ndarray]:
     return read_inputs(sig, list(paths))
 
 
+def gate_tolerance(ws, dtype, tolerance: float | None) -> Tolerance:
+    """The rule for one output of the gate: the user's T, or the arithmetic of the workspace's program
+    (every element type its flow snapshot computes in, as `simulate --check` against IREE)."""
+    if tolerance is not None:
+        return Tolerance(float(tolerance), 0.0, "given")
+    from ..ir.dispatch_index import index_file
+    from .tolerance import dispatch_types
+
+    flow = ws.snapshot_path("flow") if "flow" in ws.manifest.phases else None
+    types = set().union(*(dispatch_types(r) for r in index_file(flow, "flow").dispatches)) \
+        if flow is not None and flow.is_file() else set()
+    return arithmetic_tolerance(types, dtype)
+
+
 def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = None,
-                   tolerance: float = DEFAULT_TOLERANCE, seed: int = 0,
+                   tolerance: float | None = DEFAULT_TOLERANCE, seed: int = 0,
                    substituted_vmfb: Path | None = None) -> GateReport:
     """Run the plain build and the workspace's current build (or `substituted_vmfb`, a build not
-    published yet) on the same inputs and compare."""
-    if tolerance < 0:
+    published yet) on the same inputs and compare (`tolerance` None: from the arithmetic)."""
+    if tolerance is not None and not tolerance >= 0:
         raise StudioError(None, f"tolerance must not be negative, got {tolerance}")
     sig = pick_function(ws.snapshot_path("input"))
     if input_files:
@@ -250,9 +270,11 @@ def compare_builds(ws, plain_vmfb: Path, *, input_files: list[Path] | None = Non
         origin = f"seeded random inputs (seed {seed})"
     plain = run_vmfb(plain_vmfb, sig.name, inputs, parameters=ws.params_path)
     sub = run_vmfb(substituted_vmfb or ws.vmfb_path, sig.name, inputs, parameters=ws.params_path)
-    outputs = [compare_arrays(p, s, tolerance, i) for i, (p, s) in enumerate(zip(plain, sub))]
+    rules = [gate_tolerance(ws, p.dtype, tolerance) for p in plain]
+    outputs = [compare_arrays(p, s, r, i) for i, (p, s, r) in enumerate(zip(plain, sub, rules))]
     note = _against_onnxruntime(ws, inputs, plain, sub, outputs)
-    return GateReport(sig.name, tolerance, origin, outputs, note)
+    used = max((r.relative for r in rules), default=tolerance or 0.0)
+    return GateReport(sig.name, used, origin, outputs, note)
 
 
 def _against_onnxruntime(ws, inputs, plain, sub, outputs) -> str:
@@ -276,7 +298,7 @@ def _against_onnxruntime(ws, inputs, plain, sub, outputs) -> str:
 
 
 def gate_substitution(ws, name: str, kind: str, *, input_files: list[Path] | None = None,
-                      tolerance: float = DEFAULT_TOLERANCE, seed: int = 0, plain_folder: Path | None = None,
+                      tolerance: float | None = DEFAULT_TOLERANCE, seed: int = 0, plain_folder: Path | None = None,
                       ) -> GateReport:
     """Compare the current build with the plain one and keep the verdict with the substitution."""
     from ..executables.substitution import plain_build, record_verdict

@@ -23,6 +23,9 @@ np = lazy_module("numpy")
 CONTRACTIONS = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "MatMulInteger", "QLinearMatMul",
                           "QLinearConv", "ConvInteger", "Einsum"})
 MOVEMENT = frozenset({"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"})
+# Nodes IREE computes nothing for (folded into a host reshape, or the identity at inference): they
+# carry no location in a dispatch, yet a dispatch may compute nodes on both sides of them.
+TRANSPARENT = MOVEMENT | {"Dropout"}
 # Ops whose output element i depends on input element i only (inputs of the output's size).
 ELEMENTWISE = frozenset({
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mean", "Sum", "Where", "Relu", "LeakyRelu", "PRelu",
@@ -43,6 +46,7 @@ class Form:
     steps: tuple[Step, ...] = ()
     via: str = ""  # how: "after Transpose k_heads", "before Transpose swap"
     shape: tuple[int, ...] = ()
+    movers: tuple[str, ...] = ()  # the movement nodes it went through
 
 
 class OnnxGraphOrder:
@@ -71,17 +75,21 @@ class OnnxGraphOrder:
                 self.producer[t] = node.name
 
     def computed_by(self, nodes: list[str], roots: list[str]) -> list[str]:
-        """The nodes a dispatch computes: its root's nodes and the non-contractions they feed within `nodes`."""
+        """The nodes a dispatch computes: its root's nodes and the non-contractions they feed within `nodes`
+        (directly or through nodes that compute nothing, which no location names: a Reshape, a Dropout)."""
         inside = set(nodes)
         start = [r for r in roots if r in inside and r in self.order]
         if not start:
             return list(nodes)
-        found, stack = set(start), list(start)
+        found, stack, passed = set(start), list(start), set()
         while stack:
             for t in self.outputs.get(stack.pop(), []):
                 for c in self.consumers.get(t, []):
                     if c in inside and c not in found and self.op_type.get(c) not in CONTRACTIONS:
                         found.add(c)
+                        stack.append(c)
+                    elif c not in inside and c not in passed and self.op_type.get(c) in TRANSPARENT:
+                        passed.add(c)
                         stack.append(c)
         return [n for n in nodes if n in found]
 
@@ -152,7 +160,7 @@ class OnnxGraphOrder:
                     continue
                 step = self._step(c, end, t, shapes, undo=False)
                 moved = Form(form.tensor, form.node, (*form.steps, step), f"as {t} after {self.op_type[c]} {c}",
-                             shapes[t])
+                             shapes[t], (*form.movers, c))
                 found.append(moved)
                 self._downstream(moved, t, shapes, found, depth + 1)
 
@@ -173,7 +181,8 @@ class OnnxGraphOrder:
                 if src not in shapes:
                     continue
                 step = self._step(p, src, t, shapes, undo=True)
-                moved = Form(form.tensor, form.node, (*form.steps, step), f"before {kind} {p}", shapes[src])
+                moved = Form(form.tensor, form.node, (*form.steps, step), f"before {kind} {p}", shapes[src],
+                             (*form.movers, p))
                 found.append(moved)
                 self._upstream_from(p, moved, shapes, found, depth + 1)
             elif kind in ELEMENTWISE:
@@ -190,7 +199,7 @@ class OnnxGraphOrder:
             if inner in shapes:
                 step = self._step(p, inner, src, shapes, undo=True)
                 moved = Form(form.tensor, form.node, (*form.steps, step), f"before {self.op_type[p]} {p}",
-                             shapes[inner])
+                             shapes[inner], (*form.movers, p))
                 found.append(moved)
                 self._upstream_from(p, moved, shapes, found, depth + 1)
         elif self.op_type[p] in ELEMENTWISE:

@@ -127,6 +127,9 @@ class DispatchPairer:
         self.records = {r.index: r for r in records}
         self.layouts = layouts
         self.nodes = {i: dispatch_nodes(r, self.graph) for i, r in self.records.items()}
+        for i, r in self.records.items():  # a result made at a node its root does not feed (a gather
+            for layout in layouts.get(i, []):  # yielded beside the multiply it feeds) is computed too
+                self.nodes[i] += [n for n in layout.base_nodes if n in r.onnx_nodes and n not in self.nodes[i]]
 
     def wanted(self) -> list[str]:
         """The ONNX tensors the pairings may need (to expose from onnxruntime)."""
@@ -165,15 +168,22 @@ class DispatchPairer:
         nodes = self.nodes.get(index, [])
         if not nodes:
             return Pairing(None, None, "no ONNX counterpart: its locations name no ONNX node it computes")
+        # the nodes the computing op itself is located at, when it names some: a node after it in the
+        # dispatch (a transpose of its result) is one of the layout's steps, not its value
+        at_base = [n for n in nodes if n in layout.base_nodes] or nodes
+        # a Transpose the dispatch computes apart from that op (its layout transposes after it) is in the
+        # layout's steps already: its forms would move the values twice
+        own_moves = {n for n in nodes if n not in at_base and self.graph.op_type.get(n) == "Transpose"} \
+            if any(s.kind == "transpose" for s in layout.steps) else set()
         base = tuple(layout.base_shape)
-        for node in self.graph.latest_first(nodes):
+        for node in self.graph.latest_first(at_base):
             for tensor in self.graph.outputs[node]:
                 if tensor in taken or tensor not in tensor_shapes:
                     continue
                 if not same_domain(dtype, tensor_dtypes[tensor]):
                     continue
                 fits = [f for f in self.graph.forms(node, tensor, tensor_shapes)
-                        if same_order_shapes(f.shape, base)]
+                        if same_order_shapes(f.shape, base) and not own_moves & set(f.movers)]
                 if not fits:
                     continue
                 orders = {element_order(tensor_shapes[tensor], (*f.steps, Step("reshape", base))).tobytes()
@@ -185,10 +195,32 @@ class DispatchPairer:
                 form = min(fits, key=lambda f: len(f.steps))
                 return Pairing(tensor, node, "", (*form.steps, Step("reshape", base), *layout.steps),
                                layout.window, _via(form.via, layout.steps))
+        if layout.window is not None:
+            found = self._window_of(nodes, layout, shape, dtype, tensor_shapes, tensor_dtypes, taken)
+            if found is not None:
+                return found
         domain = np.dtype(dtype).name
         return Pairing(None, None, f"no ONNX counterpart: no {domain}-domain output of "
                                    f"{', '.join(self.graph.latest_first(nodes)[:3])} (nor a known transpose or "
                                    f"reshape of it) has the shape {_shape_text(base)} it computes")
+
+    def _window_of(self, nodes, layout: ResultLayout, whole, dtype, tensor_shapes, tensor_dtypes, taken):
+        """A part the dispatch computes into a buffer of a node's output shape (one piece of a Pad
+        IREE assembles from several dispatches): paired with that part of the node's output."""
+        starts, sizes = layout.window
+        for node in self.graph.latest_first(nodes):
+            for tensor in self.graph.outputs[node]:
+                if tensor in taken or tensor not in tensor_shapes or not same_domain(dtype, tensor_dtypes[tensor]):
+                    continue
+                fits = [f for f in self.graph.forms(node, tensor, tensor_shapes) if same_order_shapes(f.shape, whole)]
+                if len({element_order(tensor_shapes[tensor], (*f.steps, Step("reshape", whole))).tobytes()
+                        for f in fits}) != 1:
+                    continue
+                form = min(fits, key=lambda f: len(f.steps))
+                part = Step("slice", tuple(sizes), starts=tuple(starts), strides=tuple(1 for _ in sizes))
+                return Pairing(tensor, node, "", (*form.steps, Step("reshape", whole), part), layout.window,
+                               "; ".join(v for v in (form.via, "the part it writes: " + part.text()) if v))
+        return None
 
     def _moved(self, layout: ResultLayout, dtype, inputs) -> Pairing:
         held = inputs.get(layout.binding)
@@ -235,12 +267,14 @@ def mark_partial(pairings: dict[int, list[Pairing]], producers: dict[int, list[i
         ancestors[i] = seen
     partial: dict[int, int] = {}
     for later in sorted(pairings, reverse=True):
-        tensors = {p.tensor for p in pairings[later] if p.tensor is not None and not p.moved}
+        # a piece written into part of a buffer completes no op an earlier dispatch started
+        tensors = {p.tensor for p in pairings[later] if p.tensor is not None and not p.moved and p.window is None}
         if not tensors:
             continue
         for earlier in ancestors[later]:
-            if earlier in partial:
-                continue
+            mine = pairings.get(earlier, [])
+            if earlier in partial or (mine and all(p.tensor is not None and p.moved for p in mine)):
+                continue  # a dispatch that only moves a paired input is compared as that move
             own = {p.tensor for p in pairings.get(earlier, []) if p.tensor is not None and not p.moved}
             own |= {t for n in nodes.get(earlier, []) for t in graph.outputs.get(n, [])}
             if own & tensors:

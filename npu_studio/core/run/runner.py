@@ -20,7 +20,7 @@ from ..errors import RunFailed
 from ..processes import module_command
 from ..workspace import trust
 from . import time_budget
-from .signature import FunctionSignature, check_fits_in_memory, public_functions, read_npy_input
+from .signature import FunctionSignature, check_fits_in_memory, imported_signatures, public_functions, read_npy_input
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
 
@@ -55,7 +55,7 @@ def random_inputs(sig: FunctionSignature, seed: int = 0, source: Path | None = N
 
 
 def pick_function(signature_source: Path, name: str | None = None) -> FunctionSignature:
-    sigs = public_functions(signature_source)
+    sigs = public_functions(signature_source) or imported_signatures(signature_source)
     if name is not None:
         for sig in sigs:
             if sig.name == name:

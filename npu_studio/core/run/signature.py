@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,11 +96,35 @@ def public_functions(snapshot: Path, *, as_called: bool = False) -> list[Functio
                 sig = FunctionSignature(
                     name, tuple(_spec(t) for t in ftype.inputs), tuple(_spec(t) for t in ftype.results)
                 )
+            elif ftype.results and all(_TORCH_TENSOR.fullmatch(str(t)) for t in [*ftype.inputs, *ftype.results]):
+                sig = FunctionSignature(name, tuple(_torch_spec(t) for t in ftype.inputs),
+                                        tuple(_torch_spec(t) for t in ftype.results))
             else:
                 sig = _abi_signature(name, funcs.get(name + "$async", op), as_called)
             if sig is not None:
                 sigs.append(sig)
         return sigs
+
+
+# A tensor of the torch-mlir ONNX importer's module: !torch.vtensor<[3,?,16],f32>
+_TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([0-9?,\s-]*)\],(\w+)>")
+
+
+def _torch_spec(t) -> TensorSpec:
+    dims, dtype = _TORCH_TENSOR.fullmatch(str(t)).groups()
+    shape = tuple(None if d.strip() in ("?", "-1") else int(d) for d in dims.split(",") if d.strip())
+    return TensorSpec(shape, dtype)
+
+
+def imported_signatures(snapshot: Path) -> list[FunctionSignature]:
+    """The entry points of the module imported from ONNX beside a workspace's phase `snapshot`
+    (its `imported.mlir`), or none. A model IREE folds to nothing (its entry point hands back
+    its argument's buffer view, no `hal.tensor.import` or `export` left) keeps no tensor type
+    in any phase: they are read here."""
+    imported = Path(snapshot).parent.parent / "imported.mlir"
+    if Path(snapshot).parent.name != "phases" or not imported.is_file():
+        return []
+    return public_functions(imported)
 
 
 def _visibility(op) -> str:

@@ -73,7 +73,7 @@ class SubstitutionOutcome:
 
 
 def substitute_and_check(ws, name: str, kind: str, text: str | Path, *,
-                         input_files: list[Path] | None = None, tolerance: float = DEFAULT_TOLERANCE,
+                         input_files: list[Path] | None = None, tolerance: float | None = DEFAULT_TOLERANCE,
                          seed: int = 0, timing: TimingRequest | None = None,
                          on_step: StepCallback | None = None, on_phase: ProgressCallback | None = None,
                          started: StartedCallback | None = None) -> SubstitutionOutcome:

@@ -92,11 +92,13 @@ def _is_integer(name: str) -> bool:
 
 
 def dispatch_types(rec) -> set[str]:
-    """The element types a dispatch record computes in: every linalg op's operands and results."""
+    """The element types a dispatch record computes in: every linalg op's operands and results, and
+    the float types its body's ops compute in (an f16 multiply between f32 operands)."""
     if rec is None:
         return set()
     ops = list(rec.ops) or ([rec.root] if rec.root is not None else [])
-    return {t.dtype for op in ops for t in (*op.inputs, *op.outputs) if t.dtype}
+    return {t.dtype for op in ops for t in (*op.inputs, *op.outputs) if t.dtype} | \
+        {t for op in ops for t in getattr(op, "body_types", ())}
 
 
 def upstream_types(records) -> dict[int, set[str]]:

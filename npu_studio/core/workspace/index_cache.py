@@ -26,7 +26,7 @@ from ..ir.dispatch_index.records import SCHEMA_VERSION
 from ..paths import dispatch_index_cache_dir
 from ..textio import read_bytes
 
-FORMAT = 2  # bump with any change to PhaseIndex or DispatchRecord
+FORMAT = 4  # bump with any change to PhaseIndex or DispatchRecord
 _log = logging.getLogger(__name__)
 
 

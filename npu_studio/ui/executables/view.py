@@ -77,8 +77,10 @@ class ExecutablesPanel(QtCore.QObject):
         self.slowest_button.clicked.connect(self.open_slowest)
         self.compile_times: dict = {}
         self.tolerance = QtWidgets.QDoubleSpinBox(decimals=9, minimum=0.0, maximum=10.0, singleStep=1e-6)
-        self.tolerance.setToolTip("An element fails when |substituted - plain| > tolerance * max(1, |plain|)")
-        self.tolerance.setValue(DEFAULT_TOLERANCE)
+        self.tolerance.setToolTip("An element fails when |substituted - plain| > tolerance * max(1, largest "
+                                  "|plain|); 'arithmetic': from the element types the program computes in")
+        self.tolerance.setSpecialValueText("arithmetic")  # shown at the minimum, 0: the shared rule
+        self.tolerance.setValue(DEFAULT_TOLERANCE or 0.0)
         self.tolerance.setAccessibleName("Tolerance")
         self.tolerance.setMaximumWidth(130)
         self.time_check = QtWidgets.QCheckBox("Time kernel")
@@ -296,7 +298,7 @@ class ExecutablesPanel(QtCore.QObject):
             self.editor.show_error(str(exc), getattr(exc, "line", None), getattr(exc, "col", None))
             self.refresh()
             return
-        tolerance = self.tolerance.value()
+        tolerance = self.tolerance.value() or DEFAULT_TOLERANCE  # 0 reads "arithmetic"
         timing = UI_TIMING if self.time_check.isChecked() else None
         self._loaded = (ws, name, kind, text)  # what builds now is no longer an unsaved edit
 

@@ -216,3 +216,30 @@ def test_tolerance_rule_reads_the_arithmetic():
     step = arithmetic_tolerance({"i8", "i32", "f32"}, "int8")
     assert step.relative == 0 and step.absolute == 1
     assert step.bound(100.0) == 1.0 and arithmetic_tolerance({"bf16"}, "float32").bound(10.0) == pytest.approx(0.5)
+
+
+def test_a_dispatch_computes_the_nodes_past_a_reshape_and_a_dropout():
+    """inception_v1's QDQ pool: IREE fuses AveragePool, its QuantizeLinear, the DequantizeLinear and the
+    QuantizeLinear after Dropout and Reshape (which fold away and no location names) into one dispatch,
+    whose int8 result is the last QuantizeLinear's output (by hand, from the graph below)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from npu_studio.core.run.onnx_graph import OnnxGraphOrder
+
+    q = lambda name, x, y: helper.make_node("QuantizeLinear", [x, "s", "z"], [y], name=name)  # noqa: E731
+    nodes = [helper.make_node("AveragePool", ["x"], ["p"], name="pool", kernel_shape=[2, 2]),
+             q("q1", "p", "p_q"),
+             helper.make_node("DequantizeLinear", ["p_q", "s", "z"], ["p_dq"], name="dq1"),
+             helper.make_node("Dropout", ["p_dq"], ["d"], name="drop"),
+             helper.make_node("Reshape", ["d", "shape"], ["r"], name="flat"),
+             q("q2", "r", "r_q")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 2, 2])],
+                              [helper.make_tensor_value_info("r_q", TensorProto.INT8, [1, 4])],
+                              [helper.make_tensor("s", TensorProto.FLOAT, [], [0.1]),
+                               helper.make_tensor("z", TensorProto.INT8, [], [0]),
+                               helper.make_tensor("shape", TensorProto.INT64, [2], [1, 4])])
+    order = OnnxGraphOrder(helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]))
+    located = ["pool", "q1", "dq1", "q2"]  # what the dispatch's locations name
+    assert order.computed_by(located, ["pool"]) == located
+    assert order.computed_by(["pool", "q1", "dq1"], ["pool"]) == ["pool", "q1", "dq1"]

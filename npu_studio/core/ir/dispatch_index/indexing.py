@@ -63,6 +63,7 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
     region_sites: dict[int, _Executable] = {}  # hash of region op -> pseudo-executable
     sites: list[tuple[ir.Operation, ir.Operation]] = []
     lookups: dict[int, list[str]] = {}  # hal: function_id value owner -> symbol path
+    stored: dict[str, list] = {}  # global -> the values an initializer stores in it
 
     def owner_exec(op: ir.Operation) -> _Executable | None:
         p = _executable_of(op)
@@ -85,6 +86,9 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
             sites.append((op, pos_op))
             if name in _REGION_SITES:
                 region_sites[hash(op)] = _Executable(None, op, pos_op)
+            continue
+        if name == "util.global.store" and "global" in op.attributes and op.operands:
+            stored.setdefault(str(op.attributes["global"]), []).append(op.operands[0])
             continue
         if name == "hal.executable.lookup.function" and "entry_point" in op.attributes:
             lookups[hash(op)] = symbol_path(op.attributes["entry_point"])
@@ -146,7 +150,7 @@ def index_text(text: str, phase: str, path: str | Path | None = None) -> PhaseIn
         records.append(rec)
     for rec, (op, _) in zip(records, sites):
         if op.name in ("flow.dispatch", *_REGION_SITES):
-            rec.producers = _producers(op, site_index)
+            rec.producers = _producers(op, site_index, stored)
 
     return PhaseIndex(
         phase=phase,
@@ -250,8 +254,9 @@ def _workload(op: ir.Operation) -> tuple[int | None, ...] | None:
 _PASS_THROUGH_LIMIT = 64
 
 
-def _producers(op: ir.Operation, site_index: dict[int, int]) -> list[int]:
-    """Dispatch sites whose results reach op's operands through host ops."""
+def _producers(op: ir.Operation, site_index: dict[int, int], stored: dict[str, list] | None = None) -> list[int]:
+    """Dispatch sites whose results reach op's operands through host ops (and through a global an
+    initializer's dispatch stored: a constant computed by a dispatch is that dispatch's result)."""
     found: list[int] = []
     stack = [v for v in op.operands]
     seen: set[int] = set()
@@ -269,6 +274,9 @@ def _producers(op: ir.Operation, site_index: dict[int, int]) -> list[int]:
         if h in site_index:
             if site_index[h] not in found:
                 found.append(site_index[h])
+            continue
+        if owner.name == "util.global.load" and stored and "global" in owner.attributes:
+            stack.extend(stored.get(str(owner.attributes["global"]), []))
             continue
         if owner.name in ("arith.constant", "util.global.load"):
             continue

@@ -119,4 +119,5 @@ def describe_linalg_op(op: ir.Operation | ir.OpView) -> OpDescription | None:
         bytes_read=bytes_read,
         bytes_written=bytes_written,
         body_ops=tuple(n for n in o.body_ops if n not in FREE_BODY_OPS),
+        body_types=o.body_types,
     )

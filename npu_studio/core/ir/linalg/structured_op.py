@@ -56,6 +56,10 @@ class StructuredOp:
         self.body_ops = tuple(
             o.name for o in (self.block.operations if self.block is not None else [])
         )
+        # The float types the body computes in (an f16 multiply between f32 operands: truncf, mulf, extf)
+        self.body_types = tuple(sorted({
+            str(r.type) for o in (self.block.operations if self.block is not None else [])
+            for r in o.results if str(r.type) in ("f16", "bf16", "f32", "f64")}))
 
     @staticmethod
     def _num_outputs(operation: ir.Operation, n_operands: int) -> int:

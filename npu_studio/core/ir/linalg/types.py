@@ -70,6 +70,8 @@ class OpDescription:
     # Arithmetic ops in the body, e.g. ("arith.mulf", "arith.addf"); used
     # for labels such as "relu" or "bias add" of fused ops.
     body_ops: tuple[str, ...] = field(default=(), compare=False)
+    # Float element types the body's ops compute in (run/tolerance: the arithmetic's precision).
+    body_types: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def is_static(self) -> bool:

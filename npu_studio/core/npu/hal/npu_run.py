@@ -26,7 +26,8 @@ from ...run.runner import pick_function, random_inputs, run_vmfb
 from ...workspace import trust
 from ...workspace.workspace import Workspace
 from ...run.dispatches import iree_dispatches
-from ..numerics.check import Comparison, _compare, arithmetic_of, diverges, final_line, run_onnxruntime
+from ..numerics.check import (Comparison, _compare, against_onnxruntime, arithmetic_of, diverges, final_line,
+                              quantized_outputs, run_onnxruntime)
 from ..numerics.functional_sim import DispatchOutcome, TileFault
 from ..store.workspace_io import json_path
 from ..backend.api import BackendError
@@ -141,14 +142,15 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     arithmetic = arithmetic_of(flow)  # the one tolerance rule (run/tolerance) reads what the program computes in
     if cpu_build:
         t0 = time.perf_counter()
+        exact = quantized_outputs(ws.source_path, len(outputs)) is not None  # as simulate --check
         vs_cpu = _compare("iree-cpu", outputs, run_vmfb(ws.vmfb_path, sig.name, inputs, parameters=ws.params_path),
-                          types=arithmetic.program)
+                          exact=exact, types=arithmetic.program)
         cpu_seconds = time.perf_counter() - t0
     notes: list[str] = []
     vs_ort = None
     if onnxruntime and ws.source_path.suffix.lower() == ".onnx":
         try:
-            vs_ort = _compare("onnxruntime", outputs, run_onnxruntime(ws.source_path, inputs), types=arithmetic.program)
+            vs_ort = against_onnxruntime(ws.source_path, outputs, run_onnxruntime(ws.source_path, inputs), arithmetic)
         except ImportError:
             notes.append("onnxruntime is not installed: no comparison with it")
         except Exception as exc:  # onnxruntime's own errors (unsupported op, ...) are not ours

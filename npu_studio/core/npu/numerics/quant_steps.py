@@ -49,6 +49,12 @@ class StepComparison:
                 f"{'' if self.max_steps == 1 else 's'} (allowed: {MAX_STEPS} step on "
                 f"{100 * MAX_FRACTION:g}%) {'ok' if self.ok else 'DIFFERS'}")
 
+    def to_dict(self) -> dict:
+        return {"reference": self.reference, "max_error": self.max_error, "scale": self.scale,
+                "tolerance": self.tolerance, "ok": self.ok, "elements": self.elements,
+                "differing": self.differing, "max_steps": self.max_steps, "tensor": self.tensor,
+                "distinct": self.distinct}
+
 
 def output_steps(model_path: Path) -> list[float | None]:
     """The quantization step of each graph output of an ONNX model (None: not quantized)."""
