@@ -146,6 +146,8 @@ def test_the_bar_tooltip_stays_while_the_pointer_rests(dock, qtbot):
     vb = chart.engines.getViewBox()
     scene = vb.mapViewToScene(QtCore.QPointF(450, 2))  # the MAC bar of task #1
     pos = chart.view.mapFromScene(scene)
+    dock.activateWindow()  # Qt shows tooltips for the active window (a window manager would make it so)
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.activeWindow() is dock, timeout=5000)
     qtbot.mouseMove(chart.view.viewport(), pos)
     qtbot.waitUntil(lambda: QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text().startswith("task #1"))
     # Resting: Qt sends the viewport a ToolTip event about 700 ms later; the scene used to hide the tip then.

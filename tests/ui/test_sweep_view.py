@@ -54,6 +54,8 @@ def test_clicking_a_front_point_opens_its_schedule(window, qtbot, tmp_path):
     assert view.row_at(scene) is row  # what hover shows and click opens
     tip = tip_text(row, view.params)
     assert f"sram.size_kib = {row['sram.size_kib']}" in tip and "energy_pj = " in tip
+    window.activateWindow()  # Qt shows tooltips for the active window (a window manager would make it so)
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.activeWindow() is window, timeout=5000)
     qtbot.mouseMove(view.plot.viewport(), view.point_position(row))  # hover, and rest 2 s: the tip stays
     qtbot.wait(2000)
     assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == tip
