@@ -144,6 +144,7 @@ def test_a_click_in_the_ir_selects_its_dispatch_without_moving_the_view(window, 
         view.goto(region.end_line - 1, 1, center=False)  # scrolled so that the region's end is on screen
         # laid out, as on screen before a user clicks, and not the third click of the last double-click
         qtbot.wait(QtWidgets.QApplication.doubleClickInterval() + 50)
+        qtbot.waitUntil(lambda: not window.ir.navigator.building, timeout=60_000)  # folds settled
         first, last = view.visible_line_range()
         assert first > region.start_line
         scroll, target = view.verticalScrollBar().value(), (first + last) // 2

@@ -115,6 +115,11 @@ class IrNavigator(QtCore.QObject):
     # -- building the index ---------------------------------------------------------------------
 
     @QtCore.Slot()
+    @property
+    def building(self) -> bool:
+        """An index is being built (folds and hover may still change)."""
+        return self._building
+
     def _on_text_shown(self) -> None:
         self.activity.mark()  # the first paint of the new text comes before the build
         self._generation += 1
