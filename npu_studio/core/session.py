@@ -212,9 +212,11 @@ class Session:
         source = self.phase_state(NPU_SOURCE)
         if source in (FAILED, STALE):
             return source
+        if NPU_SOURCE in self.drafts:  # edited or being resumed from: whatever runs now is on the old text
+            return STALE if self.npu is not None or self._npu_running else PENDING
         if self._npu_running:
             return RUNNING
-        if source in (PENDING, RUNNING) or NPU_SOURCE in self.drafts:
+        if source in (PENDING, RUNNING):
             return PENDING if self.npu is None else STALE
         return self._npu_state
 

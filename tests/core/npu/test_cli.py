@@ -18,8 +18,8 @@ def test_report_and_outputs(example_flow, tmp_path, capsys):
     assert '"npu.conv"' in out_mlir.read_text()
 
 
-def test_workspace(example_workspace, capsys):
-    assert run([example_workspace.root, "--target", "tiny"]) == 0
+def test_workspace(fresh_example, capsys):
+    assert run([fresh_example.root, "--target", "tiny"]) == 0
     assert "Dispatch #0: conv -> CPU fallback: element type not supported (f32 in input 0)" in capsys.readouterr().out
 
 

@@ -61,7 +61,7 @@ def test_hand_worked_requantized_tile(tie_ws, tie_program):
         if dispatch == conv.index:
             seen[k] = [np.array(r, copy=True) for r in regions]
 
-    vmfb = build(tie_ws.snapshot_path("flow"), tie_ws.root / "npu" / "check")
+    vmfb = build(tie_ws.snapshot_path("flow"), tie_ws.root / "npu" / "check", root=tie_ws.root)
     with DispatchRunner(vmfb) as runner:
         sim = FunctionalSim(tie_ws.snapshot_path("flow"), tie_program, tie_ws.params_path, runner, on_tile=look)
         result = sim.run("ties", [TIE_X])

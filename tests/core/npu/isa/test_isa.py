@@ -190,9 +190,9 @@ def test_round_trip_resnet50_and_qdq(tmp_path):
 # -- bad binaries through the CLI -----------------------------------------------------------------
 
 
-def test_truncated_or_corrupted_binary_is_one_line(example_workspace, tmp_path, capsys):
+def test_truncated_or_corrupted_binary_is_one_line(fresh_example, tmp_path, capsys):
     good, text = tmp_path / "p.npub", tmp_path / "p.npus"
-    assert main(["asm", str(example_workspace.root), "--binary", str(good), "--out", str(text)]) == 0
+    assert main(["asm", str(fresh_example.root), "--binary", str(good), "--out", str(text)]) == 0
     data = good.read_bytes()
     capsys.readouterr()
     assert main(["asm", str(good)]) == 0
