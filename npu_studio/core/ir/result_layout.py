@@ -251,18 +251,38 @@ def layout_of(stored) -> ResultLayout:
         if back is None:
             if step:
                 return ResultLayout("unknown", shape, why_unknown=f"its result goes through {step}")
-            return ResultLayout("compute", shape, steps[::-1], op.name, base_nodes=_location_names(op))
+            return ResultLayout("compute", shape, steps[::-1], op.name, base_nodes=_value_names(op, value))
         steps.extend(reversed(step) if isinstance(step, list) else [step])
         value = back
     return ResultLayout("unknown", (), why_unknown="its data movement is too long to follow")
 
 
-def _location_names(op) -> tuple[str, ...]:
+def _location_names(loc) -> tuple[str, ...]:
     from .dispatch_index.provenance import onnx_names
 
     names: list[str] = []
-    onnx_names(op.location, names, set())
+    onnx_names(loc, names, set())
     return tuple(names)
+
+
+def _value_names(op, value) -> tuple[str, ...]:
+    """The ONNX nodes named where `value` (a result of `op`) is computed: for a linalg op with a body,
+    the location of the op that makes the value it yields (a generic with two results computes
+    each at its own node), else the op's own location."""
+    try:
+        k = ir.OpResult(value).result_number
+        body = op.regions[0].blocks[0] if len(op.regions) and len(op.regions[0].blocks) else None
+        if body is not None:
+            last = list(body.operations)[-1].operation
+            if last.name == "linalg.yield" and k < len(last.operands):
+                made = last.operands[k].owner
+                if not isinstance(made, ir.Block):
+                    names = _location_names(made.operation.location if hasattr(made, "operation") else made.location)
+                    if names:
+                        return names
+    except (TypeError, ValueError, IndexError):
+        pass
+    return _location_names(op.location)
 
 
 def _binding_shape(t) -> tuple[int, ...] | None:

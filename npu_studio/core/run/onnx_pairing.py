@@ -127,6 +127,9 @@ class DispatchPairer:
         self.records = {r.index: r for r in records}
         self.layouts = layouts
         self.nodes = {i: dispatch_nodes(r, self.graph) for i, r in self.records.items()}
+        for i, r in self.records.items():  # a result made at a node its root does not feed (a gather
+            for layout in layouts.get(i, []):  # yielded beside the multiply it feeds) is computed too
+                self.nodes[i] += [n for n in layout.base_nodes if n in r.onnx_nodes and n not in self.nodes[i]]
 
     def wanted(self) -> list[str]:
         """The ONNX tensors the pairings may need (to expose from onnxruntime)."""
