@@ -44,10 +44,12 @@ def _first_users(value, found: list[str], depth: int) -> None:
             body = user.regions[0].blocks[0]
             k = use.operand_number
             if k < len(body.arguments) and user.name == "linalg.generic":
+                inside: list[str] = []
                 for inner in body.arguments[k].uses:
                     owner = inner.owner.operation if isinstance(inner.owner, ir.OpView) else inner.owner
                     if owner.name != "linalg.yield":
-                        found.extend(_names(owner))
+                        inside.extend(_names(owner))
+                found.extend(inside or _names(user))  # body ops without a location: the op's own
             else:  # a named op (matmul, conv): its own location
                 found.extend(_names(user))
         elif user.name not in ("arith.constant",) and not user.name.endswith(".store"):

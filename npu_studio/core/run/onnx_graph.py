@@ -61,12 +61,18 @@ class OnnxGraphOrder:
         self.consumers: dict[str, list[str]] = {}  # tensor -> nodes reading it
         self.producer: dict[str, str] = {}  # tensor -> node writing it
         initializers = {t.name for t in model.graph.initializer}
+        self.step: dict[str, float] = {}  # DequantizeLinear node -> its largest scale: one quantization step
+        scales = {t.name: t for t in model.graph.initializer}
         self.graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
         for i, node in enumerate(model.graph.node):
             self.order[node.name] = i
             self.outputs[node.name] = [o for o in node.output if o]
             self.inputs[node.name] = list(node.input)
             self.op_type[node.name] = node.op_type
+            if node.op_type == "DequantizeLinear" and len(node.input) > 1 and node.input[1] in scales:
+                from onnx import numpy_helper
+
+                self.step[node.name] = float(np.max(np.abs(numpy_helper.to_array(scales[node.input[1]]))))
             if node.op_type == "Transpose":
                 self.perm[node.name] = next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
             for t in node.input:

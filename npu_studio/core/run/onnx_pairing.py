@@ -60,6 +60,7 @@ class Pairing:
     window: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (starts, sizes) the dispatch wrote
     via: str = ""  # how the reference is moved, in words ("" when it is the tensor as it is)
     moved: bool = False  # the dispatch only moves data it reads (it computes no ONNX node)
+    step: float | None = None  # the tensor is dequantized: one quantization step (run/tolerance)
 
     @property
     def padded(self) -> bool:
@@ -154,6 +155,8 @@ class DispatchPairer:
         for layout, shape, dtype in zip(layouts, shapes, dtypes):
             p = self._pair_one(index, layout, tuple(shape), dtype, tensor_shapes, tensor_dtypes, inputs or {},
                                taken)
+            if p.node in self.graph.step:
+                p = replace(p, step=self.graph.step[p.node])
             if p.tensor is not None:
                 taken.add(p.tensor)
             out.append(p)
