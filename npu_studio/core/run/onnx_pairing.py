@@ -73,6 +73,9 @@ class Pairing:
             starts, sizes = self.window
             mine = mine[tuple(slice(b, b + n) for b, n in zip(starts, sizes))]  # the binding's rank
         ref = apply_steps(np.asarray(reference), self.steps)
+        if mine.dtype.kind in "iu" and ref.dtype.kind in "iu" and mine.dtype != ref.dtype \
+                and mine.dtype.itemsize == ref.dtype.itemsize:
+            mine = mine.view(ref.dtype)  # IREE's integers are signless: a uint8 tensor travels as i8
         return mine, ref.reshape(mine.shape)
 
 
