@@ -47,6 +47,9 @@ class FlowPairing:
             self.declared = [[(graph.buffers[w].shape, graph.buffers[w].dtype) for w in site.writes]
                              for site in graph.sites]
             imports = [b for b, buf in graph.buffers.items() if buf.kind == "input"]
+            # sites reading constants only (inside an initializer, or from what one stored)
+            self.constant = {site.index for site in graph.sites
+                             if all(kinds.get(b) in ("weight", "constant") for b in site.reads)}
         self.layouts: dict[int, list[ResultLayout]] = {}
         self.first_uses: dict[int, dict[int, set[str]]] = {}  # dispatch -> argument -> ONNX nodes applied first
         sites = Counter(rec.executable for rec in records)
@@ -103,7 +106,7 @@ class FlowPairing:
         inputs = {i: self.held.get(b, "what it reads is not known") if b is not None else "it is not a tensor"
                   for i, b in enumerate(args)}
         pairings = self.pairer.pair(index, [_shape(r) for r in results], [_dtype(r) for r in results],
-                                    self.tensor_shapes, self.tensor_dtypes, inputs)
+                                    self.tensor_shapes, self.tensor_dtypes, inputs, index in self.constant)
         self.pairings[index] = pairings
         for b, p, r in zip(self.writes[index] if index < len(self.writes) else [], pairings, results):
             self.held[b] = held_by(p, _shape(r))

@@ -80,6 +80,16 @@ class OnnxGraphOrder:
             for t in node.output:
                 self.producer[t] = node.name
 
+    def varying(self) -> set[str]:
+        """The tensors whose values depend on a model input (the others are constants of the model)."""
+        if not hasattr(self, "_varying"):
+            found = set(self.graph_inputs)
+            for node in sorted(self.order, key=self.order.__getitem__):  # graph order is topological
+                if any(t in found for t in self.inputs[node]):
+                    found.update(self.outputs[node])
+            self._varying = found
+        return self._varying
+
     def computed_by(self, nodes: list[str], roots: list[str]) -> list[str]:
         """The nodes a dispatch computes: its root's nodes and the non-contractions they feed within `nodes`
         (directly or through nodes that compute nothing, which no location names: a Reshape, a Dropout)."""
