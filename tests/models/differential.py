@@ -237,7 +237,7 @@ def fault_at(ws: Path, site: int, x: Path, work: Path, false_alarm: int | None =
         return Check("", "pass", "fault-localized", tag)
     text = json.dumps(report).lower()
     if first is None and "cannot locate" in text:
-        return Check("", "pass", "fault-cannot-locate", tag)
+        return Check("", "pass", "fault-cannot-locate", f"{tag}: {report.get('cannot_locate', '')}"[:400])
     if first is None:
         return Check("", "fail", "fault-missed", f"{tag}: {perturbed.get('why_unpaired', '')}"[:300])
     other = report["dispatches"][first]

@@ -293,7 +293,7 @@ def compare(index: int, rec, results: list[np.ndarray], pairings: list[Pairing],
         r, ref = p.view(np.asarray(result), np.asarray(reference[p.tensor]))
         err, scale = max_error(r, ref)
         rule = Tolerance(tolerance, 0.0, "given") if tolerance is not None else \
-            arithmetic_tolerance(types, np.asarray(result).dtype)
+            arithmetic_tolerance(types, np.asarray(result).dtype, p.step)
         bound = rule.bound(scale)
         rel = err / scale if scale else (0.0 if err == 0 else float("inf"))
         excess = err / bound if bound else (0.0 if err == 0 else float("inf"))

@@ -30,6 +30,13 @@ def _names(op) -> list[str]:
     return out
 
 
+def _single(op) -> list[str]:
+    """The node an op's own location names, when it names one (a fused location of a linalg op
+    names the nodes of its producers too)."""
+    names = _names(op)
+    return names if len(names) == 1 else []
+
+
 def _first_users(value, found: list[str], depth: int) -> None:
     if depth > MAX_DEPTH:
         return
@@ -44,14 +51,16 @@ def _first_users(value, found: list[str], depth: int) -> None:
             body = user.regions[0].blocks[0]
             k = use.operand_number
             if k < len(body.arguments) and user.name == "linalg.generic":
+                inside: list[str] = []
                 for inner in body.arguments[k].uses:
                     owner = inner.owner.operation if isinstance(inner.owner, ir.OpView) else inner.owner
                     if owner.name != "linalg.yield":
-                        found.extend(_names(owner))
+                        inside.extend(_names(owner))
+                found.extend(inside or _single(user))  # body ops without a location: the op's own
             else:  # a named op (matmul, conv): its own location
-                found.extend(_names(user))
+                found.extend(_single(user))
         elif user.name not in ("arith.constant",) and not user.name.endswith(".store"):
-            found.extend(_names(user))
+            found.extend(_single(user))
 
 
 def function_first_uses(func) -> dict[int, set[str]]:

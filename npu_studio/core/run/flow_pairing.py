@@ -14,6 +14,8 @@ own flow snapshot).
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from ..dtypes import numpy_value_dtype
@@ -45,14 +47,21 @@ class FlowPairing:
             self.declared = [[(graph.buffers[w].shape, graph.buffers[w].dtype) for w in site.writes]
                              for site in graph.sites]
             imports = [b for b, buf in graph.buffers.items() if buf.kind == "input"]
+            # sites reading constants only (inside an initializer, or from what one stored)
+            self.constant = {site.index for site in graph.sites
+                             if all(kinds.get(b) in ("weight", "constant") for b in site.reads)}
         self.layouts: dict[int, list[ResultLayout]] = {}
         self.first_uses: dict[int, dict[int, set[str]]] = {}  # dispatch -> argument -> ONNX nodes applied first
+        sites = Counter(rec.executable for rec in records)
         for rec in records:
             key = (rec.executable, rec.export)  # a flow export and its function share a name
             if key in by_function:
                 self.layouts[rec.index] = by_function[key]
-            self.first_uses[rec.index] = first_uses.get(key, {})
-        self.pairer = DispatchPairer(model, records, self.layouts)
+            # an executable several sites share names the first site's nodes in its ops: none of theirs
+            self.first_uses[rec.index] = first_uses.get(key, {}) if sites[rec.executable] == 1 else {}
+        self.pairer = DispatchPairer(model, records, {i: ls if sites[self._executable(records, i)] == 1 else
+                                                         [replace(lay, base_nodes=()) for lay in ls]
+                                                         for i, ls in self.layouts.items()})
         self.producers = {r.index: list(r.producers) for r in records}
         self.held: dict[str, Pairing | str] = {}
         for b, kind in kinds.items():
@@ -64,6 +73,10 @@ class FlowPairing:
         self.pairings: dict[int, list[Pairing]] = {}
         self.tensor_shapes: dict = {}
         self.tensor_dtypes: dict = {}
+
+    @staticmethod
+    def _executable(records, index: int):
+        return next((r.executable for r in records if r.index == index), None)
 
     @property
     def graph(self):
@@ -93,7 +106,7 @@ class FlowPairing:
         inputs = {i: self.held.get(b, "what it reads is not known") if b is not None else "it is not a tensor"
                   for i, b in enumerate(args)}
         pairings = self.pairer.pair(index, [_shape(r) for r in results], [_dtype(r) for r in results],
-                                    self.tensor_shapes, self.tensor_dtypes, inputs)
+                                    self.tensor_shapes, self.tensor_dtypes, inputs, index in self.constant)
         self.pairings[index] = pairings
         for b, p, r in zip(self.writes[index] if index < len(self.writes) else [], pairings, results):
             self.held[b] = held_by(p, _shape(r))

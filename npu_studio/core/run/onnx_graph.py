@@ -61,18 +61,34 @@ class OnnxGraphOrder:
         self.consumers: dict[str, list[str]] = {}  # tensor -> nodes reading it
         self.producer: dict[str, str] = {}  # tensor -> node writing it
         initializers = {t.name for t in model.graph.initializer}
+        self.step: dict[str, float] = {}  # DequantizeLinear node -> its largest scale: one quantization step
+        scales = {t.name: t for t in model.graph.initializer}
         self.graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
         for i, node in enumerate(model.graph.node):
             self.order[node.name] = i
             self.outputs[node.name] = [o for o in node.output if o]
             self.inputs[node.name] = list(node.input)
             self.op_type[node.name] = node.op_type
+            if node.op_type == "DequantizeLinear" and len(node.input) > 1 and node.input[1] in scales:
+                from onnx import numpy_helper
+
+                self.step[node.name] = float(np.max(np.abs(numpy_helper.to_array(scales[node.input[1]]))))
             if node.op_type == "Transpose":
                 self.perm[node.name] = next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
             for t in node.input:
                 self.consumers.setdefault(t, []).append(node.name)
             for t in node.output:
                 self.producer[t] = node.name
+
+    def varying(self) -> set[str]:
+        """The tensors whose values depend on a model input (the others are constants of the model)."""
+        if not hasattr(self, "_varying"):
+            found = set(self.graph_inputs)
+            for node in sorted(self.order, key=self.order.__getitem__):  # graph order is topological
+                if any(t in found for t in self.inputs[node]):
+                    found.update(self.outputs[node])
+            self._varying = found
+        return self._varying
 
     def computed_by(self, nodes: list[str], roots: list[str]) -> list[str]:
         """The nodes a dispatch computes: its root's nodes and the non-contractions they feed within `nodes`

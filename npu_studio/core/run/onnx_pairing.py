@@ -60,6 +60,7 @@ class Pairing:
     window: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (starts, sizes) the dispatch wrote
     via: str = ""  # how the reference is moved, in words ("" when it is the tensor as it is)
     moved: bool = False  # the dispatch only moves data it reads (it computes no ONNX node)
+    step: float | None = None  # the tensor is dequantized: one quantization step (run/tolerance)
 
     @property
     def padded(self) -> bool:
@@ -72,6 +73,9 @@ class Pairing:
             starts, sizes = self.window
             mine = mine[tuple(slice(b, b + n) for b, n in zip(starts, sizes))]  # the binding's rank
         ref = apply_steps(np.asarray(reference), self.steps)
+        if mine.dtype.kind in "iu" and ref.dtype.kind in "iu" and mine.dtype != ref.dtype \
+                and mine.dtype.itemsize == ref.dtype.itemsize:
+            mine = mine.view(ref.dtype)  # IREE's integers are signless: a uint8 tensor travels as i8
         return mine, ref.reshape(mine.shape)
 
 
@@ -136,13 +140,14 @@ class DispatchPairer:
         return list(dict.fromkeys(t for nodes in self.nodes.values() for t in self.graph.tensors(nodes)))
 
     def pair(self, index: int, shapes, dtypes, tensor_shapes: dict, tensor_dtypes: dict,
-             inputs: dict[int, Pairing | str] | None = None) -> list[Pairing]:
+             inputs: dict[int, Pairing | str] | None = None, constant: bool = False) -> list[Pairing]:
         """One pairing per result of dispatch `index` (`shapes`, `dtypes`: its results').
 
         `tensor_shapes`/`tensor_dtypes`: of the ONNX tensors onnxruntime gave. `inputs`: for
         each binding of the dispatch, what it holds (a `Pairing` whose steps lead to the
         binding's whole shape) or why that is not known; only a dispatch that moves an input
-        needs it.
+        needs it. `constant`: the dispatch reads constants only (one inside an initializer):
+        it pairs only with a tensor no model input reaches.
         """
         layouts = self.layouts.get(index)
         if layouts is None or len(layouts) != len(shapes):
@@ -152,8 +157,14 @@ class DispatchPairer:
         taken: set[str] = set()
         out = []
         for layout, shape, dtype in zip(layouts, shapes, dtypes):
+            skip = taken | (self.graph.varying() if constant else set())
             p = self._pair_one(index, layout, tuple(shape), dtype, tensor_shapes, tensor_dtypes, inputs or {},
-                               taken)
+                               skip)
+            if p.node in self.graph.step:
+                p = replace(p, step=self.graph.step[p.node])
+            if constant and p.tensor is None and layout.base != "input":
+                p = replace(p, why_not="no ONNX counterpart: it computes a constant of the build (it reads "
+                                       "constants only), and no tensor of its nodes is a constant of the model")
             if p.tensor is not None:
                 taken.add(p.tensor)
             out.append(p)

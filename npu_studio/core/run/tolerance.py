@@ -9,7 +9,9 @@ accumulators among them) and the types of the result and of everything
 the compared value went through (a comparison with onnxruntime carries the
 error of every dispatch upstream; a comparison of one dispatch on the same
 inputs only its own). An integer result is exact (A = 0), or one step
-(A = 1) when floats are rounded to it (a quantize, a requantization).
+(A = 1) when floats are rounded to it (a quantize, a requantization); a
+float result dequantized from integers so rounded is one step of its scale
+(A = the DequantizeLinear's scale).
 The NPU check (`simulate --check`, `run --npu`), the numerics trace,
 precision and the substitution gate all take their default from here.
 
@@ -71,14 +73,19 @@ class Tolerance:
         return f"{self.relative:g} ({self.computed_in})"
 
 
-def arithmetic_tolerance(types, result_dtype) -> Tolerance:
-    """The rule for a result of `result_dtype` computed through element `types` (MLIR or numpy names)."""
+def arithmetic_tolerance(types, result_dtype, step: float | None = None) -> Tolerance:
+    """The rule for a result of `result_dtype` computed through element `types` (MLIR or numpy names);
+    `step`: the result is dequantized with this scale (a float result one rounding to integers
+    upstream may put one step apart)."""
     names = {_type_name(t) for t in types} | {_type_name(result_dtype)}
     floats = [n for n in names if n in TOLERANCE]
     loosest = max(floats, key=TOLERANCE.__getitem__) if floats else None
     result = _type_name(result_dtype)
     if not _is_integer(result):
-        return Tolerance(TOLERANCE.get(loosest, DEFAULT_TOLERANCE), 0.0, loosest or result)
+        relative = TOLERANCE.get(loosest, DEFAULT_TOLERANCE)
+        if step and any(_is_integer(n) for n in names):
+            return Tolerance(relative, step, f"{loosest or result}, dequantized: one step")
+        return Tolerance(relative, 0.0, loosest or result)
     if loosest is not None:  # floats rounded to integers: one step either way at a rounding boundary
         return Tolerance(0.0, 1.0, f"{result} rounded from {loosest}")
     return Tolerance(0.0, 0.0, result)
