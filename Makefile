@@ -58,13 +58,13 @@ fuzz: $(STAMP)
 		tests/ui/test_restore_any_workspace.py
 
 # The differential corpus (tests/models/): first the saved regressions and extra seeds make test
-# leaves out (the `corpus` mark), then FUZZ_MODELS random ONNX models from a fresh seed, each
+# leaves out (the `corpus` mark, with the slowest zoo runs), then FUZZ_MODELS random ONNX models from a fresh seed, each
 # compiled and checked against onnxruntime and IREE (run, simulate --check, run --npu, trace on the
 # clean build, trace of each dispatch perturbed alone). Prints models per minute, false alarms and
 # the localization rate; every failing model is saved to tests/models/regressions/.
 FUZZ_MODELS ?= 200
 fuzz-models: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m corpus tests/core/test_random_models.py
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n 2 -m corpus tests
 	QT_QPA_PLATFORM=offscreen $(PY) -m tests.models.fuzz_models --count $(FUZZ_MODELS)
 
 # The README's screenshots: resnet50 from the ONNX light zoo, every dock open, at 1600x1000 and 1280x800.
