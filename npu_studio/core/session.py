@@ -157,8 +157,13 @@ class Session:
     def open_workspace(self, ws: Workspace, keep_job: str | None = None) -> None:
         """Show `ws`: its drafts come back, and the target its NPU results were built with
         (recorded in it) is the one it uses; without one, the app's target. Jobs for the
-        previous model become outdated, except `keep_job` (the compile that made `ws`)."""
+        previous model become outdated, except `keep_job` (the compile that made `ws`). The same
+        workspace read again (a substitution's rebuild wrote it) keeps the user's place."""
+        same = self.workspace is not None and self.workspace.root == ws.root
+        kept = self.selection
         self._reset(ws, keep_job)
+        if same:
+            self.selection = Selection(kept.phase, kept.dispatch)
         unreadable: list[str] = []
         self.drafts = ws.drafts(unreadable)
         for message in unreadable:  # the draft stays on disk as it is; the banner names it

@@ -19,6 +19,8 @@ from ..core.workspace.reopen import CHANGED, plan_open  # the plan's action, not
 from ..core.workspace.workspace import Workspace, is_model_file
 
 LAST_KEYS = ("session/workspace", "session/phase", "session/dispatch")
+PLACES_KEY = "session/places"  # "root<TAB>phase<TAB>dispatch" of the workspaces left last, newest first
+MAX_PLACES = 10
 
 
 class Opener(QtCore.QObject):
@@ -45,8 +47,10 @@ class Opener(QtCore.QObject):
         self.changed_model = None
         if path.is_dir():
             w.save_drafts()
+            self.remember_place()
             if self.studio.open_workspace(path):
                 w.recent.remember(path)
+                self._go_back_to_place(path)
                 return True
             return False
         if not is_model_file(path):
@@ -58,6 +62,7 @@ class Opener(QtCore.QObject):
             w.show_error(f"{path}: cannot read: {exc.strerror or exc}", problems.OPEN)
             return False
         w.save_drafts()
+        self.remember_place()
         if plan.compiles:
             ws, sel = w.workspace, w.session.selection
             self._previous = (ws.root, sel.phase, sel.dispatch) if ws is not None else None
@@ -66,6 +71,7 @@ class Opener(QtCore.QObject):
         if not self.studio.open_workspace(plan.root):
             return False
         w.recent.remember(path)
+        self._go_back_to_place(plan.root)
         self.studio.sig_log.emit(plan.reason, False)
         if plan.action == CHANGED:
             self.changed_model = (path, plan.root)
@@ -98,7 +104,35 @@ class Opener(QtCore.QObject):
 
     # -- the last session ------------------------------------------------------------------
 
+    def _places(self) -> list[tuple[str, str, int]]:
+        value = self.window.settings.value(PLACES_KEY) or []
+        places = []
+        for entry in [value] if isinstance(value, str) else list(value):
+            root, _, rest = str(entry).partition("\t")
+            phase, _, dispatch = rest.partition("\t")
+            places.append((root, phase, int(dispatch) if dispatch.lstrip("-").isdigit() else -1))
+        return places
+
+    def remember_place(self) -> None:
+        """The phase and dispatch on show, kept for the workspace being left (Recent goes back to them)."""
+        ws, sel = self.window.workspace, self.window.session.selection
+        if ws is None:
+            return
+        here = (str(ws.root), sel.phase or "", -1 if sel.dispatch is None else sel.dispatch)
+        places = [here] + [p for p in self._places() if p[0] != here[0]]
+        self.window.settings.setValue(PLACES_KEY, ["\t".join(map(str, p)) for p in places[:MAX_PLACES]])
+
+    def _go_back_to_place(self, root: Path) -> None:
+        """A workspace opened again from Recent or File > Open shows where the user left it."""
+        place = next((p for p in self._places() if p[0] == str(Path(root))), None)
+        if place is None:
+            return
+        _, phase, dispatch = place
+        self._pending_selection = (phase or None, dispatch if dispatch >= 0 else None)
+        self._select(phase or None, None)  # the phase at once; the dispatch once the indexes are in
+
     def save_last(self, settings: QtCore.QSettings) -> None:
+        self.remember_place()
         ws, sel = self.window.workspace, self.window.session.selection
         values = (str(ws.root) if ws is not None else "", sel.phase or "",
                   -1 if sel.dispatch is None else sel.dispatch)

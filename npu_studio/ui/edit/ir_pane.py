@@ -136,8 +136,14 @@ class IrPane(QtCore.QObject):
     # -- following the session ---------------------------------------------------------------
 
     def _on_workspace(self) -> None:
-        """Another model (or one importing): the old one's text goes at once."""
+        """Another model (or one importing): the old one's text goes at once. The same workspace
+        read again (the session kept its selection) shows the same phase at the same place."""
         ws, name = self.session.workspace, self.session.model_name
+        kept = self.session.selection.phase
+        if ws is not None and not self.view.is_editable() and (kept == NPU_PHASE or kept in ws.snapshots()):
+            self._regions_of = None
+            self.show_phase(kept)
+            return
         self.edit_action.setChecked(False)
         self.view.set_editable(False)
         self.phase_docs.clear()
