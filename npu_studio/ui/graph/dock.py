@@ -11,6 +11,7 @@ from ...core.graph.compare import GraphComparison
 from ...core.graph.layout import Layout
 from ...core.graph.model import DataflowGraph
 from ...core.graph.style import NONE, Styler
+from ...core.units import plural
 from .canvas import GraphCanvas
 
 NO_COMPARE = ""
@@ -100,8 +101,8 @@ class GraphDock(QtWidgets.QDockWidget):
             self.status.setText(message or "No graph.")
             return
         notes = "; ".join(graph.notes)
-        self.status.setText(f"{graph.build} · {graph.phase}: {len(graph.dispatches())} dispatches, "
-                            f"{len(graph.edges)} edges. Click selects, double-click shows its ONNX nodes."
+        self.status.setText(f"{graph.build} · {graph.phase}: {plural(len(graph.dispatches()), 'dispatch')}, "
+                            f"{plural(len(graph.edges), 'edge')}. Click selects, double-click shows its ONNX nodes."
                             + (f" ({notes})" if notes else ""))
 
     def show_comparison(self, comparison: GraphComparison | None, layout: Layout | None, message: str = "") -> None:
