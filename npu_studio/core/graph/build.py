@@ -131,15 +131,17 @@ def edited_dispatches(ws: Workspace, graph: DataflowGraph) -> set[int]:
 
 
 def workspace_graph(ws: Workspace, phase: str = FLOW, build: str = variants.MAIN, *,
-                    trace: dict | None = None, measured: list[dict] | None = None) -> DataflowGraph:
-    """The graph with every overlay the workspace (and the given trace and measured run) can fill."""
+                    trace: dict | None = None, measured: list[dict] | None = None, sim=None) -> DataflowGraph:
+    """The graph with every overlay the workspace (and the given trace and measured run) can fill.
+    `sim`: a SimResult of the workspace's NPU program to use in place of the saved one (the app's own
+    simulation, which it does not save)."""
     from ..npu.store.sim_store import load_last_result
     from ..npu.store.workspace_io import json_path
     from ..npu.program.npu_ir import NpuProgram
 
     graph = phase_graph(ws, phase, build)
     if build == variants.MAIN and json_path(ws).is_file():
-        sim = load_last_result(ws)  # SimResultError names the file
+        sim = sim if sim is not None else load_last_result(ws)  # SimResultError names the file
         overlays.add_npu(graph, NpuProgram.load(json_path(ws)), sim)
     elif build == variants.MAIN:
         graph.notes.append("no NPU program yet: run the NPU pipeline for units, cycles and SRAM")

@@ -32,7 +32,7 @@ from .model import DataflowGraph
 
 LAYOUT_VERSION = 3  # 2: edges end on the boxes; 3: parameters in columns reserved beside their readers
 NODE_W, NODE_H = 180.0, 40.0
-TERMINAL_W, TERMINAL_H = 150.0, 28.0
+TERMINAL_W, TERMINAL_H = 150.0, 36.0  # two lines of text
 PARAM_W, PARAM_H = 120.0, 22.0
 LAYER_GAP, NODE_GAP, COMPONENT_GAP = 40.0, 24.0, 60.0
 PARAM_GAP = 4.0  # between parameters stacked in one column

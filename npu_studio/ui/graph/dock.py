@@ -32,6 +32,7 @@ class GraphDock(QtWidgets.QDockWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         self.overlay = QtWidgets.QComboBox()
         self.overlay.setObjectName("graphOverlay")
+        self.overlay.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.overlay.setToolTip("What the dispatch nodes are coloured by")
         self.overlay.currentIndexChanged.connect(self._restyle)
         self.search = QtWidgets.QLineEdit()
