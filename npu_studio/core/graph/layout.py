@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import math
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,9 @@ PARAM_W, PARAM_H = 120.0, 22.0
 LAYER_GAP, NODE_GAP, COMPONENT_GAP = 40.0, 24.0, 60.0
 PARAM_GAP = 4.0  # between parameters stacked in one column
 DUMMY_W = 4.0
+# grandalf keeps state on its classes (Tarjan's counter, `Vertex.ncur`): two layouts at once in two
+# threads (the graph rebuilt while the last build still runs) raised AttributeError. One at a time.
+_LAYING_OUT = threading.RLock()  # held by cached_layout too: the later build reads the cache
 SWEEPS = 2  # crossing-reduction sweeps: more barely helps past two, and costs seconds at 2,000 nodes
 
 
@@ -102,6 +106,11 @@ def layout_key(graph: DataflowGraph) -> str:
 
 
 def compute_layout(graph: DataflowGraph) -> Layout:
+    with _LAYING_OUT:
+        return _compute_layout(graph)
+
+
+def _compute_layout(graph: DataflowGraph) -> Layout:
     from grandalf.graphs import Edge, Graph, Vertex
     from grandalf.layouts import SugiyamaLayout
 
@@ -234,6 +243,11 @@ def cache_path(ws_root: Path, key: str) -> Path:
 def cached_layout(graph: DataflowGraph, ws_root: Path | None) -> Layout:
     """The layout from the workspace's cache, or computed and kept there (a failed write is no error:
     it is a cache). The cache is keyed by the graph's structure, so an edit or a new build misses it."""
+    with _LAYING_OUT:
+        return _cached_layout(graph, ws_root)
+
+
+def _cached_layout(graph: DataflowGraph, ws_root: Path | None) -> Layout:
     key = layout_key(graph)
     path = cache_path(ws_root, key) if ws_root is not None else None
     if path is not None and path.is_file():
