@@ -30,9 +30,17 @@ from .verbosity import add_verbose_option, leading_verbosity, stderr_logging
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """Bad arguments in one line naming the value and what was expected, exit code 2 (argparse's own
+    error prints the whole usage first: a page of choices before the reason)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of `only` that one (importing one command's module, not all)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="npu-studio", usage=USAGE,
         description="Compile models with IREE phase by phase, inspect dispatches, plan them for an NPU. "
                     "Without a command, opens the app (on the given models or workspace folders); "

@@ -39,6 +39,7 @@ def run(args) -> int:
     from ..core.graph.layout import cached_layout
     from ..core.graph.style import Styler
     from ..core.textio import check_output_file, write_output
+    from ..core.units import plural
     from ..core.workspace.workspace import Workspace
 
     out = args.json or args.dot or args.svg
@@ -61,5 +62,5 @@ def run(args) -> int:
         write_output(out, text)
     except OSError as exc:
         raise os_error(out, exc, "cannot write") from None
-    print(f"{out}: {len(graph.dispatches())} dispatches, {len(graph.edges)} edges")
+    print(f"{out}: {plural(len(graph.dispatches()), 'dispatch')}, {plural(len(graph.edges), 'edge')}")
     return 0

@@ -24,3 +24,10 @@ def format_count(n: int | float) -> str:
             return f"{n:.0f} " if prefix == "" else f"{n:.1f} {prefix}"
         n /= 1000
     raise AssertionError("unreachable")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 dispatch`, `2 dispatches`, `0 edges`: the count and its noun, in the number the count asks for."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n:,} {nouns or (noun + 'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else noun + 's')}"

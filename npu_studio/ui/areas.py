@@ -114,6 +114,7 @@ def build_areas(session: Session, studio: Studio, shell: Shell, settings: QtCore
     graph = GraphArea(session, studio, shell)
     graph.sig_message.connect(shell.append_log)
     trace.sig_dispatch_column.connect(lambda *_column: graph.set_trace(trace.report))  # the error overlay
+    schedule_controller.sig_simulated.connect(graph.set_simulation)  # cycles and SRAM overlays
     return Areas(ir, dispatch_panel, dispatches, npu, schedule, schedule_controller, executables, compile_profile,
                  compare_builds, sweep, sweep_controller, trace_dock, trace, extract, module_dock, module,
                  assembly_dock, assembly, edit, graph, dialog_folders)

@@ -127,11 +127,19 @@ def readable_height(dock: QtWidgets.QDockWidget) -> int:
     return (inner.minimumSizeHint().height() if inner is not None else 0) + 64
 
 
+def bring_to_front(dock: QtWidgets.QDockWidget) -> None:
+    """Show `dock` and make it the tab on show of its group. Qt selects the tab when the dock's z-order
+    changes, and `raise_()` on the main window's last child changes nothing (the last dock raised, or
+    created, stays behind another tab): lowered first, the raise always moves it."""
+    dock.show()
+    dock.lower()
+    dock.raise_()
+
+
 def show_readable(window: QtWidgets.QMainWindow, dock: QtWidgets.QDockWidget) -> None:
     """Raise `dock` and, docked, grow it (up to half the window) until its contents need no scrolling:
     a tool opened from the View menu or its tab is readable at once, not a strip."""
-    dock.show()
-    dock.raise_()
+    bring_to_front(dock)
     if dock.isFloating():
         return
     area = window.dockWidgetArea(dock)

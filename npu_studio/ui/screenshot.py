@@ -17,6 +17,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from ..core.session import NPU_PHASE
+from .layout import bring_to_front
 from .main_window import MainWindow
 
 TIMEOUT_S = 600.0
@@ -37,6 +38,7 @@ class Screenshot(QtCore.QObject):
         self.window.studio.sig_error.connect(self.errors.append)
         self.started = time.perf_counter()
         self.quiet_polls = 0
+        self.raised_again = False
         self.code: int | None = None
         self.timer = QtCore.QTimer(self, interval=200)
         self.timer.timeout.connect(self._poll)
@@ -47,13 +49,8 @@ class Screenshot(QtCore.QObject):
         self.window.move(0, 0)
         if self.args.all_docks:
             self.window.show_all_docks()
-        raised = getattr(self.args, "raise_dock", None)
-        if raised:
-            dock = self.window.findChild(QtWidgets.QDockWidget, raised)
-            if dock is None:
-                return self._finish(2, f"--raise-dock {raised}: no such dock")
-            dock.show()
-            dock.raise_()
+        if not self._raise_asked():
+            return self._finish(2, f"--raise-dock {self.args.raise_dock}: no such dock")
         self.window.show()
         self.window.resize(w, h)  # the size asked for, even where the screen is smaller (offscreen)
         QtCore.QTimer.singleShot(0, self._open)
@@ -71,10 +68,26 @@ class Screenshot(QtCore.QObject):
         self.quiet_polls += 1
         if self.quiet_polls < SETTLED_POLLS:
             return
-        self.timer.stop()
         if self.window.workspace is None:
+            self.timer.stop()
             return self._finish(1, self.errors[0] if self.errors else f"{self.args.paths[0]}: not opened")
+        if not self.raised_again:  # opening a model brings its own docks to the front (Executables):
+            self.raised_again, self.quiet_polls = True, 0  # the asked one again, and what it starts settles
+            self._raise_asked()
+            return
+        self.timer.stop()
         self._select()
+
+    def _raise_asked(self) -> bool:
+        """Show and raise the --raise-dock dock (if one was asked); False when there is no such dock."""
+        raised = getattr(self.args, "raise_dock", None)
+        if not raised:
+            return True
+        dock = self.window.findChild(QtWidgets.QDockWidget, raised)
+        if dock is None:
+            return False
+        bring_to_front(dock)
+        return True
 
     def _select(self) -> None:
         w, args = self.window, self.args

@@ -93,3 +93,19 @@ def test_value_sorted_items_sort_mixed_values_without_recursing():
         table.setItem(row, 0, item)
     table.sortItems(0)
     assert [table.item(r, 0).text() for r in range(5)] == ["2", "10", "b", "c", "a"]
+
+
+def test_the_raised_dock_is_the_one_on_show_with_every_dock_open(example_workspace, tmp_path):
+    # Opening a model brings the Executables tab forward, and Qt's raise_() of the main window's last
+    # child (the graph dock, raised before the model opened) changed nothing: the shot showed Executables.
+    from npu_studio.core.graph.style import TERMINAL
+
+    ws = tmp_path / "ws"
+    shutil.copytree(example_workspace.root, ws)
+    out = tmp_path / "shot.png"
+    done = run_app("--screenshot", str(out), "--size", "1280x800", "--all-docks", "--raise-dock", "graph_dock",
+                   str(ws), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    image = QtGui.QImage(str(out))
+    input_fill = QtGui.QColor(TERMINAL["input"]).rgb()  # the graph opens centred on the model's input
+    assert any(image.pixel(x, y) == input_fill for x in range(0, 1280, 2) for y in range(0, 800, 2))

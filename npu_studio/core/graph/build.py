@@ -6,15 +6,19 @@ and parameters. Edges come from the flow snapshot's SSA dataflow (dataflow.py):
 the phase where the host program still passes tensors between dispatch sites. A
 later phase's dispatch keeps its flow number, so its edges are flow's; a dispatch
 of that phase that cannot be linked to flow has no edges (a note says so).
+A dispatch lists the ONNX nodes it computes (run/computed_nodes: not every node
+its locations name), and the outputs are named by the model's graph outputs.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StudioError
 from ..ir.dispatch_index import PhaseIndex, index_text, index_workspace_phases, link_phase_indexes
 from ..textio import read_text
+from ..units import plural
 from ..workspace import edit_state, substitutions, variants
 from ..workspace.workspace import Workspace
 from . import overlays
@@ -26,8 +30,11 @@ FLOW = "flow"
 NO_DISPATCHES = ("input", "abi", "preprocessing", "global-optimization", "vm")
 
 
-def graph_from(dataflow: HostDataflow, index: PhaseIndex, build: str = variants.MAIN) -> DataflowGraph:
-    """The graph of `index`'s phase with `dataflow`'s edges (both of one build; index linked to flow)."""
+def graph_from(dataflow: HostDataflow, index: PhaseIndex, build: str = variants.MAIN,
+               onnx: OnnxOfBuild | None = None) -> DataflowGraph:
+    """The graph of `index`'s phase with `dataflow`'s edges (both of one build; index linked to flow).
+    `onnx`: what the ONNX model says (each dispatch's computed nodes, the outputs' names); without it the
+    dispatches list every node their locations name and the outputs are numbered."""
     nodes: list[GraphNode] = []
     for k, (label, tensor) in enumerate(dataflow.inputs):
         nodes.append(GraphNode(node_id(INPUT, k), INPUT, label, outputs=[tensor]))
@@ -40,17 +47,46 @@ def graph_from(dataflow: HostDataflow, index: PhaseIndex, build: str = variants.
         symbol = f"@{rec.executable}::@{rec.export}" if rec.export else f"@{rec.executable or '?'}"
         nodes.append(GraphNode(
             node_id(DISPATCH, rec.index), DISPATCH, f"#{rec.index} {rec.kind or 'dispatch'}", rec.index,
-            rec.kind, symbol, list(dataflow.results[rec.index]) if linked else [], list(rec.onnx_nodes),
+            rec.kind, symbol, list(dataflow.results[rec.index]) if linked else [],
+            onnx.computed.get(rec.index, []) if onnx is not None else list(rec.onnx_nodes),
             dataflow.signatures[rec.index] if linked else ""))
+    names = onnx.outputs if onnx is not None and len(onnx.outputs) == len(dataflow.outputs) else []
     for k, (label, tensor) in enumerate(dataflow.outputs):
+        label = names[k] if names else label
         nodes.append(GraphNode(node_id(OUTPUT, k), OUTPUT, label, outputs=[tensor]))
     present = {n.id for n in nodes}
     edges = [GraphEdge(f.source, f.target, f.tensor) for f in dataflow.flows
              if f.source in present and f.target in present]
     graph = DataflowGraph(index.phase, build, nodes, edges)
     if unlinked:
-        graph.notes.append(f"{unlinked} dispatches of {index.phase} have no flow dispatch: shown without edges")
+        graph.notes.append(f"{plural(unlinked, 'dispatch')} of {index.phase} {'has' if unlinked == 1 else 'have'} "
+                           "no flow dispatch: shown without edges")
+    if onnx is not None and onnx.note:
+        graph.notes.append(onnx.note)
     return graph
+
+
+@dataclass
+class OnnxOfBuild:
+    computed: dict[int, list[str]]  # dispatch -> the ONNX nodes it computes (run/computed_nodes)
+    outputs: list[str]  # the model's output names, in order
+    note: str = ""
+
+
+def onnx_of(ws: Workspace, flow_index: PhaseIndex) -> OnnxOfBuild:
+    """What the workspace's ONNX model says of the flow dispatches (a model that cannot be read: the names
+    the locations give, and a note saying why)."""
+    from ..run.computed_nodes import computed_nodes
+    from ..run.onnx_graph import OnnxGraphOrder
+    from ..run.onnx_reference import imported_model
+
+    try:
+        model = imported_model(ws.source_path)
+    except (StudioError, OSError) as exc:
+        return OnnxOfBuild({r.index: list(r.onnx_nodes) for r in flow_index.dispatches}, [],
+                           f"ONNX nodes as the locations name them (the model cannot be read: {exc})")
+    return OnnxOfBuild(computed_nodes(flow_index.dispatches, OnnxGraphOrder(model)),
+                       [o.name for o in model.graph.output])
 
 
 def _build(ws: Workspace, name: str):
@@ -80,7 +116,7 @@ def phase_graph(ws: Workspace, phase: str = FLOW, build: str = variants.MAIN,
     if text != own:  # another flow text: its own index, linked again (dispatch-creation names sites)
         indexes[FLOW] = index_text(text, FLOW)
         link_phase_indexes(indexes)
-    return graph_from(dataflow_of_text(text, snaps[FLOW]), indexes[phase], build)
+    return graph_from(dataflow_of_text(text, snaps[FLOW]), indexes[phase], build, onnx_of(ws, indexes[FLOW]))
 
 
 def edited_dispatches(ws: Workspace, graph: DataflowGraph) -> set[int]:
@@ -95,15 +131,17 @@ def edited_dispatches(ws: Workspace, graph: DataflowGraph) -> set[int]:
 
 
 def workspace_graph(ws: Workspace, phase: str = FLOW, build: str = variants.MAIN, *,
-                    trace: dict | None = None, measured: list[dict] | None = None) -> DataflowGraph:
-    """The graph with every overlay the workspace (and the given trace and measured run) can fill."""
+                    trace: dict | None = None, measured: list[dict] | None = None, sim=None) -> DataflowGraph:
+    """The graph with every overlay the workspace (and the given trace and measured run) can fill.
+    `sim`: a SimResult of the workspace's NPU program to use in place of the saved one (the app's own
+    simulation, which it does not save)."""
     from ..npu.store.sim_store import load_last_result
     from ..npu.store.workspace_io import json_path
     from ..npu.program.npu_ir import NpuProgram
 
     graph = phase_graph(ws, phase, build)
     if build == variants.MAIN and json_path(ws).is_file():
-        sim = load_last_result(ws)  # SimResultError names the file
+        sim = sim if sim is not None else load_last_result(ws)  # SimResultError names the file
         overlays.add_npu(graph, NpuProgram.load(json_path(ws)), sim)
     elif build == variants.MAIN:
         graph.notes.append("no NPU program yet: run the NPU pipeline for units, cycles and SRAM")

@@ -60,15 +60,17 @@ def to_svg(graph: DataflowGraph, layout: Layout, styler: Styler, selected: str |
         d = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for x, y in pts)
         out.append(f'<polyline points="{d}" marker-end="url(#arrow)"/>')
     out.append("</g>")
-    for n in graph.nodes:
-        box = layout.boxes.get(n.id)
-        if box is None:
+    drawn = [(n, layout.boxes.get(n.id), n.id) for n in graph.nodes]
+    drawn += [(graph.node(pid), box, None) for pid, box in layout.ghosts]  # a parameter beside another reader
+    for n, box, group in drawn:
+        if n is None or box is None:
             continue
         look = styler.look(n)
         x, y, w, h = box
         stroke = SELECTED if n.id == selected else look.outline
         sw = 3 if n.id == selected or look.thick else 1
-        out.append(f'<g id={_attr(n.id)}><title>{escape(n.id)}</title>'
+        head = f"id={_attr(group)}" if group else 'class="ghost"'
+        out.append(f'<g {head}><title>{escape(n.id)}</title>'
                    f'<rect x="{x - w / 2 + dx:.1f}" y="{y - h / 2 + dy:.1f}" width="{w:.1f}" height="{h:.1f}" '
                    f'rx="5" fill="{look.fill}" stroke="{stroke}" stroke-width="{sw}"/>')
         lines = [line for line in look.lines if line]

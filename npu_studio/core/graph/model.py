@@ -21,7 +21,7 @@ class GraphNode:
     op_kind: str = ""  # the root op's kind (conv, matmul, ...) or the data it moves
     symbol: str = ""  # the export it calls
     outputs: list[Tensor] = field(default_factory=list)  # what the node produces
-    onnx_nodes: list[str] = field(default_factory=list)  # the ONNX nodes fused into it
+    onnx_nodes: list[str] = field(default_factory=list)  # the ONNX nodes it computes (run/computed_nodes)
     signature: str = ""  # digest of its executable's text (equal texts, equal digests)
     overlay: dict = field(default_factory=dict)  # kind -> value (see overlays.py)
 

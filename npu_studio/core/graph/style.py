@@ -85,7 +85,8 @@ class Styler:
             shape = "x".join("?" if d is None else str(d) for d in node.outputs[0].shape) if node.outputs else ""
             if node.kind == PARAMETER:  # one line: its name is the tooltip's, a box this small shows the shape
                 return Look(TERMINAL[node.kind], OUTLINE, (f"{shape} {node.outputs[0].dtype}"[:20],))
-            return Look(TERMINAL[node.kind], OUTLINE, (first[:28], shape[:28]))
+            kind = f"{shape} {node.outputs[0].dtype}" if node.outputs else ""
+            return Look(TERMINAL[node.kind], OUTLINE, (first[:28], kind[:28]))
         fill, second, thick = PLAIN, (node.onnx_nodes[0] if node.onnx_nodes else node.symbol.split("::")[-1]), False
         o = node.overlay
         if self.status is not None:

@@ -34,6 +34,7 @@ class GraphArea(QtCore.QObject):
         self.dock = GraphDock(shell.parent_widget())
         shell.add_dock(self.dock, Area.RightDockWidgetArea, visible=False)
         self.trace: dict | None = None
+        self.run = None  # the schedule's simulation (a Run) of the NPU program: the app does not save it
         self.phase: str | None = None
         self.compare_key = NO_COMPARE
         self.dock.sig_dispatch_selected.connect(session.select_dispatch)
@@ -48,7 +49,7 @@ class GraphArea(QtCore.QObject):
     # -- what to show -----------------------------------------------------------------------
 
     def _on_workspace(self) -> None:
-        self.compare_key = NO_COMPARE
+        self.compare_key, self.run = NO_COMPARE, None
         self.dock.show_graph(None, None, "No model open." if self.session.workspace is None else "")
         self.refresh()
 
@@ -62,6 +63,17 @@ class GraphArea(QtCore.QObject):
             self.refresh()
         else:
             self.dock.select(self.session.selection.dispatch)
+
+    def set_simulation(self, run) -> None:
+        """The schedule's Run of the session's NPU program: the cycles and SRAM overlays."""
+        self.run = run
+        self.refresh()
+
+    def _simulation(self):
+        """The SimResult of the program on show, if the schedule simulated that one."""
+        npu = self.session.npu
+        return self.run.result if self.run is not None and npu is not None and self.run.program is npu.program \
+            else None
 
     def set_trace(self, report) -> None:
         """The Trace dock's last report (a TraceReport, or None when it was dropped)."""
@@ -77,7 +89,8 @@ class GraphArea(QtCore.QObject):
             self._stale = True  # built when the dock is shown: no work for a closed dock
             return
         self._stale = False
-        root, phase, trace = ws.root, _phase_with_dispatches(self.session.selection.phase), self.trace
+        root, phase, trace, sim = ws.root, _phase_with_dispatches(self.session.selection.phase), self.trace, \
+            self._simulation()
         self.phase = phase
         self.dock.set_busy(f"Laying out the {phase} graph…")
 
@@ -87,7 +100,7 @@ class GraphArea(QtCore.QObject):
             from ...core.workspace.workspace import Workspace
 
             w = Workspace.open(root)
-            graph = workspace_graph(w, phase, trace=trace)
+            graph = workspace_graph(w, phase, trace=trace, sim=sim)
             return graph, cached_layout(graph, root), comparable(w)
 
         self.jobs.start(GRAPH_JOB, work, on_done=self._shown, on_failed=self._failed)

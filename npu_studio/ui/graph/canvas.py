@@ -27,13 +27,14 @@ class GraphCanvas(QtWidgets.QGraphicsView):
         self.setBackgroundBrush(QtGui.QColor("#ffffff"))
         self.graph: DataflowGraph | None = None
         self.items: dict[str, NodeItem] = {}
+        self.ghosts: list[NodeItem] = []  # parameters drawn again beside their other readers
         self.selected: NodeItem | None = None
         self._press: QtCore.QPoint | None = None
 
     def show_graph(self, graph: DataflowGraph | None, layout: Layout | None, styler: Styler | None) -> None:
         scene = self.scene()
         scene.clear()
-        self.items, self.selected, self.graph = {}, None, graph
+        self.items, self.ghosts, self.selected, self.graph = {}, [], None, graph
         if graph is None or layout is None:
             return
         pen = QtGui.QPen(QtGui.QColor("#8a8a8a"), 1)
@@ -47,13 +48,19 @@ class GraphCanvas(QtWidgets.QGraphicsView):
                 item = NodeItem(node, box, styler.look(node))
                 scene.addItem(item)
                 self.items[node.id] = item
+        for node_id, box in layout.ghosts:
+            node = graph.node(node_id)
+            if node is not None:
+                item = NodeItem(node, box, styler.look(node))
+                scene.addItem(item)
+                self.ghosts.append(item)
         x0, y0, x1, y1 = layout.bounds()
         scene.setSceneRect(QtCore.QRectF(x0 - 200, y0 - 60, x1 - x0 + 600, y1 - y0 + 120))
         self.resetTransform()
         self.centerOn(self.items[graph.nodes[0].id] if graph.nodes else QtCore.QPointF(0, 0))
 
     def restyle(self, styler: Styler) -> None:
-        for item in self.items.values():
+        for item in [*self.items.values(), *self.ghosts]:
             item.set_look(styler.look(item.node))
 
     def dispatch_item(self, index: int | None) -> NodeItem | None:

@@ -11,6 +11,7 @@ from ...core.graph.compare import GraphComparison
 from ...core.graph.layout import Layout
 from ...core.graph.model import DataflowGraph
 from ...core.graph.style import NONE, Styler
+from ...core.units import plural
 from .canvas import GraphCanvas
 
 NO_COMPARE = ""
@@ -31,6 +32,9 @@ class GraphDock(QtWidgets.QDockWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         self.overlay = QtWidgets.QComboBox()
         self.overlay.setObjectName("graphOverlay")
+        # wide enough for "Op kind (none)", not for the longest overlay title (the search field needs the room)
+        self.overlay.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.overlay.setMinimumContentsLength(15)
         self.overlay.setToolTip("What the dispatch nodes are coloured by")
         self.overlay.currentIndexChanged.connect(self._restyle)
         self.search = QtWidgets.QLineEdit()
@@ -100,8 +104,8 @@ class GraphDock(QtWidgets.QDockWidget):
             self.status.setText(message or "No graph.")
             return
         notes = "; ".join(graph.notes)
-        self.status.setText(f"{graph.build} · {graph.phase}: {len(graph.dispatches())} dispatches, "
-                            f"{len(graph.edges)} edges. Click selects, double-click shows its ONNX nodes."
+        self.status.setText(f"{graph.build} · {graph.phase}: {plural(len(graph.dispatches()), 'dispatch')}, "
+                            f"{plural(len(graph.edges), 'edge')}. Click selects, double-click shows its ONNX nodes."
                             + (f" ({notes})" if notes else ""))
 
     def show_comparison(self, comparison: GraphComparison | None, layout: Layout | None, message: str = "") -> None:

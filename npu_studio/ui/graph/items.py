@@ -51,7 +51,7 @@ class NodeItem(QtWidgets.QGraphicsItem):
         painter.drawRoundedRect(self._rect, 5, 5)
         painter.setPen(QtGui.QColor(look.text))
         lines = [line for line in look.lines if line]
-        flags = QtCore.Qt.AlignmentFlag.AlignCenter
+        flags = QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextDontClip  # half a 28 px box cut "_"
         if len(lines) == 1:
             painter.drawText(self._rect, flags, lines[0])
             return

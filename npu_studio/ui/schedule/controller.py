@@ -35,6 +35,7 @@ MEASURE_JOB = "measure"
 
 class ScheduleController(QtCore.QObject):
     sig_message = QtCore.Signal(str)  # a line for the log
+    sig_simulated = QtCore.Signal(object)  # a Run (program and SimResult) of the session's NPU program
 
     def __init__(self, session: Session, jobs: JobManager, dock: ScheduleDock,
                  parent: QtCore.QObject | None = None):
@@ -104,6 +105,7 @@ class ScheduleController(QtCore.QObject):
         t = run.model.totals
         self.sig_message.emit(f"Simulated {len(run.program.tasks):,} NPU tasks: {t.cycles:,} cycles "
                               f"({t.microseconds:,.2f} µs)")
+        self.sig_simulated.emit(run)
 
     def _on_run_failed(self, exc: Exception, tb: str, generation: int) -> None:
         message = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"

@@ -98,8 +98,8 @@ def test_nodes_are_the_index_and_edges_the_flow_ssa(name):
         graph = phase_graph(ws, phase)
         index = indexes[phase]
         assert [n.dispatch for n in graph.dispatches()] == [r.index for r in index.dispatches]
-        assert {n.dispatch: n.onnx_nodes for n in graph.dispatches()} == {r.index: r.onnx_nodes
-                                                                        for r in index.dispatches}
+        # the nodes each computes: of those its locations name (tests/core/graph/test_computed_nodes.py)
+        assert all(set(n.onnx_nodes) <= set(r.onnx_nodes) for n, r in zip(graph.dispatches(), index.dispatches))
     truth = ssa_edges(snaps["flow"].read_text())
     assert {(e.source, e.target) for e in graph.edges} == truth
     targets = {}
