@@ -159,11 +159,9 @@ class Session:
         (recorded in it) is the one it uses; without one, the app's target. Jobs for the
         previous model become outdated, except `keep_job` (the compile that made `ws`). The same
         workspace read again (a substitution's rebuild wrote it) keeps the user's place."""
-        same = self.workspace is not None and self.workspace.root == ws.root
-        kept = self.selection
+        same, kept = self.workspace is not None and self.workspace.root == ws.root, self.selection
         self._reset(ws, keep_job)
-        if same:
-            self.selection = Selection(kept.phase, kept.dispatch)
+        self.selection = Selection(kept.phase, kept.dispatch) if same else self.selection
         unreadable: list[str] = []
         self.drafts = ws.drafts(unreadable)
         for message in unreadable:  # the draft stays on disk as it is; the banner names it
