@@ -4,7 +4,8 @@ The truth is the dispatch this test perturbs itself (`tests/models/fault_edit`, 
 resume from the flow phase, as the CLI does): the trace must name exactly that dispatch. Models:
 the encoder layer, whose LayerNorms IREE splits over two dispatches (#9 holds the first half
 of the first one, #10 completes it), and a generated depthwise convolution whose first dispatch
-copies the input into a padded buffer that the host filled in part (corpus regression seed-5000007).
+copies the input into a padded buffer that the host filled in part (corpus regression seed-5000007),
+and one copying into a max-pool's padded buffer (seed-9400034).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ REGRESSIONS = Path(__file__).resolve().parents[2] / "models" / "regressions"
 def builds(tmp_path_factory):
     root = tmp_path_factory.mktemp("compiler_reference")
     return {"encoder": compile_model(models.encoder_layer(root / "encoder.onnx"), root / "encoder"),
-            "pad_copy": compile_model(REGRESSIONS / "seed-5000007.onnx", root / "pad_copy")}
+            "pad_copy": compile_model(REGRESSIONS / "seed-5000007.onnx", root / "pad_copy"),
+            "pool_pad_copy": compile_model(REGRESSIONS / "seed-9400034.onnx", root / "pool_pad_copy")}
 
 
 def _perturbed(build, site: int, tmp_path) -> Workspace:
@@ -73,6 +75,13 @@ def test_a_copy_into_a_buffer_written_in_part_is_named(builds, site, tmp_path):
     report = trace(_perturbed(builds["pad_copy"], site, tmp_path), seed=3)
     text = _summary(report)
     assert report.locate().dispatch == site, text
+
+
+def test_a_copy_into_a_max_pool_padding_filled_with_the_float_maximum_is_named(builds, tmp_path):
+    # #3 copies a conv's input into a buffer whose border the host filled with -FLT_MAX (the max-pool
+    # padding): that fill is not a magnitude of the data, or every bound would be 3.4e38 (fuzz seed 9400034)
+    report = trace(_perturbed(builds["pool_pad_copy"], 3, tmp_path), seed=3)
+    assert report.locate().dispatch == 3 and report.dispatches[3].compiler_dispatch == 3, _summary(report)
 
 
 def test_sites_are_matched_only_when_their_types_match(builds):
