@@ -89,7 +89,7 @@ def test_fault_edit_gives_a_shared_executable_its_own_copy():
         "  }",
         "}"])
     edited = fault_edit.perturb(flow, 1)
-    assert fault_edit.sites(edited) == [("e", "e_0"), ("e_fault", "e_0")]
+    assert fault_edit.sites(edited) == [("e", "e_0"), ("e_fault", "e_0_fault")]
     assert edited.count("linalg.generic") == 1 and "flow.executable private @e_fault {" in edited
     assert fault_edit.float_result_sites(flow) == [0, 1]
 

@@ -78,12 +78,14 @@ def perturb(flow: str, site: int) -> str:
         raise ValueError(f"@{exe} stores no float tensor")
     if sum(1 for e, _ in all_sites if e == exe) == 1:
         return flow[:span[0]] + edited + flow[span[1]:]
-    # Shared: a private copy for this site only, the others keep the original.
+    # Shared: a private copy for this site only, the others keep the original. Its export and
+    # function get new names too: IREE names the HAL executable's symbols after the export.
     clone = exe + "_fault"
     edited = edited.replace(f"@{exe} {{", f"@{clone} {{", 1)
+    edited = re.sub(r"@" + re.escape(export) + r"(?![\w$.-])", f"@{export}_fault", edited)
     calls = list(SITE.finditer(flow))
     call = calls[site]
     ref = f"@{exe}::@{export}("
     at = flow.index(ref, call.start())
-    flow = flow[:at] + f"@{clone}::@{export}(" + flow[at + len(ref):]
+    flow = flow[:at] + f"@{clone}::@{export}_fault(" + flow[at + len(ref):]
     return flow[:span[1]] + "\n" + edited + flow[span[1]:]

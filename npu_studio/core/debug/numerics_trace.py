@@ -47,6 +47,7 @@ from ..workspace import trust, variants
 from ..workspace.workspace import Workspace
 from ..run.flow_pairing import FlowPairing
 from ..run.onnx_pairing import Pairing
+from .compiler_reference import CompilerReference
 from .trace_report import (
     HISTOGRAM_BINS,
     DispatchTrace,
@@ -166,9 +167,18 @@ def trace(ws: Workspace, inputs: list[np.ndarray] | None = None, *, tolerance: f
         if on_progress is not None:
             on_progress(len(traces), len(records))
 
-    run = _run_tensor_trace if use_tracing else _run_dispatch_module
-    outs, build_seconds, iree_seconds, build_notes = run(ws, b, sig.name, iree_inputs, records, judge)
+    if use_tracing:
+        outs, build_seconds, iree_seconds, build_notes = _run_tensor_trace(ws, b, sig.name, iree_inputs,
+                                                                           records, judge)
+        compiler = None
+    else:
+        with CompilerReference(ws, b, substituted) as compiler:
+            outs, build_seconds, iree_seconds, build_notes = _run_dispatch_module(
+                ws, b, sig.name, iree_inputs, records, judge, compiler)
+            build_seconds += compiler.build_seconds
     mark_partial(traces, pairing.partial())
+    if compiler is not None and compiler.why:
+        build_notes = [*build_notes, judge_by_compiler(traces, compiler)]
     _mark_inputs(traces, records)
     values = [np.asarray(o) for o in outs if o is not None]
     outputs = [_output_trace(i, o, r, records, tolerance) for i, (o, r) in enumerate(zip(values, ort_outputs))]
@@ -207,9 +217,32 @@ def _substitution_flags(ws: Workspace, b: variants.Build) -> list[str]:
     return [f for f in variants.options_for(ws, b.name).extra_flags if substitution_flags([f])]
 
 
+def judge_by_compiler(traces: list[DispatchTrace], compiler: CompilerReference) -> str:
+    """Every unpaired (or partial) dispatch judged against the compiler's own, where it ran; the note."""
+    judged = 0
+    for t in traces:
+        if t.paired:
+            continue
+        j = compiler.judgements.get(t.index, compiler.reason or "it was not run")
+        if isinstance(j, str):
+            t.why_unpaired += f"; not judged against the compiler's own dispatch: {j}"
+            continue
+        judged += 1
+        t.compiler_dispatch = j.dispatch
+        t.max_abs_error, t.scale, t.departs = j.max_abs_error, j.scale, j.departs
+        t.max_rel_error = j.max_abs_error / j.scale if j.scale else (0.0 if j.max_abs_error == 0 else float("inf"))
+        t.tolerance, t.atol, t.computed_in = j.rule.relative, j.rule.absolute, j.rule.computed_in
+        t.outside, t.first_differing = j.outside, j.first_differing
+    if not compiler.available:
+        return f"{compiler.why}: no dispatch is judged against the compiler's own ({compiler.reason})"
+    return (f"{compiler.why}: {judged} unpaired dispatch{'es' if judged != 1 else ''} judged against the "
+            "compiler's own dispatch module on the same inputs")
+
+
 def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs: list[np.ndarray], records,
-                         judge) -> tuple[list, float, float, list[str]]:
-    """The flow program interpreted, each dispatch run by the one-function-per-dispatch module."""
+                         judge, compiler: CompilerReference | None = None) -> tuple[list, float, float, list[str]]:
+    """The flow program interpreted, each dispatch run by the one-function-per-dispatch module (and by
+    the compiler's own, `compiler`, when the build is not the compiler's)."""
     flow = b.snapshot_path("flow")
     t0 = time.perf_counter()
     vmfb = iree_dispatches.build(flow, b.folder / iree_dispatches.CACHE_DIR, ws.manifest.target,
@@ -218,8 +251,11 @@ def _run_dispatch_module(ws: Workspace, b: variants.Build, function: str, inputs
 
     def run_dispatch(index: int, site: ir.Operation, args: list) -> list:
         s0 = time.perf_counter()
-        results = runner.run(index, [a for a in args if isinstance(a, np.ndarray)])
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        results = runner.run(index, arrays)
         judge(index, results, time.perf_counter() - s0)
+        if compiler is not None and compiler.available:
+            compiler.judge(index, records[index] if index < len(records) else None, arrays, results)
         return results
 
     t0 = time.perf_counter()
@@ -333,7 +369,7 @@ def _mark_inputs(traces: list[DispatchTrace], records) -> None:
         feeding = [by_index[p] for p in t.producers if p in by_index]
         if any(p.departs for p in feeding):
             t.inputs_agree = False
-        elif all(p.onnx_tensor is not None for p in feeding):
+        elif all(p.judged for p in feeding):
             t.inputs_agree = True
         else:
             t.inputs_agree = None

@@ -4,9 +4,13 @@ Where the error is born (`TraceReport.locate`): the first dispatch, in
 execution order, whose result departs while every input it reads agrees:
 each producing dispatch is paired and within tolerance (model inputs and
 constants agree by definition; a producer that wrote only part of its buffer
-vouches for that part, the rest is vouched for by the dispatches that wrote it). A departing dispatch that reads an unpaired
-dispatch (or a partial one) cannot be told from the dispatches upstream of
-it that have no ONNX counterpart; if no dispatch can be named the verdict is
+vouches for that part, the rest is vouched for by the dispatches that wrote it).
+An unpaired dispatch judged against the compiler's own dispatch on the same
+inputs (an edited or substituted build: `compiler_reference`) departs or
+agrees like a paired one, but agreeing says only that it is right if what it
+reads is right, so its own producers are checked in turn. A departing
+dispatch that reads an unjudged dispatch (or a partial one) cannot be told
+from the dispatches upstream of it that have no reference; if no dispatch can be named the verdict is
 "cannot locate: <reason>" (the dispatches the error may be born in, or the
 substitution the trace ran without), never a guess.
 """
@@ -40,6 +44,9 @@ class DispatchTrace:
     via: str = ""  # how the ONNX tensor is moved into the result's layout ("" when as it is)
     why_unpaired: str = ""
     partial_at: int | None = None  # it holds part of an ONNX op that this dispatch completes
+    # Unpaired, but judged against the compiler's own dispatch of this number on the same inputs
+    # (the traced build was edited or substituted: compiler_reference); None: not so judged.
+    compiler_dispatch: int | None = None
     max_abs_error: float | None = None
     max_rel_error: float | None = None  # max_abs_error / scale
     scale: float | None = None  # largest finite |ONNX value|
@@ -58,6 +65,17 @@ class DispatchTrace:
     @property
     def paired(self) -> bool:
         return self.onnx_tensor is not None
+
+    @property
+    def judged(self) -> bool:
+        """Compared with a reference: an ONNX tensor or the compiler's own dispatch."""
+        return self.paired or self.compiler_dispatch is not None
+
+    @property
+    def judged_by(self) -> str:
+        if self.paired:
+            return f"ONNX tensor {self.onnx_tensor!r}"
+        return "" if self.compiler_dispatch is None else f"the compiler's own dispatch #{self.compiler_dispatch}"
 
 
 @dataclass
@@ -111,6 +129,10 @@ class TraceReport:
         return sum(1 for d in self.dispatches if d.paired)
 
     @property
+    def judged_by_compiler(self) -> int:
+        return sum(1 for d in self.dispatches if not d.paired and d.compiler_dispatch is not None)
+
+    @property
     def outputs_depart(self) -> bool:
         return not all(o.ok for o in (*self.outputs, *self.whole_build))
 
@@ -127,7 +149,7 @@ class TraceReport:
         return {d.index: d for d in self.dispatches}
 
     def _unknown_inputs(self, d: DispatchTrace) -> list[int] | None:
-        """The unpaired dispatches `d` reads (through other unpaired ones); None when a paired input departs."""
+        """The unjudged dispatches `d` reads (through other unpaired ones); None when a judged input departs."""
         by_index = self._by_index()
         found, stack, seen = [], list(d.producers), set()
         while stack:
@@ -135,11 +157,14 @@ class TraceReport:
             if p is None or p.index in seen:
                 continue
             seen.add(p.index)
+            if p.judged and p.departs:
+                return None
             if p.paired:
-                if p.departs:
-                    return None
                 if p.padded:  # checked where it wrote; the rest of its buffer is what its producers wrote
                     stack.extend(p.producers)
+                continue
+            if p.compiler_dispatch is not None:  # right if what it reads is right: that is checked in turn
+                stack.extend(p.producers)
                 continue
             found.append(p.index)
             stack.extend(p.producers)
@@ -173,9 +198,9 @@ class TraceReport:
                                  f"the error is born in one of "
                                  f"{_list([*unknown, d.index])}")
         if self.outputs_depart:
-            unpaired = [d.index for d in self.dispatches if not d.paired]
-            return Verdict(None, "cannot locate: the outputs depart but no paired dispatch does"
-                                 + (f"; unpaired: {_list(unpaired)}" if unpaired else ""))
+            unpaired = [d.index for d in self.dispatches if not d.judged]
+            return Verdict(None, "cannot locate: the outputs depart but no compared dispatch does"
+                                 + (f"; not compared: {_list(unpaired)}" if unpaired else ""))
         return Verdict(None, "")
 
     def to_dict(self) -> dict:
@@ -185,7 +210,7 @@ class TraceReport:
             "function": self.function, "inputs": self.inputs, "tolerance": self.tolerance,
             "first_divergent": None if first is None else first.index,
             "cannot_locate": self.locate().reason, "left_out": list(self.left_out),
-            "paired": self.paired,
+            "paired": self.paired, "judged_by_compiler": self.judged_by_compiler,
             "dispatches": [asdict(d) for d in self.dispatches],
             "outputs": [{**asdict(o), "ok": o.ok} for o in self.outputs],
             "whole_build": [{**asdict(o), "ok": o.ok} for o in self.whole_build],
@@ -203,7 +228,9 @@ class TraceReport:
         n = len(self.dispatches)
         tol = "by element type" if self.tolerance is None else f"{self.tolerance:g}"
         lines = [(f"trace of @{self.function} against the ONNX model: {n} dispatches, {self.paired} paired with "
-                  f"an ONNX tensor (tolerance {tol}, relative to each tensor's largest value)")]
+                  f"an ONNX tensor (tolerance {tol}, relative to each tensor's largest value)"
+                  + (f", {self.judged_by_compiler} unpaired judged against the compiler's own dispatch"
+                     if self.judged_by_compiler else ""))]
         lines.append(f"  {'#':>4}  {'ONNX tensor':<24} {'max abs':>10} {'max rel':>10} {'outside':>9}  "
                      f"{'':<8} dispatch")
         for d in self.dispatches:
@@ -213,6 +240,13 @@ class TraceReport:
                 lines.append(f"  {d.index:>4}  {_cut(d.onnx_tensor, 24):<24} {d.max_abs_error:>10.3g} "
                              f"{d.max_rel_error:>10.3g} {d.outside:>9}  {state:<8} {d.symbol}{how}"
                              f" (tolerance {d.tolerance:g}{f' + {d.atol:g}' if d.atol else ''}, {d.computed_in})")
+            elif d.compiler_dispatch is not None:
+                state = "DEPARTS" if d.departs else "ok"
+                lines.append(f"  {d.index:>4}  {_cut(f'compiler #{d.compiler_dispatch}', 24):<24} "
+                             f"{d.max_abs_error:>10.3g} {d.max_rel_error:>10.3g} {d.outside:>9}  {state:<8} "
+                             f"{d.symbol} (vs the compiler's own dispatch on the same inputs, tolerance "
+                             f"{d.tolerance:g}{f' + {d.atol:g}' if d.atol else ''}, {d.computed_in}; "
+                             f"{d.why_unpaired})")
             else:
                 state = "partial" if d.partial_at is not None else "unpaired"
                 lines.append(f"  {d.index:>4}  {'-':<24} {'':>10} {'':>10} {'':>9}  {state:<8} {d.symbol}"
@@ -227,8 +261,10 @@ class TraceReport:
         verdict = self.locate()
         first = None if verdict.dispatch is None else self._by_index()[verdict.dispatch]
         if first is not None:
+            against = f"ONNX tensor {first.onnx_tensor!r} (node {first.onnx_node})" if first.paired else \
+                f"the compiler's own dispatch #{first.compiler_dispatch} on the same inputs"
             lines.append(f"  first divergent dispatch: #{first.index} {first.symbol}: its result departs from "
-                         f"ONNX tensor {first.onnx_tensor!r} (node {first.onnx_node}) by {first.max_abs_error:.3g} "
+                         f"{against} by {first.max_abs_error:.3g} "
                          f"(largest value {first.scale:.3g}) while every input it reads agrees")
             later = [d.index for d in self.dispatches if d.departs and d is not first]
             if later:

@@ -118,7 +118,7 @@ class TraceController(QtCore.QObject):
         self.dock.set_running(False)
         self.dock.show_report(report)
         self.sig_dispatch_column.emit(COLUMN, {d.index: error_label(d) for d in report.dispatches},
-                                      {d.index: d.max_rel_error for d in report.dispatches if d.paired})
+                                      {d.index: d.max_rel_error for d in report.dispatches if d.judged})
         first = report.first_divergent
         if first is not None:
             self.session.select_dispatch(first.index)

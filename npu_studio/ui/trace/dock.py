@@ -31,18 +31,20 @@ PLOT_MIN_PX = 150  # the plots' height: "relative error" on the axis whole, and 
 
 def error_label(d: DispatchTrace) -> str:
     """The table's error cell: relative error, marked when it departs; why not, when unpaired."""
-    if not d.paired:
+    if not d.judged:
         return "unpaired"
-    return f"{'DEPARTS ' if d.departs else ''}{d.max_rel_error:.2g}"
+    return f"{'DEPARTS ' if d.departs else ''}{d.max_rel_error:.2g}" + ("" if d.paired else " (vs compiler)")
 
 
 def detail_lines(d: DispatchTrace) -> list[str]:
-    if not d.paired:
+    if not d.judged:
         return [f"Dispatch #{d.index}: not paired with an ONNX tensor: {d.why_unpaired}"]
-    lines = [f"Dispatch #{d.index} against ONNX tensor {d.onnx_tensor!r} (node {d.onnx_node})"
-             + (", compared on the interior of its padded result" if d.padded else ""),
+    head = (f"Dispatch #{d.index} against ONNX tensor {d.onnx_tensor!r} (node {d.onnx_node})" if d.paired else
+            f"Dispatch #{d.index} against the compiler's own dispatch #{d.compiler_dispatch} on the same inputs "
+            f"(no ONNX tensor: {d.why_unpaired})")
+    lines = [head + (", compared on the interior of its padded result" if d.padded else ""),
              f"max abs error {d.max_abs_error:.4g}, relative {d.max_rel_error:.3g} "
-             f"(largest |ONNX| {d.scale:.4g}, tolerance {d.tolerance:g}): "
+             f"(largest |reference| {d.scale:.4g}, tolerance {d.tolerance:g}): "
              + ("DEPARTS" if d.departs else "agrees"),
              f"{d.outside} element(s) outside tolerance; result {'x'.join(map(str, d.shape))} {d.dtype}"]
     if d.stats:
