@@ -333,3 +333,26 @@ def test_resnet50_standalone_every_npu_dispatch_through_the_c_interpreter(tmp_pa
     assert all(c.max_error <= 1e-4 * max(1.0, c.scale) for c in report.calls)
     assert max(c.scale for c in report.calls) > 1e6
 
+
+
+@pytest.mark.slow
+def test_qdq_resnet50_standalone_is_irees_cpu_result_bit_for_bit(tmp_path, cc):
+    """The QDQ zoo model through the program binary: where `simulate --check` is bit-identical to IREE
+    (int8), so is the plugin's C interpreter, call by call and on the model's output."""
+    from npu_studio.core.run.runner import pick_function, run_vmfb
+    from tests.zoo_cache import quant_zoo_workspace
+
+    shutil.copytree(quant_zoo_workspace("resnet50", "i8").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=0, onnxruntime=False, mode="standalone")
+    assert report.ok, "\n".join(report.summary_lines())
+    assert report.plugin_calls == len(report.calls) == len(_npu_sites(program)) > 50
+    cpu = run_vmfb(ws.vmfb_path, pick_function(ws.snapshot_path("input")).name, report.inputs,
+                   parameters=ws.params_path)  # IREE's own CPU build, run here
+    for ours, iree in zip(report.outputs, cpu, strict=True):
+        np.testing.assert_array_equal(ours, iree)
+    quantized = [c for c in report.calls if c.dtype in ("int8", "uint8", "int32")]
+    assert quantized and all(c.max_error == 0.0 for c in quantized), \
+        [(c.index, c.max_error) for c in quantized if c.max_error]
+    assert all(c.max_error <= 1e-5 * max(1.0, c.scale) for c in report.calls)
