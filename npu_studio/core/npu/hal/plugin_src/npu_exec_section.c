@@ -41,6 +41,15 @@ static int word(rd_t *r, int64_t lo, int64_t hi, int64_t *out, const char *what)
   return 1;
 }
 
+/* A count of items each at least `words` long: never more than the bytes left can hold, so what is
+ * allocated for them stays within a few times the file's size. */
+static int count_of(rd_t *r, int64_t max, int64_t words, int *out, const char *what) {
+  int64_t left = (int64_t)((r->n - r->pos) / 8) / words, v;
+  if (!word(r, 0, left < max ? left : max, &v, what)) return 0;
+  *out = (int)v;
+  return 1;
+}
+
 static int count(rd_t *r, int64_t max, int *out, const char *what) {
   int64_t left = (int64_t)((r->n - r->pos) / 8), v;
   if (!word(r, 0, left < max ? left : max, &v, what)) return 0;
@@ -108,7 +117,7 @@ static int elem(rd_t *r, npu_elem_t *out, const char *what) {
 }
 
 static int body(rd_t *r, npu_fop_t *f, int nvalues) {
-  if (!count(r, 4096, &f->nbody, "body count")) return 0;
+  if (!count_of(r, 4096, 8, &f->nbody, "body count")) return 0; /* a body op is at least 8 words */
   f->body = calloc((size_t)f->nbody + 1, sizeof(npu_body_op_t));
   if (!f->body) return bad(r, "out of memory");
   int base = f->nargs; /* the block's arguments (one per operand), then the body's values */
@@ -226,7 +235,8 @@ int npu_section_decode(const unsigned char *payload, size_t size, size_t base, n
   if (!text(&r, d->symbol, sizeof(d->symbol), "symbol") || !text(&r, d->reason, sizeof(d->reason), "reason")) return 0;
   if (d->reason[0]) /* described by its reason alone */
     return r.pos == r.n ? 1 : bad(&r, "words after a reason");
-  if (!word(&r, 0, NPU_MAX_BINDINGS, &v, "bindings") || !count(&r, 1 << 20, &d->nvalues, "value count")) return 0;
+  if (!word(&r, 0, NPU_MAX_BINDINGS, &v, "bindings") || !count_of(&r, 1 << 20, 2, &d->nvalues, "value count"))
+    return 0; /* a value is at least 2 words, an op 15 */
   d->nbindings = (int)v;
   if (d->nbindings > d->nvalues) return bad(&r, "bindings: more than the values");
   d->values = calloc((size_t)d->nvalues + 1, sizeof(npu_vtype_t));
@@ -241,7 +251,7 @@ int npu_section_decode(const unsigned char *payload, size_t size, size_t base, n
       t->count *= t->shape[j];
     }
   }
-  if (!count(&r, 1 << 20, &d->nops, "op count")) return 0;
+  if (!count_of(&r, 1 << 20, 15, &d->nops, "op count")) return 0;
   d->ops = calloc((size_t)d->nops + 1, sizeof(npu_fop_t));
   if (!d->ops) return bad(&r, "out of memory");
   for (int k = 0; k < d->nops; ++k)

@@ -191,8 +191,14 @@ static int counts(dec_t *d, const ins_t *in, int first, int last) {
   return 1;
 }
 
-/* rows of `row` bytes, `pitch` apart: the bytes from the first to the end of the last (all <= 2^40). */
-static uint64_t span(uint64_t rows, uint64_t row, uint64_t pitch) { return rows ? (rows - 1) * pitch + row : 0; }
+/* rows of `row` bytes, `pitch` apart: the bytes from the first to the end of the last (each <= 2^40;
+ * a product past 64 bits is UINT64_MAX, which no buffer holds). */
+static uint64_t span(uint64_t rows, uint64_t row, uint64_t pitch) {
+  uint64_t out;
+  if (!rows) return 0;
+  if (__builtin_mul_overflow(rows - 1, pitch, &out) || __builtin_add_overflow(out, row, &out)) return UINT64_MAX;
+  return out;
+}
 
 static int check_dma_load(dec_t *d, const ins_t *in) {
   if (!counts(d, in, NPU_F_DMA_LOAD_ROWS, NPU_F_DMA_LOAD_ESIZE)) return 0;
