@@ -296,6 +296,9 @@ def random_mutation(description: dict, rng: random.Random, edits: int = 1) -> by
     section_words = [(off + 8 * k) for sec, off in sections(bytes(data)) for k in range(len(sec.payload) // 8)]
     for _ in range(edits):
         roll = rng.random()
+        section_words = [at for at in section_words if at + 8 <= len(data)]  # the file may have been cut
+        if len(data) < HEADER_SIZE + 8:
+            break
         if roll < 0.5 and section_words:
             at = rng.choice(section_words)
             (old,) = struct.unpack_from("<q", data, at)
