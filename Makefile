@@ -46,7 +46,7 @@ test-fast: $(STAMP)
 
 # The readers' property tests (tests/core/test_reader_properties.py) with many more examples than
 # `make test` runs and a fresh random seed: several minutes. Hypothesis prints the case counts.
-# Then 3,000 random mutations of an npu_exec.json through the plugin's C interpreter built with
+# Then 3,000 random mutations of an npu_program.npub through the plugin's C interpreter built with
 # ASan/UBSan (tests/core/npu/hal/test_exec_mutations.py; `make test` runs 40): about 3 minutes.
 # Then every workspace artifact damaged every way and reopened (`make test`: each artifact once).
 fuzz: $(STAMP)

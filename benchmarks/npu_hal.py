@@ -106,7 +106,7 @@ def main() -> int:
         "the replaced executables hold no code but the call, so LLVM has less to do than for the plain build. "
         "The in-process run is IREE's runtime with the functional simulator (numpy, tile by tile) behind the "
         "plugin: it measures the simulator, not an NPU. The standalone run is `iree-run-module` with the plugin's "
-        "C interpreter of `npu/hal/npu_exec.json` (scalar C, one dispatch at a time, tiles in task order): it "
+        "C interpreter of `npu/hal/npu_program.npub` (scalar C, one dispatch at a time, tiles in task order): it "
         "measures that interpreter, not an NPU either; `npu-studio measure WS --standalone` times the same run "
         "with `iree-benchmark-module`.",
         "",

@@ -1,10 +1,11 @@
-"""What each NPU dispatch computes, in a form the plugin's C interpreter runs (`npu/hal/npu_exec.json`).
+"""What each NPU dispatch computes, in a form the plugin's C interpreter runs (the compute sections of
+`npu/hal/npu_program.npub`, exec_binary).
 
 The in-process mode hands each plugin call to the Python functional
 model, which reads the dispatch's flow function through MLIR's bindings.
 The standalone mode (`iree-run-module`, `iree-benchmark-module`) has no
 Python behind the plugin: its C interpreter (plugin_src/npu_exec.c) reads
-this description instead. `exec_lower` derives it from the same objects
+the program binary instead. `exec_lower` derives it from the same objects
 the Python model uses (`linalg_eval.structured`, `dispatch_eval.root_op`
 and `epilogue`, the output stage's `split_epilogue`), so the two models
 compute one thing.
@@ -20,17 +21,10 @@ loop coefficients and a constant) and its body as a small SSA list
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
-from ...errors import BadFile
-from ...textio import parse_json, typed
-
-FORMAT = "npu-studio.npu-exec"
-VERSION = 1
-FILE = "npu_exec.json"
-ENV_PATH = "NPU_STUDIO_NPU_EXEC"  # the description the plugin's standalone mode reads
+FILE = "npu_program.npub"
+ENV_PATH = "NPU_STUDIO_NPU_EXEC"  # the program binary the plugin's standalone mode runs
 ENV_LOG = "NPU_STUDIO_NPU_LOG"  # a file: one line per call (call, dispatch, tiles, seconds)
 ENV_DUMP = "NPU_STUDIO_NPU_DUMP"  # a folder: each call's operands and results kept for the per-dispatch check
 ENV_FAULT = "NPU_STUDIO_NPU_FAULT"  # "DISPATCH:TILE:DELTA": add DELTA to one root tile's output (tests)
@@ -107,28 +101,6 @@ class ExecProgram:
 
     def of(self, dispatch: int) -> ExecDispatch | None:
         return next((d for d in self.dispatches if d.dispatch == dispatch), None)
-
-    def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "version": VERSION,
-                           "dispatches": [asdict(d) for d in self.dispatches]}, separators=(",", ":"))
-
-    def save(self, path: Path) -> None:
-        path.write_text(self.to_json(), encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: Path) -> "ExecProgram":
-        d = parse_json(Path(path).read_bytes(), path, "an NPU execution description")
-        if not isinstance(d, dict) or d.get("format") != FORMAT or d.get("version") != VERSION:
-            raise BadFile(path, f"not an NPU execution description ({FORMAT} version {VERSION})")
-        try:
-            dispatches = typed(tuple[ExecDispatch, ...], d.get("dispatches"), "dispatches")
-        except ValueError as exc:
-            raise BadFile(path, str(exc)) from None
-        for k, disp in enumerate(dispatches):
-            problem = check(disp)
-            if problem:
-                raise BadFile(path, f"dispatches[{k}] (#{disp.dispatch}): {problem}")
-        return cls(dispatches)
 
 
 def check(d: ExecDispatch) -> str:

@@ -20,7 +20,7 @@ and IREE's Python binding holds Python's lock (the GIL) through the load:
 a handler in Python would wait for that lock forever. So the module is
 loaded before the handler is registered, and the plugin computes those
 calls with its C interpreter (its standalone mode, from the variant's
-execution description) on the same buffers; they are checked against
+program binary) on the same buffers; they are checked against
 IREE the same way.
 
 Every call writes a line as it starts and one as it ends to the call log
@@ -200,9 +200,10 @@ def _ordinal(path: Path) -> int:
 def _load_time_environment(request: dict, handler: PluginHandler, out: Path) -> str | None:
     """Points the plugin's C interpreter at the variant for the calls made while loading; the line
     naming a load-time dispatch it cannot compute, if any."""
-    from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH, ExecProgram
+    from .exec_binary import load_program
+    from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH
 
-    described = ExecProgram.load(Path(request["exec"]))
+    described = load_program(Path(request["exec"]))
     for d in handler.load_time_dispatches():
         desc = described.of(d)
         if desc is None or desc.reason:
@@ -223,13 +224,13 @@ def _load_time_environment(request: dict, handler: PluginHandler, out: Path) -> 
 
 def _load_time_records(request: dict, out: Path) -> list[dict]:
     """The calls the C interpreter made while IREE loaded the module, as the handler records them."""
-    from .exec_desc import ExecProgram
+    from .exec_binary import load_program
     from .call_check import records_from_log
     from .variant import Variant
 
     variant = Variant.load(Path(request["workspace"]))
     return [{**r, "computed_by": COMPUTED_BY_C}
-            for r in records_from_log(variant, ExecProgram.load(Path(request["exec"])), Path(request["log"]))]
+            for r in records_from_log(variant, load_program(Path(request["exec"])), Path(request["log"]))]
 
 
 def _compare_load_time(request: dict, out: Path, records: list[dict]) -> None:

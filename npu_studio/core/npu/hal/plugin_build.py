@@ -1,7 +1,8 @@
 """Build the NPU executable plugin from its C source, once per source, into the user cache.
 
 The plugin lives at <cache>/npu-studio/plugins/<hash>/npu_plugin.so, where
-<hash> covers the C sources and the compiler flags: an edited source builds
+<hash> covers the C sources, the opcode tables generated from the instruction
+set (isa_header) and the compiler flags: an edited source builds
 a new plugin, an unchanged one is reused. `sanitize=True` builds it with
 AddressSanitizer and UndefinedBehaviorSanitizer (tests and `make fuzz`: a
 process that loads it needs the sanitizer runtime, e.g. an executable
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -22,10 +24,12 @@ from ... import processes
 from ...processes import CC_ENV, CompilerMissing, find_cc  # noqa: F401 (this module's names before)
 from ...errors import StudioError
 from ...paths import cache_dir
+from . import isa_header
 
 SOURCE_DIR = Path(__file__).parent / "plugin_src"
-SOURCES = ("npu_plugin.c", "npu_exec.c", "npu_exec_body.c", "npu_exec_load.c", "npu_exec_verify.c", "npu_json.c")
-HEADERS = ("npu_plugin_abi.h", "npu_exec.h", "npu_json.h")
+SOURCES = ("npu_plugin.c", "npu_exec.c", "npu_exec_body.c", "npu_isa_decode.c", "npu_exec_section.c",
+           "npu_exec_verify.c")
+HEADERS = ("npu_plugin_abi.h", "npu_exec.h", "npu_isa.h")
 CFLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-pthread", "-Wall")
 # Every report stops the process (no recovery), so a test sees each one as a failure.
 SANITIZE_FLAGS = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
@@ -44,6 +48,7 @@ def source_hash(sanitize: bool = False) -> str:
     h = hashlib.sha256()
     for path in source_files():
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(isa_header.text().encode() + b"\0")  # the generated opcode tables
     h.update(" ".join(cflags(sanitize)).encode())
     return h.hexdigest()[:16]
 
@@ -67,12 +72,16 @@ def build(dest: Path, *, sanitize: bool = False) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=dest.parent)
     os.close(fd)
     sources = [str(SOURCE_DIR / n) for n in SOURCES if (SOURCE_DIR / n).is_file()]
-    cmd = [cc, *cflags(sanitize), "-I", str(SOURCE_DIR), "-o", tmp, *sources, "-lm"]
+    generated = Path(tempfile.mkdtemp(prefix=".include-", dir=dest.parent))
+    (generated / isa_header.HEADER).write_text(isa_header.text(), encoding="utf-8")
+    cmd = [cc, *cflags(sanitize), "-I", str(SOURCE_DIR), "-I", str(generated), "-o", tmp, *sources, "-lm"]
     try:
         proc = processes.run_child(cmd, timeout=300)
     except subprocess.TimeoutExpired:
         Path(tmp).unlink(missing_ok=True)
         raise StudioError(SOURCE_DIR, "the C compiler did not finish within 300 s") from None
+    finally:
+        shutil.rmtree(generated, ignore_errors=True)
     if proc.returncode != 0:
         Path(tmp).unlink(missing_ok=True)
         errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or proc.stderr.splitlines() or ["?"]

@@ -1,9 +1,9 @@
 """The NPU variant run by `iree-run-module`, the NPU dispatches computed by the plugin's C interpreter.
 
-No Python sits behind the plugin here: it reads the variant's execution
-description (`npu/hal/npu_exec.json`, exec_desc) from the path in
+No Python sits behind the plugin here: it reads the variant's program
+binary (`npu/hal/npu_program.npub`, exec_binary) from the path in
 $NPU_STUDIO_NPU_EXEC and runs each dispatch's tasks itself
-(plugin_src/npu_exec.c). For the per-dispatch check the plugin keeps each
+(plugin_src/npu_isa_decode.c, npu_exec.c). For the per-dispatch check the plugin keeps each
 call's bindings before and after it in a folder ($NPU_STUDIO_NPU_DUMP);
 each call's results are then compared with IREE's CPU build of that
 dispatch on the same operands, which names the first dispatch whose NPU
@@ -27,6 +27,7 @@ from ...errors import RunFailed, StudioError
 from ...run import time_budget
 from ..numerics.functional_sim import DispatchOutcome
 from .call_log import CallLimits, CallWatch
+from .exec_binary import load_program
 from .exec_desc import ENV_DUMP, ENV_FAULT, ENV_LOG, ENV_PATH, ExecProgram
 from .call_check import call_arrays, compare_calls, records_from_log
 from ...workspace import trust
@@ -36,8 +37,9 @@ MODE = "standalone"
 
 
 def check_described(variant: Variant) -> ExecProgram:
-    """The variant's description; StudioError naming the first NPU dispatch the C interpreter cannot run."""
-    described = ExecProgram.load(variant.exec_path)
+    """What the variant's binary says each dispatch computes; StudioError naming the first NPU dispatch the
+    C interpreter cannot run."""
+    described = load_program(variant.exec_path)
     for rec in variant.imports:
         d = described.of(rec.dispatch)
         if d is None:

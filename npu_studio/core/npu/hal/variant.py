@@ -8,13 +8,13 @@ executable. Kept in the workspace under npu/hal/:
     module.vmfb         the NPU variant
     variant.json        what was replaced (import, dispatches, bindings), what was not and why,
                         and the key it was built for
-    npu_exec.json       what each replaced dispatch computes, for the plugin's standalone C
-                        interpreter (`exec_desc`, `exec_lower`)
+    npu_program.npub    the program binary the plugin's C interpreter runs: the generic NPU's
+                        instructions and what each replaced dispatch computes (`exec_binary`)
     executables/*.mlir  the replacement executables
 
 The key is the NPU program (model.npu.json, which holds its target) and
 the stream snapshot: `build_variant` reuses a variant built for the same
-key and rebuilds it when either changed, or when npu_exec.json is no
+key and rebuilds it when either changed, or when npu_program.npub is no
 longer the file it wrote (its hash is kept in variant.json). The build is staged and
 published with one journal commit, under the workspace's lock; a failed
 build leaves the workspace as it was.
@@ -40,14 +40,19 @@ from ...workspace.workspace import Workspace
 from ...ir.flow_graph import FlowGraph
 from ..program.npu_ir import NpuProgram
 from ..store.workspace_io import json_path
-from .exec_desc import FILE as EXEC_FILE, FORMAT as EXEC_FORMAT, VERSION as EXEC_VERSION, ExecProgram
+from ..isa import program_assembly
+from ..isa.spec import ISA_VERSION
+from .exec_binary import program_binary
+from .exec_desc import FILE as EXEC_FILE
 from .exec_lower import describe
 from .replacement import BindingSpec, NotReplaceable, build_replacement
 
 FOLDER = "npu/hal"
 VARIANT_JSON = "variant.json"
 FORMAT = "npu-studio.npu-variant"
-VERSION = 3  # 2: npu_exec.json beside it; 3: the import passes each binding's size, npu_exec.json's hash kept
+# 2: npu_exec.json beside it; 3: the import passes each binding's size, its hash kept; 4: npu_program.npub instead
+VERSION = 4
+_OLD_EXEC_FILE = "npu_exec.json"  # what version 3 wrote: removed when a variant is built
 _APPLIED = "substituted with MLIR source at"
 
 
@@ -76,7 +81,7 @@ class Variant:
     imports: list[ImportRecord]
     cpu: list[dict]  # {"dispatch", "executable", "reason"}: dispatches left to IREE's CPU code
     build_seconds: float
-    exec_sha256: str = ""  # of the npu_exec.json written with it
+    exec_sha256: str = ""  # of the npu_program.npub written with it
     reused: bool = field(default=False, compare=False)
 
     @property
@@ -123,7 +128,7 @@ def variant_key(ws: Workspace) -> dict:
         raise StudioError(ws.root, "no stream snapshot; compile first")
     subs = sorted(f for f in ws.substitution_flags())
     return {"npu_program_sha256": _sha(program), "stream_sha256": _sha(stream),
-            "substitutions": subs, "npu_exec": f"{EXEC_FORMAT}/{EXEC_VERSION}"}
+            "substitutions": subs, "npu_exec": f"npub/{ISA_VERSION}"}
 
 
 def current_variant(ws: Workspace) -> Variant | None:
@@ -169,7 +174,7 @@ def plan_replacements(ws: Workspace, program: NpuProgram):
             except NotReplaceable as exc:
                 cpu += [{"dispatch": i, "executable": exe, "reason": str(exc)} for i in indices]
     cpu.sort(key=lambda r: r["dispatch"])
-    return replacements, cpu, ExecProgram(tuple(described))
+    return replacements, cpu, described
 
 
 def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCallback | None = None,
@@ -206,7 +211,9 @@ def build_variant(ws: Workspace, *, force: bool = False, on_progress: ProgressCa
             raise StudioError(ws.root, f"iree-compile did not substitute @{missing[0]}")
         imports = [ImportRecord(rep.dispatch, idx, rep.executable, rep.export, rep.bindings)
                    for rep, idx in replacements]
-        described.save(staging / EXEC_FILE)
+        # the generic NPU's instructions: the bundled plugin's format, whatever backend planned the program
+        instructions = list(program_assembly(program).instructions)
+        (staging / EXEC_FILE).write_bytes(program_binary(instructions, described))
         variant = Variant(ws.root, key, imports, cpu, time.perf_counter() - t0, _sha(staging / EXEC_FILE))
         (staging / VARIANT_JSON).write_text(json.dumps(variant.to_dict(), indent=1), encoding="utf-8")
         _publish(ws, txn, build / "module.vmfb", exe_dir)
@@ -223,6 +230,8 @@ def _publish(ws: Workspace, txn, vmfb: Path, exe_dir: Path) -> None:
     publish.move(vmfb.relative_to(staging), f"{FOLDER}/module.vmfb")
     publish.move(VARIANT_JSON, f"{FOLDER}/{VARIANT_JSON}")
     publish.move(EXEC_FILE, f"{FOLDER}/{EXEC_FILE}")
+    if (ws.root / FOLDER / _OLD_EXEC_FILE).is_file():
+        publish.delete(f"{FOLDER}/{_OLD_EXEC_FILE}")
     new = set()
     for path in sorted(exe_dir.glob("*.mlir")):
         dest = f"{FOLDER}/executables/{path.name}"

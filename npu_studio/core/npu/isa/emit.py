@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...dtypes import known, nbytes
 from ...errors import StudioError
 from ..program.npu_ir import Buffer, DispatchInfo, NpuProgram, Task
 from ..sim.cost import MAC_KINDS, gemm_view
@@ -162,8 +163,12 @@ def _operands(s, t: Task, info: DispatchInfo, target: NpuTarget, buffers: dict[s
         if len(s.srcs) != 1 or len(s.dsts) != 1:
             raise EmitError(None, f"task {t.id}: a DMA {s.kind} step moves {len(s.srcs)} buffers to "
                                   f"{len(s.dsts)}; dma.load and dma.store move one to one")
-        # one contiguous run: the program records the bytes a step moves, not the operand's access map
-        return (buffers[s.dsts[0]].offset, buffers[s.srcs[0]].offset, 1, s.bytes, s.bytes)
+        # one contiguous run, unpadded: the program records the bytes a step moves, not the operand's access map
+        dst, src = buffers[s.dsts[0]], buffers[s.srcs[0]]
+        if s.kind == "dma_out":
+            return (dst.offset, src.offset, 1, s.bytes, s.bytes, s.bytes)
+        esize = nbytes(dst.dtype) if known(dst.dtype) and nbytes(dst.dtype) in (1, 2, 4, 8) else 1
+        return (dst.offset, src.offset, 1, s.bytes, s.bytes, 0, 0, 0, 0, esize, 0)
     if s.kind == "dma_copy":
         read = min(info.transfer_read, s.bytes) if info.transfer_read else s.bytes - s.bytes // 2
         mode = info.transfer if info.transfer in ENUMS["transfer"] else "copy"

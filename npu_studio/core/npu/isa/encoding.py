@@ -2,11 +2,15 @@
 
 Layout (docs/npu-isa.md, all little-endian):
 
-  header, 24 bytes: magic "NPUA", version u16, header size u16, string count u32,
-                    instruction count u32, body size u32, CRC-32 of the body u32
+  header, 28 bytes: magic "NPUA", version u16, header size u16, string count u32,
+                    instruction count u32, section count u32, body size u32, CRC-32 of the body u32
   body:             the string table (per string: length u32, UTF-8 bytes),
                     then the instructions (per instruction: opcode u8, engine u8,
-                    operand count u16, dispatch u32, task u32, operands u64 each)
+                    operand count u16, dispatch u32, task u32, operands u64 each),
+                    then the sections (per section: kind u32, dispatch u32, payload size u32, payload)
+
+Sections carry what a runtime needs beyond the instructions (the plugin's: what each dispatch
+computes, hal/exec_binary); this module frames them and leaves their payload to their reader.
 
 Operands follow the opcode's fields in order: an integer, an address, a table code, a string's
 index or a mask is one u64; a list is its length, then its items. The disassembler checks every
@@ -19,14 +23,17 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadFile
 from .listing import Instruction
 from .spec import (BY_CODE, BY_MNEMONIC, ENUMS, FUNCTIONS, HEADER_SIZE, ISA_VERSION, MAGIC, MAX_OPERANDS,
-                   MAX_STRING, NO_TAG, RECORD_HEAD, U64_MAX, engine_allowed, engine_code, engine_name)
+                   MAX_SECTION, MAX_STRING, NO_TAG, RECORD_HEAD, SECTION_HEAD, U64_MAX, engine_allowed, engine_code,
+                   engine_name)
 
-_HEADER = struct.Struct("<4sHHIIII")
+_HEADER = struct.Struct("<4sHHIIIII")
+_SECTION = struct.Struct("<III")
 _RECORD = struct.Struct("<BBHII")
 _LEN = struct.Struct("<I")
 
@@ -39,8 +46,15 @@ class BinaryError(BadFile):
         self.offset = offset
 
 
-def assemble(instructions: list[Instruction]) -> bytes:
-    """The binary of `instructions` (ValueError for an instruction the specification rejects)."""
+@dataclass(frozen=True)
+class Section:
+    kind: int  # spec.SECTION_*
+    dispatch: int
+    payload: bytes
+
+
+def assemble(instructions: list[Instruction], sections: list[Section] = ()) -> bytes:
+    """The binary of `instructions` and `sections` (ValueError for an instruction the specification rejects)."""
     strings: dict[str, int] = {}
     records = []
     for ins in instructions:
@@ -68,9 +82,18 @@ def assemble(instructions: list[Instruction]) -> bytes:
         records.append(_RECORD.pack(op.code, engine, len(operands), *tag)
                        + struct.pack(f"<{len(operands)}Q", *operands))
     table = b"".join(_LEN.pack(len(b)) + b for b in (s.encode("utf-8") for s in strings))
+    for sec in sections:
+        if len(sec.payload) > MAX_SECTION or not 0 <= sec.dispatch < NO_TAG:
+            raise ValueError(f"section of dispatch {sec.dispatch}: {len(sec.payload)} bytes")
+        records.append(_SECTION.pack(sec.kind, sec.dispatch, len(sec.payload)) + sec.payload)
     body = table + b"".join(records)
-    return _HEADER.pack(MAGIC, ISA_VERSION, HEADER_SIZE, len(strings), len(records), len(body),
-                        zlib.crc32(body)) + body
+    return _HEADER.pack(MAGIC, ISA_VERSION, HEADER_SIZE, len(strings), len(records) - len(sections), len(sections),
+                        len(body), zlib.crc32(body)) + body
+
+
+def with_sections(data: bytes, sections: list[Section], path: str | Path = "<binary>") -> bytes:
+    """`data` (a valid binary) with `sections` in place of its own."""
+    return assemble(disassemble(data, path), sections)
 
 
 def disassemble(data: bytes, path: str | Path = "<binary>") -> list[Instruction]:
@@ -81,10 +104,19 @@ def disassemble(data: bytes, path: str | Path = "<binary>") -> list[Instruction]
 def disassemble_spans(data: bytes, path: str | Path = "<binary>") -> list[tuple[Instruction, tuple[int, int]]]:
     """Each instruction of a binary with the (offset, size) of its record: where the backend API's
     emitted lines point into the binary."""
+    return _decode(data, path)[0]
+
+
+def sections(data: bytes, path: str | Path = "<binary>") -> list[tuple[Section, int]]:
+    """The sections of a binary, each with the offset of its payload."""
+    return _decode(data, path)[1]
+
+
+def _decode(data: bytes, path) -> tuple[list, list]:
     if len(data) < HEADER_SIZE:
         raise BinaryError(path, len(data), f"truncated: the header needs {HEADER_SIZE} bytes, the file has "
                                            f"{len(data)}")
-    magic, version, header_size, n_strings, n_records, body_size, crc = _HEADER.unpack_from(data)
+    magic, version, header_size, n_strings, n_records, n_sections, body_size, crc = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise BinaryError(path, 0, f"not an NPU program binary (magic {magic!r}, expected {MAGIC!r})")
     if version != ISA_VERSION:
@@ -102,11 +134,22 @@ def disassemble_spans(data: bytes, path: str | Path = "<binary>") -> list[tuple[
         ins, after = _record(data, pos, end, strings, path)
         out.append((ins, (pos, after - pos)))
         pos = after
+    found = []
+    for i in range(n_sections):
+        if pos + SECTION_HEAD > end:
+            raise BinaryError(path, pos, f"truncated: section {i} of {n_sections} needs {SECTION_HEAD} bytes, "
+                                         f"{end - pos} left")
+        kind, dispatch, size = _SECTION.unpack_from(data, pos)
+        if size > end - pos - SECTION_HEAD:
+            raise BinaryError(path, pos + 8, f"section {i}: {size} bytes run past the end")
+        found.append((Section(kind, dispatch, data[pos + SECTION_HEAD:pos + SECTION_HEAD + size]), pos + SECTION_HEAD))
+        pos += SECTION_HEAD + size
     if pos != end:
-        raise BinaryError(path, pos, f"{end - pos} bytes after the last of {n_records} instructions")
+        raise BinaryError(path, pos, f"{end - pos} bytes after the last of {n_records} instructions and "
+                                     f"{n_sections} sections")
     if zlib.crc32(data[HEADER_SIZE:end]) != crc:
-        raise BinaryError(path, 20, "corrupted: the body's CRC-32 does not match the header's")
-    return out
+        raise BinaryError(path, 24, "corrupted: the body's CRC-32 does not match the header's")
+    return out, found
 
 
 def _strings(data: bytes, count: int, end: int, path) -> tuple[list[str], int]:

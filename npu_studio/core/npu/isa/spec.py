@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ISA_VERSION = 1
+ISA_VERSION = 2  # 2: padded and pitched DMA, per-dispatch sections after the instructions
 MAGIC = b"NPUA"
-HEADER_SIZE = 24  # magic, version u16, header size u16, strings u32, instructions u32, body bytes u32, crc32 u32
+# magic, version u16, header size u16, strings u32, instructions u32, sections u32, body bytes u32, crc32 u32
+HEADER_SIZE = 28
+SECTION_HEAD = 12  # kind u32, dispatch u32, payload bytes u32
+SECTION_COMPUTE = 1  # what a dispatch computes on each tile (docs/npu-isa.md, "Sections")
+MAX_SECTION = 1 << 30  # bytes of one section's payload
 RECORD_HEAD = 12  # opcode u8, engine u8, operand count u16, dispatch u32, task u32
 NO_TAG = 0xFFFF_FFFF  # a dispatch or task field with no value (a directive of the whole program)
 U64_MAX = (1 << 64) - 1
@@ -94,10 +98,13 @@ OPCODES: tuple[Opcode, ...] = (
     Opcode(0x03, ".task", "none", _f("offsets:ints sizes:ints deps:ints"),
            "start of a task's instructions: its tile (offset and size per loop of the dispatch) and the tasks "
            "it depends on"),
-    Opcode(0x10, "dma.load", "dma", _f("dst:addr src:addr rows:uint row:uint stride:uint"),
-           "DRAM -> SRAM: `rows` rows of `row` bytes, `stride` bytes apart in DRAM, packed in SRAM"),
-    Opcode(0x11, "dma.store", "dma", _f("dst:addr src:addr rows:uint row:uint stride:uint"),
-           "SRAM -> DRAM: `rows` rows of `row` bytes, packed in SRAM, `stride` bytes apart in DRAM"),
+    Opcode(0x10, "dma.load", "dma", _f("dst:addr src:addr rows:uint row:uint stride:uint top:uint bottom:uint "
+                                       "left:uint right:uint esize:uint pad:uint"),
+           "DRAM -> SRAM: `rows` rows of `row` bytes, `stride` bytes apart in DRAM, written packed in SRAM "
+           "with `top`/`bottom` rows and `left`/`right` bytes of padding, each pad element (`esize` bytes) "
+           "the bit pattern `pad`"),
+    Opcode(0x11, "dma.store", "dma", _f("dst:addr src:addr rows:uint row:uint stride:uint pitch:uint"),
+           "SRAM -> DRAM: `rows` rows of `row` bytes, `pitch` bytes apart in SRAM, `stride` bytes apart in DRAM"),
     Opcode(0x12, "dma.copy", "dma", _f("mode:enum/transfer read:uint written:uint pad:str dst:list src:list"),
            "DRAM -> DRAM: one descriptor reading `read` bytes and writing `written` (pad: the value written "
            "around the data)"),

@@ -1,4 +1,9 @@
-"""Mutated NPU execution descriptions (npu_exec.json) for the C interpreter's memory-safety tests.
+"""Mutated program binaries (npu_program.npub) for the C interpreter's memory-safety tests.
+
+`description(binary)` opens a binary as dicts a mutation edits (its instructions, and per dispatch
+its compute section as exec_desc's fields plus its `.task` tiles as tile_offsets/tile_sizes);
+`rebuild` writes the edited dicts back as a binary with a valid CRC, so the mutation reaches the
+decoder's and the verifier's checks. `random_mutation` edits the bytes themselves.
 
 `CLASSES` holds one or more hand-made mutations per kind of bad description
 found by attacking the interpreter (issue 36), each applied to the
@@ -13,10 +18,18 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import random
+import struct
+import zlib
+from dataclasses import asdict
+
+from npu_studio.core.npu.hal.exec_binary import encode_section, load_program
+from npu_studio.core.npu.isa.encoding import Section, assemble, disassemble, sections
+from npu_studio.core.npu.isa.listing import Instruction
+from npu_studio.core.npu.isa.spec import HEADER_SIZE, SECTION_COMPUTE
 
 BIG = (2 ** 32, 2 ** 32 + 1, 2 ** 40, 2 ** 53, 2 ** 53 + 1, 2 ** 63 - 1, -(2 ** 63), -1, 0, 1, 3, 1000)
-ODD = (True, False, None, "", "x", [], {}, 1.5, -0.0, [[1]], {"op": "load"})
 
 
 def _op(**kw) -> dict:
@@ -192,10 +205,11 @@ CLASSES = [
     ("store past the output buffer", 0, _store_past, True),
     ("output binding larger than IREE's buffer", 0, _store_into_larger, True),
     ("reduction loop no operand uses, tile 2^40", 0, _unused_reduction, True),
-    ("boolean binding count", 0, _set(["bindings"], True), True),
-    ("boolean offset", 0, lambda d: d["ops"][_index(d, "load")]["offsets"].__setitem__(0, True), True),
-    ("integer over 2^53 in a shape", 0, lambda d: d["values"][0]["shape"].__setitem__(0, 2 ** 53 + 2), True),
-    ("integer over 2^53 as a coefficient", 0, lambda d: _root(d)["maps"][0][0].__setitem__(0, 2 ** 60), True),
+    ("binding count of one", 0, _set(["bindings"], 1), True),
+    ("offset of one on a dimension of one", 0,
+     lambda d: d["ops"][_index(d, "load")]["offsets"].__setitem__(0, 1), True),
+    ("integer over 2^40 in a shape", 0, lambda d: d["values"][0]["shape"].__setitem__(0, 2 ** 53 + 2), True),
+    ("integer over 2^32 as a coefficient", 0, lambda d: _root(d)["maps"][0][0].__setitem__(0, 2 ** 60), True),
     ("negative stride", 0, lambda d: d["ops"][_index(d, "load")]["strides"].__setitem__(0, -1), True),
     ("stride that steps outside", 0, lambda d: d["ops"][_index(d, "load")]["strides"].__setitem__(2, 2), True),
     ("slice offset past the end", 1, lambda d: d["ops"][_index(d, "load")]["offsets"].__setitem__(2, 1), True),
@@ -226,50 +240,76 @@ CLASSES = [
     ("unknown body op", 0, lambda d: _root(d)["body"][0].update(op="arith.teleport"), True),
     ("a reason on an interpretable dispatch", 0, lambda d: d.update(reason="made up"), False),
     ("dispatch renumbered", 0, lambda d: d.update(dispatch=7), True),
-    ("not JSON", None, None, True),
+    ("truncated binary", None, None, True),
 ]
 
 
-def apply(description: dict, dispatch: int | None, mutation) -> dict | str:
-    """The mutated description (a dict), or text for the cases that are no JSON."""
+def description(path) -> dict:
+    """The binary at `path` as editable dicts (see the module doc)."""
+    data = path.read_bytes()
+    program = load_program(path)
+    return {"instructions": disassemble(data), "data": data,
+            "dispatches": [json.loads(json.dumps(asdict(d))) for d in program.dispatches]}  # lists, not tuples
+
+
+def rebuild(desc: dict) -> bytes:
+    """The binary of an edited description: each dispatch's section re-encoded, its `.task`
+    directives given its (edited) tiles, in order; extra ones dropped, missing ones added."""
+    tiles = {d["dispatch"]: list(zip(d["tile_offsets"], d["tile_sizes"])) for d in desc["dispatches"]
+             if d["root"] >= 0 and not d["reason"]}
+    out, used = [], {k: 0 for k in tiles}
+    for ins in desc["instructions"]:
+        if ins.op == ".task" and ins.dispatch in tiles:
+            k = used[ins.dispatch]
+            used[ins.dispatch] += 1
+            if k >= len(tiles[ins.dispatch]):
+                continue
+            offs, sizes = tiles[ins.dispatch][k]
+            ins = Instruction(".task", "-", ins.dispatch, ins.task, (tuple(offs), tuple(sizes), ins.args[2]))
+        elif ins.op == "barrier":
+            for dispatch, k in used.items():
+                out += [Instruction(".task", "-", dispatch, 0, (tuple(o), tuple(z), ()))
+                        for o, z in tiles[dispatch][k:]]
+        out.append(ins)
+    return assemble(out, [Section(SECTION_COMPUTE, d["dispatch"], encode_section(d)) for d in desc["dispatches"]])
+
+
+def apply(description: dict, dispatch: int | None, mutation) -> bytes:
+    """The mutated binary (a truncated one for the case with no mutation)."""
     if mutation is None:
-        return '{"format": "npu-studio.npu-exec", "version": 1, "dispatches": [{"dispatch": 0, '
-    m = copy.deepcopy(description)
+        return description["data"][:len(description["data"]) // 2]
+    m = copy.deepcopy({k: v for k, v in description.items() if k != "data"})
     mutation(m["dispatches"][dispatch])
-    return m
+    return rebuild(m)
 
 
-def _nodes(node, path=()):
-    yield path, node
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _nodes(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _nodes(v, (*path, i))
+def _fix_crc(data: bytearray) -> bytes:
+    data[HEADER_SIZE - 4:HEADER_SIZE] = struct.pack("<I", zlib.crc32(bytes(data[HEADER_SIZE:])))
+    return bytes(data)
 
 
-def random_mutation(description: dict, rng: random.Random, edits: int = 1) -> dict:
-    """`edits` random edits anywhere: a number swapped for a boundary value, a node for another kind,
-    a key or item dropped or an item duplicated."""
-    m = copy.deepcopy(description)
+def random_mutation(description: dict, rng: random.Random, edits: int = 1) -> bytes:
+    """`edits` random edits of the binary's bytes: a word of a compute section or an instruction's operand
+    swapped for a boundary value or nudged, a byte flipped anywhere, or the file cut short; most with
+    the CRC made right again, so the edit reaches the checks behind it."""
+    data = bytearray(description["data"])
+    section_words = [(off + 8 * k) for sec, off in sections(bytes(data)) for k in range(len(sec.payload) // 8)]
     for _ in range(edits):
-        paths = [p for p, _ in _nodes(m) if p]
-        path = rng.choice(paths)
-        parent = m
-        for key in path[:-1]:
-            parent = parent[key]
-        key, node = path[-1], parent[path[-1]]
         roll = rng.random()
-        if isinstance(node, bool) or not isinstance(node, int) or roll < 0.15:
-            if roll < 0.1 and isinstance(parent, dict):
-                del parent[key]
-            elif roll < 0.2 and isinstance(parent, list):
-                parent.insert(key, copy.deepcopy(node))
-            else:
-                parent[key] = copy.deepcopy(rng.choice(ODD + BIG))  # never one object in two places
-        elif roll < 0.6:
-            parent[key] = node + rng.choice((-1, 1, 2, -2))
+        section_words = [at for at in section_words if at + 8 <= len(data)]  # the file may have been cut
+        if len(data) < HEADER_SIZE + 8:
+            break
+        if roll < 0.5 and section_words:
+            at = rng.choice(section_words)
+            (old,) = struct.unpack_from("<q", data, at)
+            new = rng.choice(BIG) if rng.random() < 0.5 else old + rng.choice((-1, 1, 2, -2))
+            struct.pack_into("<q", data, at, max(-(2 ** 63), min(2 ** 63 - 1, new)))
+        elif roll < 0.8:
+            at = rng.randrange(HEADER_SIZE, len(data) - 7)
+            struct.pack_into("<Q", data, at, rng.choice(BIG) % 2 ** 64)
+        elif roll < 0.95:
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
         else:
-            parent[key] = rng.choice(BIG)
-    return m
+            del data[rng.randrange(len(data)):]
+    return _fix_crc(data) if len(data) >= HEADER_SIZE and rng.random() < 0.9 else bytes(data)
+

@@ -1,16 +1,17 @@
-"""The plugin's C interpreter under AddressSanitizer and UndefinedBehaviorSanitizer on mutated descriptions.
+"""The plugin's C interpreter under AddressSanitizer and UndefinedBehaviorSanitizer on mutated binaries.
 
-A real npu_exec.json (the attention block, compiled here through the
-project) is mutated in every way issue 36 found harmful, and at random
-(exec_mutations). Each description is run by the plugin built with
+A real program binary, npu_program.npub (the attention block, compiled here
+through the project), is mutated in every way issue 36 found harmful (its
+compute sections and tiles edited and written back with a valid CRC), and
+at random, byte by byte (exec_mutations). Each description is run by the plugin built with
 `-fsanitize=address,undefined` (plugin_build's sanitize option) through
 exec_harness.c, which calls the plugin's import as IREE's runtime does, on
 bindings allocated at exactly the sizes the variant's executables pass: the
 sanitizers are the independent truth for "nothing outside its buffers".
-Every run must end in "OK" or in one line naming the description, never a
-signal or a sanitizer report, and never "OK" for a description that
+Every run must end in "OK" or in one line naming the binary, never a
+signal or a sanitizer report, and never "OK" for a binary that
 reaches outside IREE's buffers. Through `run --npu --standalone` a bad
-description is one line and a non-zero exit; the unmutated one gives
+binary is one line and a non-zero exit; the unmutated one gives
 IREE's own results. NPU_STUDIO_FUZZ_PROFILE=fuzz (`make fuzz`) runs
 thousands of random mutations instead of dozens.
 """
@@ -34,7 +35,7 @@ from npu_studio.core.npu.hal.exec_desc import ENV_PATH
 from npu_studio.core.npu.hal.variant import VARIANT_JSON, FOLDER, build_variant
 from npu_studio.core.npu.store.workspace_io import run_for_workspace
 from npu_studio.core.workspace.workspace import Workspace, compile_model
-from tests.core.npu.hal.exec_mutations import CLASSES, apply, random_mutation
+from tests.core.npu.hal.exec_mutations import CLASSES, apply, description, random_mutation
 from tests.core.npu.npu_models import attention
 
 HERE = Path(__file__).parent
@@ -58,7 +59,7 @@ def attention_ws(tmp_path_factory, cc) -> Workspace:
 
 @pytest.fixture(scope="module")
 def harness(attention_ws, tmp_path_factory, cc):
-    """(run, description): run(path) -> (exit code, stdout, stderr) of the sanitized plugin on `path`."""
+    """(run, description): run(path) -> (exit code, stdout, stderr) of the sanitized plugin on the binary `path`."""
     folder = tmp_path_factory.mktemp("harness")
     plugin = plugin_build.plugin_path(sanitize=True)
     exe = folder / "exec_harness"
@@ -72,7 +73,7 @@ def harness(attention_ws, tmp_path_factory, cc):
         proc = subprocess.run([str(exe), str(plugin), *calls], capture_output=True, text=True, env=env, timeout=60)
         return proc.returncode, proc.stdout, proc.stderr
 
-    return run, json.loads(variant.exec_path.read_text(encoding="utf-8"))
+    return run, description(variant.exec_path)
 
 
 def _check(run, path: Path, outside: bool, what: str) -> str:
@@ -82,31 +83,31 @@ def _check(run, path: Path, outside: bool, what: str) -> str:
     assert rc in (0, 1), (what, rc, err[-2000:])
     if rc == 0:
         assert out.strip() == "OK" and not err.strip(), (what, out, err)
-        assert not outside, f"{what}: OK on a description that reaches outside IREE's buffers"
+        assert not outside, f"{what}: OK on a binary that reaches outside IREE's buffers"
         return "OK"
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("npu plugin:") and str(path) in lines[0], (what, err)
     return lines[0]
 
 
-def _write(folder: Path, k: int, desc) -> Path:
-    path = folder / f"case{k}" / "npu_exec.json"
+def _write(folder: Path, k: int, data: bytes) -> Path:
+    path = folder / f"case{k}" / "npu_program.npub"
     path.parent.mkdir()
-    path.write_text(desc if isinstance(desc, str) else json.dumps(desc), encoding="utf-8")
+    path.write_bytes(data)
     return path
 
 
-def test_unmutated_description_runs_clean_under_the_sanitizers(harness, tmp_path):
+def test_unmutated_binary_runs_clean_under_the_sanitizers(harness, tmp_path):
     run, desc = harness
-    assert _check(run, _write(tmp_path, 0, desc), False, "unmutated") == "OK"
+    assert _check(run, _write(tmp_path, 0, desc["data"]), False, "unmutated") == "OK"
 
 
 @pytest.mark.parametrize("name,dispatch,mutation,outside", CLASSES, ids=[c[0] for c in CLASSES])
-def test_each_class_of_bad_description_ends_in_one_line(harness, tmp_path, name, dispatch, mutation, outside):
+def test_each_class_of_bad_binary_ends_in_one_line(harness, tmp_path, name, dispatch, mutation, outside):
     run, desc = harness
     line = _check(run, _write(tmp_path, 0, apply(desc, dispatch, mutation)), outside, name)
     if outside:
-        assert "npu_exec.json" in line
+        assert "npu_program.npub" in line
 
 
 def test_random_mutations_never_crash_or_reach_outside(harness, tmp_path):
@@ -125,29 +126,31 @@ def test_random_mutations_never_crash_or_reach_outside(harness, tmp_path):
 
 
 def _record_hash(ws: Workspace) -> None:
-    """What a crafted workspace does: variant.json records the hash of its npu_exec.json."""
+    """What a crafted workspace does: variant.json records the hash of its npu_program.npub."""
     path = ws.root / FOLDER / VARIANT_JSON
     record = json.loads(path.read_text(encoding="utf-8"))
-    record["npu_exec_sha256"] = hashlib.sha256((ws.root / FOLDER / "npu_exec.json").read_bytes()).hexdigest()
+    record["npu_exec_sha256"] = hashlib.sha256((ws.root / FOLDER / "npu_program.npub").read_bytes()).hexdigest()
     path.write_text(json.dumps(record), encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", ["boolean binding count", "reshape of i8 to f32",
+@pytest.mark.parametrize("name", ["binding count of one", "reshape of i8 to f32", "truncated binary",
                                   "input binding larger than IREE's buffer", "store past the output buffer"])
-def test_bad_description_reaches_the_cli_as_one_line(attention_ws, tmp_path, capsys, name):
+def test_bad_binary_reaches_the_cli_as_one_line(attention_ws, tmp_path, capsys, name):
     ws_dir = tmp_path / "ws"
     shutil.copytree(attention_ws.root, ws_dir)
-    exec_path = ws_dir / FOLDER / "npu_exec.json"
+    exec_path = ws_dir / FOLDER / "npu_program.npub"
     _, dispatch, mutation, _ = next(c for c in CLASSES if c[0] == name)
-    exec_path.write_text(json.dumps(apply(json.loads(exec_path.read_text()), dispatch, mutation)))
+    exec_path.write_bytes(apply(description(exec_path), dispatch, mutation))
     _record_hash(Workspace.open(ws_dir))
     code = main(["run", str(ws_dir), "--npu", "--standalone"])
     err = capsys.readouterr().err
-    assert code in (1, 2) and err.count("\n") == 1 and "npu_exec.json" in err, (code, err)
+    assert code in (1, 2) and err.count("\n") == 1 and "npu_program.npub" in err, (code, err)
     assert "Traceback" not in err
+    if name == "truncated binary":  # read by Python first: a bad file, exit 2
+        assert code == 2 and "offset" in err and "truncated" in err, err
 
 
-def test_unmutated_description_gives_irees_results(attention_ws, tmp_path, capsys):
+def test_unmutated_binary_gives_irees_results(attention_ws, tmp_path, capsys):
     ws_dir = tmp_path / "ws"
     shutil.copytree(attention_ws.root, ws_dir)
     code = main(["run", str(ws_dir), "--npu", "--standalone"])
@@ -156,12 +159,12 @@ def test_unmutated_description_gives_irees_results(attention_ws, tmp_path, capsy
     assert code == 0 and "iree-cpu" in out and "first divergent" not in out, out
 
 
-def test_reuse_key_covers_the_description(attention_ws, tmp_path):
+def test_reuse_key_covers_the_binary(attention_ws, tmp_path):
     ws_dir = tmp_path / "ws"
     shutil.copytree(attention_ws.root, ws_dir)
-    exec_path = ws_dir / FOLDER / "npu_exec.json"
+    exec_path = ws_dir / FOLDER / "npu_program.npub"
     good = exec_path.read_bytes()
     assert build_variant(Workspace.open(ws_dir)).reused
-    exec_path.write_text(json.dumps(apply(json.loads(good), *CLASSES[0][1:3])))
+    exec_path.write_bytes(apply(description(exec_path), *CLASSES[0][1:3]))
     again = build_variant(Workspace.open(ws_dir))
-    assert not again.reused and exec_path.read_bytes() == good  # rebuilt: the edited description is replaced
+    assert not again.reused and exec_path.read_bytes() == good  # rebuilt: the edited binary is replaced

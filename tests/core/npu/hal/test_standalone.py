@@ -7,6 +7,7 @@ requantized tile worked out by hand (quant_models / test_quantized_numerics).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +21,8 @@ from npu_studio.core import processes
 from npu_studio.core.compile import toolchain
 from npu_studio.core.errors import BadFile, StudioError
 from npu_studio.core.npu.hal import standalone
-from npu_studio.core.npu.hal.exec_desc import ENV_PATH, ExecProgram
+from npu_studio.core.npu.hal.exec_binary import load_program
+from npu_studio.core.npu.hal.exec_desc import ENV_PATH
 from npu_studio.core.npu.hal.npu_run import run_npu
 from npu_studio.core.npu.hal.plugin_build import plugin_path
 from npu_studio.core.npu.hal.variant import build_variant
@@ -70,7 +72,7 @@ def test_example_runs_standalone_and_matches_onnxruntime(example_ws, cc):
     assert report.ok, "\n".join(report.summary_lines())
     (call,) = report.calls
     assert report.plugin_calls == 1 and call.index == 0 and call.computed_by == "npu-plugin-c"
-    assert call.tiles == len(ExecProgram.load(report.variant.exec_path).of(0).tile_offsets) > 1
+    assert call.tiles == len(load_program(report.variant.exec_path).of(0).tile_offsets) > 1
     assert call.max_error <= 1e-4 * call.scale  # IREE's CPU dispatch on the operands the plugin saw
     assert "standalone: iree-run-module" in "\n".join(report.summary_lines())
 
@@ -207,71 +209,84 @@ def test_non_linear_indexing_map_is_described_as_unsupported():
     assert not d.ops  # described by its reason alone: the C interpreter never sees it
 
 
-def test_a_broken_description_fails_the_dispatch_with_one_line(example_ws, tmp_path, cc):
-    """The C reader, on its own: a file it cannot read names the file and where, never crashes."""
-    variant = build_variant(example_ws)
-    bad = tmp_path / "npu_exec.json"
-    bad.write_text('{"format": "npu-studio.npu-exec", "version": 1, "dispatches": [{"dispatch": 0, ', "utf-8")
+def _iree_run(variant, tmp_path) -> list[str]:
     x = tmp_path / "x.npy"
     np.save(x, np.zeros((1, 3, 500, 500), np.float32))
-    cmd = [str(toolchain.runtime_tool("iree-run-module")), "--device=local-task", f"--module={variant.vmfb}",
-           "--function=SingleConv", f"--executable_plugin={plugin_path()}", f"--input=@{x}"]
-    proc = processes.run_child(cmd, timeout=300, env={ENV_PATH: str(bad)})
-    ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
-    assert proc.returncode != 0 and len(ours) == 1
-    assert f"dispatch #0: {bad}: not JSON" in ours[0]
+    return [str(toolchain.runtime_tool("iree-run-module")), "--device=local-task", f"--module={variant.vmfb}",
+            "--function=SingleConv", f"--executable_plugin={plugin_path()}", f"--input=@{x}", "--output=@/dev/null"]
 
 
-def _mutations(d: dict):
-    """(what, mutated description): each names what the C interpreter must refuse without crashing."""
+def test_a_broken_binary_fails_the_dispatch_with_one_line(example_ws, tmp_path, cc):
+    """The C reader, on its own: a file it cannot read names the file and the byte offset, never crashes."""
+    variant = build_variant(example_ws)
+    data = variant.exec_path.read_bytes()
+    cmd = _iree_run(variant, tmp_path)
+    for name, content, message in (("cut.npub", data[:len(data) // 2], f"offset {len(data) // 2}: truncated"),
+                                   ("short.npub", data[:10], "offset 10: truncated"),
+                                   ("flip.npub", data[:40] + bytes([data[40] ^ 4]) + data[41:], "offset 24: corrupted"),
+                                   ("magic.npub", b"NPUB" + data[4:], "offset 0: not an NPU program binary")):
+        bad = tmp_path / name
+        bad.write_bytes(content)
+        proc = processes.run_child(cmd, timeout=300, env={ENV_PATH: str(bad)})
+        ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
+        assert 0 < proc.returncode < 128 and len(ours) == 1, (name, proc.returncode, proc.stderr[-500:])
+        assert f"dispatch #0: {bad}: {message}" in ours[0], ours
+
+
+def _mutations(path: Path):
+    """(what, mutated binary): each names what the C interpreter must refuse without crashing."""
     import copy
 
+    from tests.core.npu.hal.exec_mutations import description, rebuild
+
+    d = description(path)
     disp = d["dispatches"][0]
     root = disp["root"]
     load = next(k for k, op in enumerate(disp["ops"]) if op["op"] == "load")
 
     def mutate(fn):
-        m = copy.deepcopy(d)
+        m = copy.deepcopy({k: v for k, v in d.items() if k != "data"})
         fn(m["dispatches"][0])
-        return m
+        return rebuild(m)
     yield "offsets: the slice reaches outside", mutate(
         lambda x: x["ops"][load].update(offsets=[10 ** 6] * len(x["ops"][load]["offsets"])))
     yield "maps: an indexing map reaches outside", mutate(lambda x: x["ops"][root]["maps"][0][0].__setitem__(-1, 10 ** 6))
-    yield "tile_sizes", mutate(lambda x: x["tile_sizes"].pop())
+    yield ".task: 5 loops, the dispatch's first task 6", mutate(
+        lambda x: (x["tile_sizes"][-1].pop(), x["tile_offsets"][-1].pop()))
     yield "tile_sizes: a tile reaches outside", mutate(
         lambda x: x["tile_sizes"].__setitem__(0, [10 ** 6] * len(x["tile_sizes"][0])))
-    yield "body[0].args", mutate(lambda x: x["ops"][root]["body"][0].update(args=[99, 0]))
-    yield "unknown op", mutate(lambda x: x["ops"][0].update(op="teleport"))
+    yield "body op args: 99 outside", mutate(lambda x: x["ops"][root]["body"][0].update(args=[99, 0]))
+    yield "unknown body op", mutate(lambda x: x["ops"][root]["body"][0].update(op="arith.teleport"))
+    # an instruction's address outside every buffer: the first load reads past its DRAM tensor
+    cut = copy.deepcopy(d)
+    k = next(i for i, ins in enumerate(cut["instructions"]) if ins.op == "dma.load")
+    ins = cut["instructions"][k]
+    cut["instructions"][k] = dataclasses.replace(ins, args=(ins.args[0], ins.args[1] + 2 ** 30, *ins.args[2:]))
+    yield "dma.load: 0x", rebuild(cut)
 
 
-def test_the_c_interpreter_refuses_bad_descriptions_without_crashing(example_ws, tmp_path, cc):
-    import json
-
+def test_the_c_interpreter_refuses_bad_binaries_without_crashing(example_ws, tmp_path, cc):
     variant = build_variant(example_ws)
-    good = json.loads(variant.exec_path.read_text(encoding="utf-8"))
-    x = tmp_path / "x.npy"
-    np.save(x, np.zeros((1, 3, 500, 500), np.float32))
-    cmd = [str(toolchain.runtime_tool("iree-run-module")), "--device=local-task", f"--module={variant.vmfb}",
-           "--function=SingleConv", f"--executable_plugin={plugin_path()}", f"--input=@{x}", "--output=@/dev/null"]
-    for k, (what, desc) in enumerate(_mutations(good)):
-        path = tmp_path / f"bad{k}.json"
-        path.write_text(json.dumps(desc), encoding="utf-8")
+    cmd = _iree_run(variant, tmp_path)
+    for k, (what, data) in enumerate(_mutations(variant.exec_path)):
+        path = tmp_path / f"bad{k}.npub"
+        path.write_bytes(data)
         proc = processes.run_child(cmd, timeout=300, env={ENV_PATH: str(path)})
         ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("npu plugin:")]
         assert 0 < proc.returncode < 128, (what, proc.returncode)  # failed the dispatch; no signal
-        assert len(ours) == 1 and what in ours[0] and str(path) in ours[0], (what, ours)
+        assert len(ours) == 1 and what in ours[0] and f"{path}: offset " in ours[0], (what, ours)
 
 
-def test_description_reader_bounds_ids(example_ws, tmp_path, cc):
-    import json
+def test_binary_reader_bounds_ids(example_ws, tmp_path, cc):
+    from tests.core.npu.hal.exec_mutations import description, rebuild
 
     variant = build_variant(example_ws)
-    d = json.loads(variant.exec_path.read_text(encoding="utf-8"))
+    d = description(variant.exec_path)
     d["dispatches"][0]["ops"][0]["results"] = [10 ** 6]
-    bad = tmp_path / "npu_exec.json"
-    bad.write_text(json.dumps(d), encoding="utf-8")
-    with pytest.raises(BadFile, match=r"dispatches\[0\] \(#0\): ops\[0\]: a value id outside"):
-        ExecProgram.load(bad)
+    bad = tmp_path / "npu_program.npub"
+    bad.write_bytes(rebuild(d))
+    with pytest.raises(BadFile, match=r"offset \d+: dispatch #0: ops\[0\]: a value id outside"):
+        load_program(bad)
 
 
 def test_missing_c_compiler_standalone_is_one_line_and_exit_2(example_workspace, tmp_path, capsys, monkeypatch):
@@ -318,3 +333,26 @@ def test_resnet50_standalone_every_npu_dispatch_through_the_c_interpreter(tmp_pa
     assert all(c.max_error <= 1e-4 * max(1.0, c.scale) for c in report.calls)
     assert max(c.scale for c in report.calls) > 1e6
 
+
+
+@pytest.mark.slow
+def test_qdq_resnet50_standalone_is_irees_cpu_result_bit_for_bit(tmp_path, cc):
+    """The QDQ zoo model through the program binary: where `simulate --check` is bit-identical to IREE
+    (int8), so is the plugin's C interpreter, call by call and on the model's output."""
+    from npu_studio.core.run.runner import pick_function, run_vmfb
+    from tests.zoo_cache import quant_zoo_workspace
+
+    shutil.copytree(quant_zoo_workspace("resnet50", "i8").root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
+    program = run_for_workspace(ws)
+    report = run_npu(ws, seed=0, onnxruntime=False, mode="standalone")
+    assert report.ok, "\n".join(report.summary_lines())
+    assert report.plugin_calls == len(report.calls) == len(_npu_sites(program)) > 50
+    cpu = run_vmfb(ws.vmfb_path, pick_function(ws.snapshot_path("input")).name, report.inputs,
+                   parameters=ws.params_path)  # IREE's own CPU build, run here
+    for ours, iree in zip(report.outputs, cpu, strict=True):
+        np.testing.assert_array_equal(ours, iree)
+    quantized = [c for c in report.calls if c.dtype in ("int8", "uint8", "int32")]
+    assert quantized and all(c.max_error == 0.0 for c in quantized), \
+        [(c.index, c.max_error) for c in quantized if c.max_error]
+    assert all(c.max_error <= 1e-5 * max(1.0, c.scale) for c in report.calls)

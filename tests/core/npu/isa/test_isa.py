@@ -20,9 +20,10 @@ from npu_studio.core.npu.store.workspace_io import run_for_workspace
 # -- encodings written out by hand from the tables in docs/npu-isa.md ---------------------------
 
 
-def _file(n_strings: int, n_records: int, body: bytes) -> bytes:
-    return b"NPUA" + bytes([1, 0, 24, 0]) + n_strings.to_bytes(4, "little") + n_records.to_bytes(4, "little") \
-        + len(body).to_bytes(4, "little") + zlib.crc32(body).to_bytes(4, "little") + body
+def _file(n_strings: int, n_records: int, body: bytes, n_sections: int = 0) -> bytes:
+    return b"NPUA" + bytes([2, 0, 28, 0]) + n_strings.to_bytes(4, "little") + n_records.to_bytes(4, "little") \
+        + n_sections.to_bytes(4, "little") + len(body).to_bytes(4, "little") + zlib.crc32(body).to_bytes(4, "little") \
+        + body
 
 
 def _u64(*xs: int) -> bytes:
@@ -35,10 +36,10 @@ def test_sem_wait_encoding_is_the_documented_example():
 
 
 def test_dma_load_and_mac_tile_encodings():
-    load = Instruction("dma.load", "dma1", 3, 12, (0x2A800, 0x791880, 1, 36936, 36936))
-    # opcode 0x10, engine 1, 5 operands, dispatch 3, task 12
-    load_bytes = bytes([0x10, 1, 5, 0]) + (3).to_bytes(4, "little") + (12).to_bytes(4, "little") \
-        + _u64(0x2A800, 0x791880, 1, 36936, 36936)
+    load = Instruction("dma.load", "dma1", 3, 12, (0x2A800, 0x791880, 1, 36936, 36936, 0, 0, 0, 0, 4, 0))
+    # opcode 0x10, engine 1, 11 operands, dispatch 3, task 12
+    load_bytes = bytes([0x10, 1, 11, 0]) + (3).to_bytes(4, "little") + (12).to_bytes(4, "little") \
+        + _u64(0x2A800, 0x791880, 1, 36936, 36936, 0, 0, 0, 0, 4, 0)
     mac = Instruction("mac.tile", "mac", 3, 12, ("ws", "i8", "i32", 4, 1, 2720, 8, 27, 1, 1, "per-channel",
                                                   "half-even", 1, 1, 0, "i8", ("add", "max"), (0x0,),
                                                   (0x2A800, 0x3C900)))
@@ -66,15 +67,40 @@ def test_strings_and_directives_encoding():
     assert disassemble(data) == ins
 
 
+def test_strided_padded_dma_and_sections_encoding():
+    # a 3x3 i8 window of a 5-wide image, padded by one element all round with -128 (0x80): DRAM rows 5 bytes
+    # apart, SRAM rows of 1 + 3 + 1 bytes; the store writes 2 rows of 4 bytes, 6 apart in SRAM, 16 in DRAM
+    load = Instruction("dma.load", "dma0", 0, 1, (0x40, 0x1000, 3, 3, 5, 1, 1, 1, 1, 1, 0x80))
+    store = Instruction("dma.store", "dma1", 0, 1, (0x2000, 0x40, 2, 4, 16, 6))
+    text = from_binary(assemble([load, store])).text()
+    assert "rows=3 row=3 stride=5 top=1 bottom=1 left=1 right=1 esize=1 pad=128" in text
+    assert "rows=2 row=4 stride=16 pitch=6" in text
+    # a section: kind 1, dispatch 7, 8 payload bytes, after the instructions and inside the CRC
+    from npu_studio.core.npu.isa.encoding import Section, sections
+
+    barrier = bytes([0x51, 255, 0, 0]) + 0xFFFFFFFF.to_bytes(4, "little") * 2
+    section = (1).to_bytes(4, "little") + (7).to_bytes(4, "little") + (8).to_bytes(4, "little") + _u64(42)
+    data = assemble([Instruction("barrier", "-", None, None, ())], [Section(1, 7, _u64(42))])
+    assert data == _file(0, 1, barrier + section, n_sections=1)
+    assert sections(data) == [(Section(1, 7, _u64(42)), 28 + len(barrier) + 12)]
+    with pytest.raises(BinaryError, match="offset 48: section 0: 4096 bytes run past the end"):
+        bad = bytearray(data)
+        bad[48:52] = (4096).to_bytes(4, "little")
+        body = bytes(bad[28:])
+        bad[24:28] = zlib.crc32(body).to_bytes(4, "little")
+        disassemble(bytes(bad))
+
+
 def test_text_errors_name_line_and_column(tmp_path):
-    good = "d0.t1 dma.load dma0 dst=0x10 src=0x20 rows=1 row=4 stride=4\n"
-    assert from_text(good).instructions[0].args == (0x10, 0x20, 1, 4, 4)
+    pads = " top=0 bottom=0 left=0 right=0 esize=1 pad=0"
+    good = "d0.t1 dma.load dma0 dst=0x10 src=0x20 rows=1 row=4 stride=4" + pads + "\n"
+    assert from_text(good).instructions[0].args == (0x10, 0x20, 1, 4, 4, 0, 0, 0, 0, 1, 0)
     with pytest.raises(Exception, match=r"x\.npus:2:\d+: .*rows"):
-        from_text(good + "d0.t1 dma.load dma0 dst=0x10 src=0x20 rows=one row=4 stride=4\n", "x.npus")
+        from_text(good + "d0.t1 dma.load dma0 dst=0x10 src=0x20 rows=one row=4 stride=4" + pads + "\n", "x.npus")
     with pytest.raises(Exception, match=r"x\.npus:1:\d+: .*cannot run on engine 'mac'"):
-        from_text("d0.t1 dma.load mac dst=0x10 src=0x20 rows=1 row=4 stride=4\n", "x.npus")
+        from_text("d0.t1 dma.load mac dst=0x10 src=0x20 rows=1 row=4 stride=4" + pads + "\n", "x.npus")
     with pytest.raises(Exception, match=r"x\.npus:1:\d+: .*missing field 'stride'"):
-        from_text("d0.t1 dma.load dma0 dst=0x10 src=0x20 rows=1 row=4\n", "x.npus")
+        from_text("d0.t1 dma.load dma0 dst=0x10 src=0x20 rows=1 row=4" + pads + "\n", "x.npus")
 
 
 # -- real programs --------------------------------------------------------------------------------
@@ -200,14 +226,14 @@ def test_truncated_or_corrupted_binary_is_one_line(fresh_example, tmp_path, caps
     cases = {"trunc.npub": (data[:1000], "offset 1000: truncated"),
              "short.npub": (data[:10], "offset 10: truncated"),
              "opcode.npub": (None, "unknown opcode"),
-             "flip.npub": (None, "offset 20: corrupted")}
-    first_record = 24 + _string_table_size(data)
+             "flip.npub": (None, "offset 24: corrupted")}
+    first_record = 28 + _string_table_size(data)
     bad_opcode = bytearray(data)
     bad_opcode[first_record] = 0xEE
     flipped = bytearray(data)
-    flipped[24 + 4] ^= 0x01  # a letter of the first string, still a letter: only the CRC can tell
+    flipped[28 + 4] ^= 0x01  # a letter of the first string, still a letter: only the CRC can tell
     cases["opcode.npub"] = (bytes(bad_opcode), f"offset {first_record}: unknown opcode 0xee")
-    cases["flip.npub"] = (bytes(flipped), "offset 20: corrupted")
+    cases["flip.npub"] = (bytes(flipped), "offset 24: corrupted")
     for name, (content, message) in cases.items():
         path, out = tmp_path / name, tmp_path / (name + ".npus")
         path.write_bytes(content)
@@ -221,11 +247,11 @@ def test_truncated_or_corrupted_binary_is_one_line(fresh_example, tmp_path, caps
 
 def _string_table_size(data: bytes) -> int:
     (count,) = struct.unpack_from("<I", data, 8)
-    pos = 24
+    pos = 28
     for _ in range(count):
         (n,) = struct.unpack_from("<I", data, pos)
         pos += 4 + n
-    return pos - 24
+    return pos - 28
 
 
 def test_the_generic_backend_emits_through_the_backend_api(example_workspace, tmp_path):

@@ -1,11 +1,13 @@
-/* The plugin's standalone NPU model: a C interpreter of the NPU execution description.
+/* The plugin's standalone NPU model: a C interpreter of the program binary.
  *
- * npu_exec.json (written by npu_studio/core/npu/hal/exec_lower.py) describes
- * each NPU dispatch: its values, its ops in order (binding loads and stores,
+ * npu_program.npub (docs/npu-isa.md; npu_isa_decode.c reads it) holds the
+ * generic NPU's instructions and, per NPU dispatch, a compute section
+ * (written by npu_studio/core/npu/hal/exec_binary.py from exec_lower.py's
+ * description): its values, its ops in order (binding loads and stores,
  * constants, reshapes, slices, padding, linalg ops with linear indexing maps
  * and an SSA body, softmax), the root op the NPU program tiles, the fused
- * elementwise ops run on each finished output tile, and the tiles in task
- * order. The interpreter runs the root tile by tile in the target's types:
+ * elementwise ops run on each finished output tile. The tiles, in task
+ * order, are the dispatch's `.task` directives in the instructions. The interpreter runs the root tile by tile in the target's types:
  * an f32 MAC accumulates in f32, an i8 x i8 MAC in i32, the output stage
  * rounds and saturates as the description says.
  */
@@ -18,7 +20,7 @@
 #define NPU_MAX_RANK 8
 #define NPU_MAX_LOOPS 16
 #define NPU_MAX_BINDINGS 256
-/* A JSON integer is exact in a double (Python's json and every other reader agree on it). */
+/* The largest tile offset or size taken (as exact in a double, so Python's reading agrees). */
 #define NPU_MAX_JSON_INT ((int64_t)1 << 53)
 /* What one dispatch may ask of the interpreter: its intermediate values' bytes, and its points
  * (linalg iterations, tiles included, and softmax elements). 2^36 points are over a minute of the
@@ -93,9 +95,6 @@ typedef struct {
   npu_dispatch_desc_t *dispatches;
 } npu_exec_program_t;
 
-/* Loads and validates (npu_exec_verify) the description at `path`; NULL with `error` (at least 512
- * bytes) naming the file and the field. */
-npu_exec_program_t *npu_exec_load(const char *path, char *error);
 /* Checks one loaded dispatch as a whole (npu_exec_verify.c): 1 when the interpreter may run it on
  * bindings of the described sizes, else 0 with `error` naming `path` and the field. */
 int npu_exec_verify(const npu_dispatch_desc_t *d, const char *path, char *error);

@@ -12,10 +12,10 @@
  *     tile on the real buffers.
  *
  *   standalone (iree-run-module, iree-benchmark-module): with no handler,
- *     the C interpreter (npu_exec.c) runs the dispatch from the execution
- *     description named by $NPU_STUDIO_NPU_EXEC, read and validated as a
- *     whole on the first call (npu_exec_verify.c); each call's bindings must
- *     then have exactly the sizes the description gives them.
+ *     the C interpreter (npu_exec.c) runs the dispatch from the program
+ *     binary named by $NPU_STUDIO_NPU_EXEC, read and validated as a whole on
+ *     the first call (npu_isa_decode.c, npu_exec_verify.c); each call's
+ *     bindings must then have exactly the sizes its compute section gives them.
  *     $NPU_STUDIO_NPU_LOG (a file) gets a line (call, dispatch, "begin") as a
  *     call starts and one (call, dispatch, tiles, seconds) when it ends; $NPU_STUDIO_NPU_DUMP (a folder) keeps each call's
  *     bindings before and after it for the per-dispatch check; $NPU_STUDIO_NPU_FAULT
@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "npu_exec.h"
+#include "npu_isa.h"
 #include "npu_plugin_abi.h"
 
 #define IMPORT_PREFIX "npu_dispatch_"
@@ -105,9 +106,9 @@ static int standalone(int64_t dispatch, void *params) {
   if (g_program == NULL && g_load_error[0] == '\0') {
     if (path == NULL || path[0] == '\0')
       snprintf(g_load_error, sizeof(g_load_error), "no NPU model attached: set NPU_STUDIO_NPU_EXEC to a workspace's "
-               "npu/hal/npu_exec.json (npu-studio run --npu --standalone does)");
+               "npu/hal/npu_program.npub (npu-studio run --npu --standalone does)");
     else
-      g_program = npu_exec_load(path, g_load_error);
+      g_program = npu_isa_load(path, g_load_error);
   }
   const npu_dispatch_desc_t *d = npu_exec_find(g_program, dispatch);
   if (g_program == NULL) {
