@@ -58,8 +58,8 @@ def read_measured(path: str | Path) -> Measured:
             value = float(raw_cycles)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value < 0:
-            raise MeasuredError(path, f"cycles {raw_cycles!r}: expected a non-negative number", line=no)
+        if not math.isfinite(value) or value <= 0:  # nothing on a chip takes no cycles: a unit or export slip
+            raise MeasuredError(path, f"cycles {raw_cycles!r}: expected a positive number", line=no)
         key = int(raw_id)
         if key in cycles:
             raise MeasuredError(path, f"{level} {key} measured twice (first on line {lines[key]})", line=no)

@@ -90,7 +90,10 @@ def test_measure_shows_file_beside_simulated(example_workspace, tmp_path, capsys
     ("# comment\ndispatch,cycles\n0,5\n0,6\n", 4, "measured twice"),
     ("dispatch,cycles\n-1,5\n", 2, "non-negative integer id"),
     ("dispatch,cycles\n7,5\n", 2, "no such dispatch"),
-    ("dispatch,cycles\n0,-5\n", 2, "non-negative number"),
+    ("dispatch,cycles\n0,-5\n", 2, "expected a positive number"),
+    ("dispatch,cycles\n0,0\n", 2, "cycles '0': expected a positive number"),
+    ("task,cycles\n0,12\n1,0.0\n", 3, "cycles '0.0': expected a positive number"),
+    ("task,dispatch,cycles\n3,0,12\n03,0,13\n", 3, "task 3 measured twice (first on line 2)"),
     ("dispatch,cycles\n0\n", 2, "1 columns"),
 ])
 def test_malformed_measured_csv_is_one_line(example_workspace, tmp_path, capsys, content, line, reason):
