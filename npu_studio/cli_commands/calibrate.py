@@ -84,7 +84,7 @@ def _destination(out: Path | None, base_name: str) -> tuple[Path | None, str | N
 def run(args) -> int:
     from ..core.npu.backend import registry
     from ..core.npu.calibrate.fit import check_determined, default_keys, fit
-    from ..core.npu.calibrate.measured import check_ids, per_dispatch, read_measured
+    from ..core.npu.calibrate.measured import check_ids, per_dispatch, read_measured, record
     from ..core.npu.calibrate.target_text import set_keys
     from ..core.npu.sim import simulate
     from ..core.npu.calibrate.measured import simulated_cycles
@@ -126,6 +126,8 @@ def run(args) -> int:
         written = path
     else:
         written = save_edit(fitted_text, base_path, name=name, check=parse)
+    if ws is not None:  # the app's schedule shows them beside the simulation
+        record(ws.root, measured)
 
     before = per_dispatch(measured, simulated_cycles(simulate(program, base), measured.level), program)
     after = per_dispatch(measured, simulated_cycles(simulate(program, result.target), measured.level), program)
