@@ -217,3 +217,22 @@ def test_measured_file_that_is_not_regular_is_refused_without_waiting(example_wo
         err = child.stderr.strip().splitlines()
         assert child.returncode == 2 and len(err) == 1 and err[0].startswith(f"npu-studio: error: {path}: "), err
         assert ("not a regular file" if special != "folder" else "is a folder") in err[0]
+
+
+def test_measure_and_calibrate_keep_the_measurements_for_the_schedule(example_workspace, tmp_path, capsys):
+    from npu_studio.core.npu.calibrate.measured import recorded
+
+    ws, program = _workspace(example_workspace, tmp_path)
+    assert recorded(ws.root, program) is None  # nothing measured yet: the schedule draws no measured rows
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("task,cycles\n0,1000\n1,2000.5\n")
+    assert main(["measure", str(ws.root), "--measured", str(tasks)]) == 0
+    kept = recorded(ws.root, program)
+    assert kept.level == "task" and kept.cycles == {0: 1000.0, 1: 2000.5}
+    # planned again (another tiling): per-task measurements no longer fit it, per-dispatch ones do
+    again = run_for_workspace(ws, "tiny")
+    assert recorded(ws.root, again) is None
+    per_dispatch = tmp_path / "dispatches.csv"
+    per_dispatch.write_text("dispatch,cycles\n0,123456\n")
+    assert main(["measure", str(ws.root), "--measured", str(per_dispatch)]) == 0
+    assert recorded(ws.root, run_for_workspace(ws)).cycles == {0: 123456.0}
