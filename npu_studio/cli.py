@@ -119,6 +119,7 @@ def run_command(args) -> int:
     (143 for SIGTERM); inside a long native call the watchdog ends the
     process after a second (core/processes.py, SignalWatchdog).
     """
+    from .core.npu.store.all_or_nothing import all_or_nothing
     from .core.processes import SignalWatchdog, Terminated
 
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 prints escaped, never crashes
@@ -132,7 +133,7 @@ def run_command(args) -> int:
 
         trust.trust_this_run()
     try:
-        with watchdog:
+        with watchdog, all_or_nothing():  # a command that fails leaves the workspace's NPU results as they were
             return args.func(args)
     except StudioError as exc:
         say(format_error(exc))

@@ -1,9 +1,11 @@
-"""npu-studio asm SOURCE [--dispatch N] [--out FILE] [--binary FILE] [--target FILE]
+"""npu-studio asm SOURCE [--backend NAME] [--dispatch N] [--out FILE] [--binary FILE] [--target FILE]
 
-The generic NPU's assembly (docs/npu-isa.md). SOURCE is a workspace, a model or a
-model.npu.json (its planned program is emitted), an assembly text `.npus` (assembled) or a
-binary `.npub` (disassembled). The text goes to --out (default: standard output), the
-binary to --binary. Nothing is written unless all of it succeeded.
+A planned program in its backend's assembly and binary: SOURCE is a workspace, a model or a
+model.npu.json, emitted by the backend it was planned for (a workspace's recorded one, or
+--backend: planned for it first). The generic NPU's own listings (docs/npu-isa.md) are read
+too: an assembly text `.npus` (assembled) or a binary `.npub` (disassembled). The text goes to
+--out (default: standard output), the binary to --binary. Nothing is written unless all of it
+succeeded.
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ import sys
 from pathlib import Path
 
 from ..core.errors import StudioError
+from .common import add_backend_option
 
 TEXT_SUFFIXES = (".npus", ".s", ".asm")
 BINARY_SUFFIX = ".npub"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("asm", help="the NPU program as the generic NPU's assembly and binary (docs/npu-isa.md)",
-                       description="Emit the planned NPU program of a workspace, model or model.npu.json as "
-                                   "assembly text (each instruction tagged with its dispatch and task) and as a "
-                                   "binary; or assemble a .npus text, or disassemble a .npub binary.")
+    p = sub.add_parser("asm", help="the NPU program as its backend's assembly and binary (docs/npu-isa.md)",
+                       description="Emit the planned NPU program of a workspace, model or model.npu.json as its "
+                                   "backend's assembly text (each instruction tagged with its dispatch and task) and "
+                                   "binary; or assemble a generic NPU .npus text, or disassemble a .npub binary.")
     p.add_argument("source", type=Path, metavar="WORKSPACE",
                    help="a workspace, model or model.npu.json; or a .npus assembly text; or a .npub binary")
     p.add_argument("--dispatch", type=int, default=None, metavar="N",
@@ -32,6 +35,7 @@ def add_parser(sub) -> None:
                    help="write the binary encoding here")
     p.add_argument("--target", dest="npu_target", default=None, metavar="FILE",
                    help="NPU target TOML to plan a workspace or model for first (default: its NPU program)")
+    add_backend_option(p)
     p.set_defaults(func=run)
 
 
@@ -50,10 +54,7 @@ def _read_assembly(source: Path, dispatch: int | None):
 
 
 def run(args) -> int:
-    from ..core.npu.isa import program_assembly
-    from ..core.npu.isa.emit import EmitError
     from ..core.textio import check_output_file, write_bytes_atomic, write_text_atomic
-    from .simulate import load_source
 
     for out in (args.out, args.binary):
         if out:
@@ -62,21 +63,12 @@ def run(args) -> int:
     is_listing = source.is_file() and (source.suffix in TEXT_SUFFIXES + (BINARY_SUFFIX,)
                                        or _starts_with_magic(source))
     if is_listing:
-        listing = _read_assembly(source, args.dispatch)
+        if args.backend or args.npu_target:
+            raise StudioError(source, "an assembled listing is the generic NPU's already: --backend and --target "
+                                      "plan a workspace, model or model.npu.json")
+        text, binary, count = _listing(_read_assembly(source, args.dispatch), source)
     else:
-        program, _, _ = load_source(source, args.npu_target)
-        if args.dispatch is not None and args.dispatch not in {d.index for d in program.dispatches}:
-            raise StudioError(source, f"--dispatch {args.dispatch}: no such dispatch (the program has "
-                                      f"{len(program.dispatches)})")
-        try:
-            listing = program_assembly(program, args.dispatch)
-        except EmitError as e:
-            raise StudioError(source, e.reason) from None
-    text = listing.text()
-    try:
-        binary = listing.binary()
-    except ValueError as e:  # an instruction the encoding cannot hold (a value beyond 64 bits, ...)
-        raise StudioError(source, f"cannot encode: {e}") from None
+        text, binary, count = _emitted(args)
     if args.binary:
         write_bytes_atomic(args.binary, binary)
     if args.out:
@@ -84,10 +76,52 @@ def run(args) -> int:
     else:
         sys.stdout.write(text)
     if args.out or args.binary:
-        print(f"{len(listing.instructions)} instructions, {len(binary):,} bytes"
+        print(f"{count} instructions, {len(binary):,} bytes"
               + (f"; text {args.out}" if args.out else "") + (f"; binary {args.binary}" if args.binary else ""),
               file=sys.stderr if not args.out else sys.stdout)
     return 0
+
+
+def _listing(listing, source: Path) -> tuple[str, bytes, int]:
+    try:
+        binary = listing.binary()
+    except ValueError as e:  # an instruction the encoding cannot hold (a value beyond 64 bits, ...)
+        raise StudioError(source, f"cannot encode: {e}") from None
+    return listing.text(), binary, len(listing.instructions)
+
+
+def _emitted(args) -> tuple[str, bytes, int]:
+    """(text, binary, instructions) of the program's backend's emitter (checked by the registry:
+    a backend whose emitter raises or returns nonsense is one line naming it)."""
+    from ..core.npu.backend import registry
+    from ..core.npu.backend.api import GENERIC, BackendError
+    from .simulate import load_source
+
+    source = args.source
+    program, _, _ = load_source(source, args.npu_target, args.backend)
+    backend = registry.backend_of(program.target)
+    if args.dispatch is not None and args.dispatch not in {d.index for d in program.dispatches}:
+        raise StudioError(source, f"--dispatch {args.dispatch}: no such dispatch (the program has "
+                                  f"{len(program.dispatches)})")
+    if backend.emit is None:
+        raise BackendError(backend.name, "has no emitter: there is no assembly to write")
+    if args.dispatch is not None and backend.name == GENERIC:
+        from ..core.npu.isa import program_assembly
+        from ..core.npu.isa.emit import EmitError
+
+        try:  # the generic NPU emits one dispatch as a program of its own
+            return _listing(program_assembly(program, args.dispatch), source)
+        except EmitError as e:
+            raise StudioError(source, e.reason) from None
+    emitted = backend.emit(program)
+    if args.dispatch is None:
+        return emitted.assembly, bytes(emitted.binary), len(emitted.lines)
+    if args.binary:
+        raise StudioError(args.binary, f"the NPU backend {backend.name!r} emits whole programs: --binary with "
+                                       "--dispatch has no binary of one dispatch to write")
+    tags = emitted.lines_of(args.dispatch)
+    lines = emitted.assembly.splitlines()
+    return "".join(lines[t.line - 1] + "\n" for t in tags), b"", len(tags)
 
 
 def _starts_with_magic(path: Path) -> bool:

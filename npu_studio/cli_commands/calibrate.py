@@ -35,10 +35,12 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _base_text(ws, program, target_arg) -> tuple[str, Path]:
-    """The TOML text of the starting target and the file it came from."""
+def _base_text(ws, program, target_arg, backend) -> tuple[str, Path]:
+    """The TOML text of the starting target and the file it came from (read with the keys of the
+    program's backend)."""
+    from ..core.npu.backend import registry
     from ..core.npu.store.workspace_io import recorded_target
-    from ..core.npu.target.target import parse_target, read_target_text, target_file
+    from ..core.npu.target.target import TargetError, read_target_text, target_file
     from ..core.npu.target.target_store import bundled_targets
 
     if target_arg:
@@ -48,8 +50,14 @@ def _base_text(ws, program, target_arg) -> tuple[str, Path]:
     elif program.target.source and Path(program.target.source).is_file():
         path = Path(program.target.source)
     else:
-        path = next((d.path for d in bundled_targets()
-                     if parse_target(read_target_text(d.path), d.path).name == program.target.name), None)
+        path = None
+        for candidate in [backend.default_target, *(d.path for d in bundled_targets())]:
+            try:
+                if registry.load_target(backend, candidate).name == program.target.name:
+                    path = candidate
+                    break
+            except TargetError:
+                continue
         if path is None:
             raise StudioError(None, f"no TOML text of target {program.target.name!r} to start from: give --target")
     return read_target_text(path), path
@@ -57,12 +65,15 @@ def _base_text(ws, program, target_arg) -> tuple[str, Path]:
 
 def _destination(out: Path | None, base_name: str) -> tuple[Path | None, str | None]:
     """(a path to write, or None) and (a user target name, or None)."""
-    from ..core.npu.target.target_store import user_target_path
+    from ..core.npu.target.target_store import bundled_targets, user_target_path
 
     if out is not None and (out.parent != Path(".") or out.is_absolute()):
         return out, None
     if out is not None:
-        return None, out.stem if out.suffix == ".toml" else out.name
+        name = out.stem if out.suffix == ".toml" else out.name
+        if name in {d.name for d in bundled_targets()}:  # `--target NAME` finds the bundled one first
+            raise StudioError(None, f"--out {out}: a bundled target is named {name!r}; choose another name")
+        return None, name
     name, n = f"{base_name}-calibrated", 1
     while user_target_path(name).exists():
         n += 1
@@ -71,12 +82,12 @@ def _destination(out: Path | None, base_name: str) -> tuple[Path | None, str | N
 
 
 def run(args) -> int:
-    from ..core.npu.calibrate.fit import default_keys, fit
-    from ..core.npu.calibrate.measured import check_ids, per_dispatch, read_measured
+    from ..core.npu.backend import registry
+    from ..core.npu.calibrate.fit import check_determined, default_keys, fit
+    from ..core.npu.calibrate.measured import check_ids, per_dispatch, read_measured, record
     from ..core.npu.calibrate.target_text import set_keys
     from ..core.npu.sim import simulate
     from ..core.npu.calibrate.measured import simulated_cycles
-    from ..core.npu.target.target import parse_target
     from ..core.npu.target.target_store import is_bundled, save_edit, user_target_path
     from ..core.textio import check_output_file, write_text_atomic
     from .simulate import load_source
@@ -88,8 +99,13 @@ def run(args) -> int:
         check_keys(keys)
     program, target, ws = load_source(args.source, args.npu_target)
     check_ids(measured, program)
-    text, base_path = _base_text(ws, program, args.npu_target)
-    base = parse_target(text, base_path)
+    backend = registry.backend_of(program.target)  # the workspace's (or program's) backend: its keys and costs
+
+    def parse(text: str, path: Path):
+        return registry.parse_target_for(backend, text, path)
+
+    text, base_path = _base_text(ws, program, args.npu_target, backend)
+    base = parse(text, base_path)
     path, name = _destination(args.out, base.name)
     if path is not None:
         check_output_file(path)
@@ -100,15 +116,18 @@ def run(args) -> int:
     keys = keys or default_keys(program)
     if not keys:
         raise StudioError(args.measured, "nothing to fit: the program has no DMA, MAC, vector or CPU steps")
+    check_determined(program, base, measured, keys)  # one line naming a key the measurements cannot fit
     result = fit(program, base, measured, keys)
     new_name = path.stem if path is not None else name
     fitted_text = set_keys(text, {"name": new_name, **dict(zip(result.keys, result.after))})
     if path is not None:
-        parse_target(fitted_text, path)
+        parse(fitted_text, path)
         write_text_atomic(path, fitted_text)
         written = path
     else:
-        written = save_edit(fitted_text, base_path, name=name)
+        written = save_edit(fitted_text, base_path, name=name, check=parse)
+    if ws is not None:  # the app's schedule shows them beside the simulation
+        record(ws.root, measured)
 
     before = per_dispatch(measured, simulated_cycles(simulate(program, base), measured.level), program)
     after = per_dispatch(measured, simulated_cycles(simulate(program, result.target), measured.level), program)

@@ -115,7 +115,7 @@ def _from_file(args) -> int:
     import csv
 
     from ..core.npu.calibrate.measured import (COMPARE_COLUMNS, check_ids, comparison, format_comparison,
-                                               read_measured)
+                                               read_measured, record)
     from ..core.npu.sim import simulate
     from ..core.textio import check_output_file
     from .simulate import load_source
@@ -126,7 +126,7 @@ def _from_file(args) -> int:
     if args.csv:
         check_output_file(args.csv)
     measured = read_measured(args.measured)
-    program, target, _ = load_source(args.workspace, args.npu_target)
+    program, target, ws = load_source(args.workspace, args.npu_target)
     check_ids(measured, program)
     result = simulate(program, target)
     rows = comparison(program, result, measured)
@@ -143,4 +143,6 @@ def _from_file(args) -> int:
         w.writerow(COMPARE_COLUMNS)
         w.writerows(rows)
         write_output(args.csv, text.getvalue())  # one line naming the file on failure
+    if ws is not None:  # the app's schedule shows them beside the simulation
+        record(ws.root, measured)
     return 0

@@ -44,25 +44,29 @@ def add_parser(sub) -> None:
 
 
 def load_source(source: Path, target_path, backend: str | None = None):
-    """(program, target, workspace or None) for any accepted source."""
+    """(program, target, workspace or None) for any accepted source. Without --backend, a
+    workspace's recorded backend (or a model.npu.json's) reads --target and plans."""
+    from ..core.npu.backend import registry
     from ..core.npu.program.npu_ir import NpuError
     from ..core.npu.plan.passes import run_npu_pipeline
     from ..core.npu.store.sim_store import load_program
     from ..core.npu.store.workspace_io import json_path, run_for_workspace
     from ..core.workspace.workspace import open_or_compile
 
-    target = npu_target(backend, target_path)  # BackendError names the backend, TargetError file:line: key
+    if backend is not None:
+        registry.load(backend)  # BackendError names a missing or broken backend before any work
     if source.is_file() and source.name.endswith(".json"):
         program = load_program(source)
+        target = npu_target(backend or program.target.backend, target_path) if target_path else None
         return program, target or program.target, None
     try:
         if source.suffix == ".mlir" and source.is_file():
-            program = run_npu_pipeline(source, target)
+            program = run_npu_pipeline(source, npu_target(backend, target_path))
             return program, program.target, None
         ws = open_or_compile(source)  # import and compile errors name the model
-        if target is None and json_path(ws).exists():
+        if backend is None and target_path is None and json_path(ws).exists():
             program = load_program(json_path(ws))
-        else:
+        else:  # TargetError file:line: key, read with the backend's keys
             program = run_for_workspace(ws, target_path, backend=backend)
     except NpuError as e:
         raise StudioError(source, str(e).replace("\n", "; ")) from None

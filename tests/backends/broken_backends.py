@@ -27,3 +27,40 @@ def rule_raises():
     generic = registry.load("generic")
     return dataclasses.replace(registry.load("generic"), name="raising", rules=rules,
                                tile_cycles=generic.tile_cycles)
+
+
+def _generic(name: str, **hooks):
+    return dataclasses.replace(registry.load("generic"), name=name, **hooks)
+
+
+def emit_returns_text():
+    return _generic("emit-text", emit=lambda program: "MOV r0, r1\n")
+
+
+def emit_tags_past_its_text():
+    from npu_studio.core.npu.backend.api import Emitted, EmittedLine
+
+    return _generic("emit-tags", emit=lambda program: Emitted("NOP\n", b"\0" * 4, (EmittedLine(7, 0, 0, 0, 4),)))
+
+
+def cost_is_negative():
+    return _generic("cost-negative", tile_cycles=lambda *args: -7)
+
+
+def cost_is_nan():
+    return _generic("cost-nan", tile_cycles=lambda *args: float("nan"))
+
+
+def cost_raises():
+    def cost(*args):
+        raise KeyError("macs")
+    return _generic("cost-raises", tile_cycles=cost)
+
+
+class _BoardOffline:
+    def run(self, call):
+        raise ConnectionError("the board does not answer")
+
+
+def runner_raises():
+    return _generic("runner-raises", runner=_BoardOffline())

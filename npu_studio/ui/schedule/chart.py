@@ -8,8 +8,10 @@ Each SRAM plot keeps a band at its top for its title, so the title never covers 
 share one time axis (cycles or time, in engineering units).
 Wheel and drag zoom and pan in time; +/-, arrows and Home do the same from
 the keyboard. Hovering a bar shows the task; clicking selects it (arrows
-to its dependencies and dependents). Everything drawn comes from a
-`ScheduleModel`; the chart holds no other state.
+to its dependencies and dependents). When the workspace holds measured cycles, each
+engine they touch gets a second row, "<engine> measured", under its own: a lighter,
+outlined bar per measured task (dispatch), tooltips with both counts. Everything drawn
+comes from a `ScheduleModel`; the chart holds no other state.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ...core.units import format_bytes
 from ..hover_tips import HoverTips
 from ..plot_theme import EngineeringAxis, layout_widget
 from .metrics import ADDRESS_PX, SRAM_PX, TIME_AXIS_PX, chart_min_height, engines_height
+from .measured_rows import measured_rects
 from .span_rects import SpanRects
 from .summary import PALETTE, dispatch_color
 
@@ -121,6 +124,9 @@ class ScheduleChart(QtWidgets.QWidget):
         self.model: ScheduleModel | None = None
         self.unit = "cycles"
         self.bars: SpanRects | None = None
+        self.measured_bars: SpanRects | None = None  # the "measured" rows (workspace measurements)
+        self.row_labels: list[str] = []
+        self.sim_row = self.meas_row = np.zeros(0, dtype=np.int64)  # engine -> its rows (-1: no measured row)
         self.allocs: SpanRects | None = None
         self.cpu_bars: SpanRects | None = None
         self.cpu_track = None  # (starts, ends, dispatches) of the measured CPU row, in cycles
@@ -144,23 +150,28 @@ class ScheduleChart(QtWidgets.QWidget):
         if unit:
             self.unit = unit
         if model is None:
-            self.bars = self.allocs = None
+            self.bars = self.allocs = self.measured_bars = None
+            self.row_labels = []
             return
         colors = [dispatch_color(i) for i in range(len(PALETTE))]
         ci = model.bar_dispatch % len(PALETTE)
-        self.bars = SpanRects(model.bar_start, model.bar_end, model.bar_engine - BAR_HALF,
-                              model.bar_engine + BAR_HALF, ci, colors,
-                              group=model.bar_engine * len(PALETTE) + ci)  # a row and a colour
+        self.row_labels, self.sim_row, self.meas_row = model.display_rows()
+        rows = self.sim_row[model.bar_engine]
+        self.bars = SpanRects(model.bar_start, model.bar_end, rows - BAR_HALF, rows + BAR_HALF, ci, colors,
+                              group=rows * len(PALETTE) + ci)  # a row and a colour
         self.engines.addItem(self.bars)
-        self._set_row_labels(model.engines)
-        self._set_rows(len(model.engines))
+        self.measured_bars = measured_rects(model, self.meas_row)
+        if self.measured_bars is not None:
+            self.engines.addItem(self.measured_bars)
+        self._set_row_labels(self.row_labels)
+        self._set_rows(len(self.row_labels))
         self._draw_sram(model)
         aci = model.alloc_dispatch % len(PALETTE)
         self.allocs = SpanRects(model.alloc_start, model.alloc_end, model.alloc_addr,
                                 model.alloc_addr + model.alloc_size, aci, colors)
         self.addresses.addItem(self.allocs)
         self._draw_address_scale(model)
-        n = len(model.engines)
+        n = len(self.row_labels)
         self.engines.getViewBox().setLimits(yMin=-0.6, yMax=max(n, 1) - 0.4)
         self.engines.setYRange(-0.6, max(n, 1) - 0.4, padding=0)
         self._apply_unit()
@@ -172,7 +183,7 @@ class ScheduleChart(QtWidgets.QWidget):
             return
         if self.cpu_bars is not None:
             self.engines.removeItem(self.cpu_bars)
-        n = len(self.model.engines)
+        n = len(self.row_labels)
         self.cpu_track = (starts, ends, dispatches)
         colors = [dispatch_color(i) for i in range(len(PALETTE))]
         ci = dispatches % len(PALETTE)
@@ -180,7 +191,7 @@ class ScheduleChart(QtWidgets.QWidget):
                                   np.full(len(starts), n + BAR_HALF), ci, colors, group=ci)
         self.engines.addItem(self.cpu_bars)
         self._set_rows(n + 1)  # a row's pitch for its label too: a squeezed label is left out
-        self._set_row_labels([*self.model.engines, CPU_ROW])
+        self._set_row_labels([*self.row_labels, CPU_ROW])
         self.engines.getViewBox().setLimits(yMin=-0.6, yMax=n + 0.6)
         self.engines.setYRange(-0.6, n + 0.6, padding=0)
 
@@ -307,16 +318,32 @@ class ScheduleChart(QtWidgets.QWidget):
         if m is None:
             return None
         row = int(round(y))
-        if abs(y - row) > BAR_HALF or not 0 <= row < len(m.engines):
-            return None
-        hit = np.flatnonzero((m.bar_engine == row) & (m.bar_start - slack <= x) & (m.bar_end + slack >= x))
+        if abs(y - row) > BAR_HALF or row not in self.sim_row:
+            measured = self.measured_at(x, y, slack)
+            if measured is None or m.measured.level != "task":
+                return None
+            return int(m.measured.id[measured])  # a measured task's bar selects the task
+        engine = int(np.flatnonzero(self.sim_row == row)[0])
+        hit = np.flatnonzero((m.bar_engine == engine) & (m.bar_start - slack <= x) & (m.bar_end + slack >= x))
         if not len(hit):
             return None
         best = hit[np.argmin(m.bar_end[hit] - m.bar_start[hit])]
         return int(m.bar_task[best])
 
-    def text_at(self, x: float, y: float) -> str | None:
-        task = self.task_at(x, y)
+    def measured_at(self, x: float, y: float, slack: float = 0.0) -> int | None:
+        """The measured bar covering (x cycles, y row): its index in `model.measured`; the shortest wins."""
+        m = self.model.measured if self.model is not None else None
+        row = int(round(y))
+        if m is None or abs(y - row) > BAR_HALF:
+            return None
+        hit = np.flatnonzero((self.meas_row[m.engine] == row) & (m.start - slack <= x) & (m.end + slack >= x))
+        return int(hit[np.argmin(m.end[hit] - m.start[hit])]) if len(hit) else None
+
+    def text_at(self, x: float, y: float, slack: float = 0.0) -> str | None:
+        measured = self.measured_at(x, y, slack)
+        if measured is not None:
+            return self.model.measured_text(measured, self.unit)
+        task = self.task_at(x, y, slack)
         return None if task is None else self.model.task_text(task, self.unit)
 
     def _task_at_scene(self, pos: QtCore.QPointF) -> int | None:
@@ -328,8 +355,12 @@ class ScheduleChart(QtWidgets.QWidget):
         return self.task_at(p.x(), p.y(), 2 * (x1 - x0) / max(vb.width(), 1.0))
 
     def _text_at_scene(self, pos: QtCore.QPointF) -> str | None:
-        task = self._task_at_scene(pos)
-        return None if task is None else self.model.task_text(task, self.unit)
+        vb = self.engines.getViewBox()
+        if self.model is None or not vb.sceneBoundingRect().contains(pos):
+            return None
+        p = vb.mapSceneToView(pos)
+        x0, x1 = self.x_range()
+        return self.text_at(p.x(), p.y(), 2 * (x1 - x0) / max(vb.width(), 1.0))
 
     @QtCore.Slot(object)
     def _on_mouse_clicked(self, event) -> None:
@@ -345,8 +376,9 @@ class ScheduleChart(QtWidgets.QWidget):
         if m is None or not tasks:
             return None
         sel = np.flatnonzero(np.isin(m.bar_task, np.asarray(tasks, dtype=int)))
-        item = SpanRects(m.bar_start[sel], m.bar_end[sel], m.bar_engine[sel] - BAR_HALF,
-                         m.bar_engine[sel] + BAR_HALF, np.zeros(len(sel), int), [color], outline="#000000")
+        rows = self.sim_row[m.bar_engine[sel]]
+        item = SpanRects(m.bar_start[sel], m.bar_end[sel], rows - BAR_HALF, rows + BAR_HALF,
+                         np.zeros(len(sel), int), [color], outline="#000000")
         item.setZValue(5)
         self.engines.addItem(item)
         return item
@@ -390,7 +422,7 @@ class ScheduleChart(QtWidgets.QWidget):
         if not len(sel):
             return 0.0
         longest = sel[np.argmax(m.bar_end[sel] - m.bar_start[sel])]
-        return float(m.bar_engine[longest])
+        return float(self.sim_row[m.bar_engine[longest]])
 
     def _arrow(self, x0: float, y0: float, x1: float, y1: float) -> None:
         line = pg.PlotCurveItem([x0, x1], [y0, y1], pen=pg.mkPen("#222222", width=1.5))

@@ -12,6 +12,9 @@
   the selection a run arrives with (a restored session's dispatch).
 - "Check numerics" runs the functional simulation as a job and shows its
   verdict, selecting the first divergent dispatch when there is one.
+- Measured cycles the workspace keeps (`npu-studio measure --measured`,
+  `calibrate`: npu/measured.csv) are drawn as a "measured" row under each
+  engine they touch, when they fit the program (core/npu/calibrate/measured.py).
 - "Measure CPU" profiles the CPU build (core/npu/hal/measured.py) as a job
   and draws each dispatch's measured time under the engines, from where the
   dispatch starts on the NPU; the trace export then holds both.
@@ -91,8 +94,20 @@ class ScheduleController(QtCore.QObject):
         self._asked = program
         if self.run is not None:
             self.dock.mark_stale("simulating the new NPU program")
-        self.jobs.start(SIM_JOB, lambda report, token: simulate_run(program),
-                        on_done=self._on_run, on_failed=self._on_run_failed)
+        ws = self.session.workspace
+        root = ws.root if ws is not None else None
+
+        def work(report, token) -> Run:
+            run = simulate_run(program)
+            if root is not None:  # `measure --measured` or `calibrate` kept measurements: a row beside each engine
+                from ...core.npu.calibrate.measured import recorded
+
+                measured = recorded(root, program)
+                if measured is not None:
+                    run.model.with_measured(measured.level, measured.cycles)
+            return run
+
+        self.jobs.start(SIM_JOB, work, on_done=self._on_run, on_failed=self._on_run_failed)
 
     def _on_run(self, run: Run, generation: int) -> None:
         if run.program is not self._asked:

@@ -51,8 +51,9 @@ def _merge(arrs, x_lo: float, x_hi: float, per_px: float):
 
 class SpanRects(pg.GraphicsObject):
     def __init__(self, x0, x1, y0, y1, color_index, colors: list[str], outline: str | None = None,
-                 group=None):
-        """`group`: rectangles that may merge share a group (default: same y range and colour)."""
+                 group=None, pattern: QtCore.Qt.BrushStyle = QtCore.Qt.BrushStyle.SolidPattern):
+        """`group`: rectangles that may merge share a group (default: same y range and colour);
+        `pattern`: the brush's fill (the measured rows are hatched)."""
         super().__init__()
         x0, x1 = np.asarray(x0, float), np.asarray(x1, float)
         y0, y1 = np.asarray(y0, float), np.asarray(y1, float)
@@ -75,7 +76,7 @@ class SpanRects(pg.GraphicsObject):
                     self._levels.append((per, coarser))
         else:
             self._bounds = QtCore.QRectF()
-        self._brushes = [QtGui.QBrush(QtGui.QColor(c)) for c in colors]
+        self._brushes = [QtGui.QBrush(QtGui.QColor(c), pattern) for c in colors]
         self._pens = [pg.mkPen(QtGui.QColor(c).darker(150), width=1, cosmetic=True) for c in colors]
         self._outline = pg.mkPen(outline, width=2, cosmetic=True) if outline else None
         self.rects_drawn = 0  # in the last paint, for tests and benchmarks

@@ -3,22 +3,22 @@
 Each entry point names a callable returning an `api.Backend`; the bundled
 generic NPU registers itself in our own pyproject.toml the same way. A
 backend is loaded on first use and kept; what it returns is checked, and
-its hooks are wrapped (`guarded`) so that a backend that raises is one
-line naming it and the hook (`BackendError`), never a traceback.
+its hooks are wrapped (`guard.guarded`) so that a backend that raises, or returns
+something that makes no sense, is one line naming it, the hook and its entry point
+(`BackendError`), never a traceback.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import threading
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from ..target.target import NpuTarget, TargetError, parse_target, read_target_text
-from .api import GENERIC, Backend, BackendError, DispatchCall, NoTileFits, RunResult
-from .rules import Rule, RuleSet
+from ..target.target import NpuTarget, parse_target, read_target_text
+from .api import GENERIC, Backend, BackendError
+from .guard import guarded, said
+from .rules import RuleSet
 
 GROUP = "npu_studio.backends"
 _loaded: dict[str, Backend] = {}
@@ -73,7 +73,7 @@ def load(name: str | None = None) -> Backend:
         try:
             made = ep.load()()
         except Exception as e:  # a third party's code: any failure is its failure
-            raise BackendError(name, f"entry point {ep.value} failed: {_said(e)}") from None
+            raise BackendError(name, f"entry point {ep.value} failed: {said(e)}") from None
         if not isinstance(made, Backend):
             raise BackendError(name, f"entry point {ep.value} returned {type(made).__name__}, not a Backend")
         for hook, want in (("rules", RuleSet), ("default_target", Path), ("version", str)):
@@ -81,7 +81,7 @@ def load(name: str | None = None) -> Backend:
                 raise BackendError(name, f"{hook} is a {type(getattr(made, hook)).__name__}, not a {want.__name__}")
         if made.name != name:
             raise BackendError(name, f"entry point {ep.value} returned the backend {made.name!r}")
-        _loaded[name] = backend = guarded(made)
+        _loaded[name] = backend = guarded(made, ep.value)
         return backend
 
 
@@ -104,52 +104,3 @@ def forget() -> None:
     """Drop the loaded backends (tests that change what is installed)."""
     with _lock:
         _loaded.clear()
-
-
-# -- every hook through one guard ---------------------------------------------------
-def _said(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-def _guard(backend: str, hook: str, fn, passes: tuple[type[BaseException], ...] = ()):
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except passes:
-            raise
-        except (BackendError, TargetError):
-            raise
-        except Exception as e:
-            raise BackendError(backend, f"{hook} raised {_said(e)}") from None
-    return call
-
-
-class _GuardedRunner:
-    def __init__(self, backend: str, runner):
-        self.inner = runner
-        self._run = _guard(backend, "runner.run", runner.run)
-        self.backend = backend
-
-    def run(self, call: DispatchCall) -> RunResult:
-        result = self._run(call)
-        if not isinstance(result, RunResult):
-            raise BackendError(self.backend, f"runner.run returned {type(result).__name__}, not a RunResult")
-        return result
-
-
-def guarded(b: Backend) -> Backend:
-    """`b` with every hook wrapped: an exception in it becomes BackendError naming `b`
-    (a tiling hook's NoTileFits, the expected "nothing fits", passes through)."""
-    if not all(isinstance(r, Rule) for r in b.rules):
-        raise BackendError(b.name, "rules holds something that is not a Rule")
-    rules = RuleSet([dataclasses.replace(r, check=_guard(b.name, f"rule {r.id!r}", r.check))
-                     for r in b.rules])
-    return dataclasses.replace(
-        b, rules=rules,
-        tile_cycles=b.tile_cycles and _guard(b.name, "tile_cycles", b.tile_cycles),
-        choose_tiling=b.choose_tiling and _guard(b.name, "choose_tiling", b.choose_tiling, (NoTileFits,)),
-        emit=b.emit and _guard(b.name, "emit", b.emit),
-        runner=b.runner and _GuardedRunner(b.name, b.runner),
-        loader=b.loader and _guard(b.name, "loader", b.loader))

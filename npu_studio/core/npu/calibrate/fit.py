@@ -30,6 +30,7 @@ FIELDS = {"dram.bytes_per_cycle": "dram_bytes_per_cycle", "dma.setup_cycles": "d
           "vector.lanes": "vector_lanes"}
 RATE_PREFIX = "mac_array.macs_per_cycle."
 MAX_EVALUATIONS = 400  # simulations of one fit, at most
+ROUNDS = 4  # trust-region fits, each from the last one's polished answer
 
 
 class CalibrationError(StudioError):
@@ -79,6 +80,49 @@ def check_keys(keys: list[str]) -> None:
                                          f"{', '.join(FIELDS)}, {RATE_PREFIX}<type>")
     if len(set(keys)) != len(keys) or not keys:
         raise CalibrationError(None, "--keys: give each key once, at least one")
+
+
+PROBE = 0.25  # how far each key is moved (of its value) to see which measurements it changes
+
+
+def check_determined(program: NpuProgram, target: NpuTarget, measured: Measured, keys: list[str]) -> None:
+    """CalibrationError naming the key when the measurements cannot determine the keys: more keys
+    than measurements, a key no measured dispatch or task changes with, or one whose effect is a
+    combination of the others' (moved one at a time by PROBE of its value, through the simulator)."""
+    one = measured.level  # "dispatch" or "task"
+    what = "dispatches" if one == "dispatch" else "tasks"
+    n = len(measured.cycles)
+    if len(keys) > n:
+        raise CalibrationError(measured.path, f"--keys: {len(keys)} keys but {n} measured {one if n == 1 else what}: "
+                                              f"at most {n} "
+                                              f"{'key' if n == 1 else 'keys'} can be fitted to them (give fewer "
+                                              "keys, or per-task measurements)")
+    ids = sorted(measured.cycles)
+    scale = np.array([max(measured.cycles[i], 1.0) for i in ids])
+
+    def cycles(values: dict[str, int]) -> np.ndarray:
+        sim = simulated_cycles(simulate(program, with_values(target, values)), measured.level)
+        return np.array([sim[i] for i in ids], dtype=float)
+
+    base = cycles({})
+    kept: list[tuple[str, np.ndarray]] = []
+    for key in keys:
+        v, (lo, hi) = value(target, key), bounds(key)
+        step = max(1, round(PROBE * v))
+        moved = v + step if v + step <= hi else max(lo, v - step)
+        column = (cycles({key: moved}) - base) / scale if moved != v else np.zeros(len(ids))
+        if not np.any(column):
+            raise CalibrationError(measured.path, f"--keys: {key}: the measurements do not constrain it (no "
+                                                  f"measured {one}'s simulated cycles change with it)")
+        unit = column / np.linalg.norm(column)
+        if kept:
+            stacked = np.stack([c for _, c in kept] + [unit], axis=1)
+            singular = np.linalg.svd(stacked, compute_uv=False)
+            if singular[-1] < 1e-3 * singular[0]:
+                others = ", ".join(k for k, _ in kept)
+                raise CalibrationError(measured.path, f"--keys: {key}: the measurements cannot tell it apart from "
+                                                      f"{others} (it changes the measured {what} only as they do)")
+        kept.append((key, unit))
 
 
 @dataclass(frozen=True)
@@ -131,11 +175,14 @@ def fit(program: NpuProgram, target: NpuTarget, measured: Measured, keys: list[s
     start = tuple(value(target, k) for k in keys)
     best = start
     try:
-        result = least_squares(lambda x: residuals(whole(x)), np.array(start, dtype=float), jac=jacobian,
-                               bounds=(lo, hi), method="trf", x_scale=np.maximum(np.array(start, float), 1.0),
-                               max_nfev=60)
-        best = whole(result.x)
-        best = _polish(best, residuals, lo, hi)
+        for _ in range(ROUNDS):  # a valley across two keys: one-key steps stop in it, a new trust region does not
+            result = least_squares(lambda x: residuals(whole(x)), np.array(best, dtype=float), jac=jacobian,
+                                   bounds=(lo, hi), method="trf", x_scale=np.maximum(np.array(start, float), 1.0),
+                                   max_nfev=60)
+            polished = _polish(whole(result.x), residuals, lo, hi)
+            if polished == best:
+                break
+            best = polished
     except _Budget:
         best = min(cache, key=lambda v: float(np.sum(residuals(v) ** 2)))
     if np.sum(residuals(best) ** 2) > np.sum(residuals(start) ** 2):

@@ -4,6 +4,10 @@ The file is CSV with a header row: an id column, `task` or `dispatch` (a file wi
 task), and a `cycles` column; other columns are ignored, so the table `npu-studio simulate --csv`
 writes is accepted as it is. Lines starting with `#` are comments. Every problem is one
 `MeasuredError` naming file:line.
+
+`measure --measured` and `calibrate` keep the measurements of a workspace in its
+`npu/measured.csv` (the same form, with the program they were taken against), so the app's
+schedule shows them beside the simulation (`recorded`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 from ...errors import BadFile
 from ...textio import read_text
+from ...workspace.confine import write_text_inside
 from ..program.npu_ir import NpuProgram
 from ..sim.results import SimResult
 
@@ -32,9 +37,14 @@ class Measured:
     lines: dict[int, int]  # id -> its line in the file
 
 
+MAX_MEASURED_BYTES = 256 << 20  # a row per task of the largest programs is a few MiB
+RECORD = Path("npu") / "measured.csv"  # in a workspace
+_PROGRAM_TAG = "# program sha256 "
+
+
 def read_measured(path: str | Path) -> Measured:
     path = Path(path)
-    text = read_text(path)
+    text = read_text(path, MAX_MEASURED_BYTES)  # a FIFO or a device: refused without waiting
     rows = [(no, row) for no, row in _rows(text, path) if row and not row[0].lstrip().startswith("#")
             and any(c.strip() for c in row)]
     if not rows:
@@ -58,8 +68,8 @@ def read_measured(path: str | Path) -> Measured:
             value = float(raw_cycles)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value < 0:
-            raise MeasuredError(path, f"cycles {raw_cycles!r}: expected a non-negative number", line=no)
+        if not math.isfinite(value) or value <= 0:  # nothing on a chip takes no cycles: a unit or export slip
+            raise MeasuredError(path, f"cycles {raw_cycles!r}: expected a positive number", line=no)
         key = int(raw_id)
         if key in cycles:
             raise MeasuredError(path, f"{level} {key} measured twice (first on line {lines[key]})", line=no)
@@ -142,3 +152,40 @@ def format_comparison(rows: list[tuple]) -> list[str]:
     out = [f"{'dispatch':>8} {'task':>6} {'measured':>14} {'simulated':>14} {'error':>9}"]
     out += [f"{d:>8} {t!s:>6} {m:>14.0f} {s:>14} {e:>+8.2f}%" for d, t, m, s, e in rows]
     return out
+
+
+def _program_sha(root: Path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256((Path(root) / "npu" / "model.npu.json").read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def record(root: str | Path, measured: Measured) -> Path:
+    """Keep `measured` in the workspace at `root` (npu/measured.csv), with the program it was taken against."""
+    lines = [f"# measured cycles from {measured.path} (npu-studio measure / calibrate)",
+             f"{_PROGRAM_TAG}{_program_sha(Path(root))}", f"{measured.level},cycles"]
+    lines += [f"{k},{v!r}" for k, v in sorted(measured.cycles.items())]
+    return write_text_inside(Path(root), RECORD, "\n".join(lines) + "\n")
+
+
+def recorded(root: str | Path, program: NpuProgram) -> Measured | None:
+    """The workspace's recorded measurements that fit `program`: per dispatch while it has those
+    dispatches (a program planned again for a calibrated target is compared with them), per task
+    only for the program they were taken against. None when there are none, or they do not fit."""
+    path = Path(root) / RECORD
+    if not path.is_file():
+        return None
+    try:
+        measured = read_measured(path)
+        check_ids(measured, program)
+    except BadFile:
+        return None
+    if measured.level == "task":
+        tag = next((ln[len(_PROGRAM_TAG):].strip() for ln in read_text(path, MAX_MEASURED_BYTES).splitlines()
+                    if ln.startswith(_PROGRAM_TAG)), "")
+        if tag != _program_sha(Path(root)):
+            return None
+    return measured

@@ -48,6 +48,20 @@ class Totals:
 
 
 @dataclass(frozen=True)
+class MeasuredBars:
+    """Measured cycles as bars: one per step of a measured task (dispatch)."""
+
+    level: str  # "task" or "dispatch": what `id` names
+    engine: np.ndarray
+    start: np.ndarray  # the step's simulated start, in cycles
+    end: np.ndarray  # start + the step's cycles x measured / simulated of its task (dispatch)
+    id: np.ndarray
+    dispatch: np.ndarray
+    cycles: np.ndarray  # measured
+    simulated: np.ndarray  # the simulated cycles of the same task (dispatch)
+
+
+@dataclass(frozen=True)
 class Comparison:
     before: int
     after: int
@@ -93,6 +107,7 @@ class ScheduleModel:
     rows: list[SummaryRow]
     program: NpuProgram = field(repr=False)
     stale: bool = False
+    measured: "MeasuredBars | None" = None  # measured beside simulated (`with_measured`)
 
     @classmethod
     def from_result(cls, program: NpuProgram, result) -> "ScheduleModel":
@@ -138,6 +153,68 @@ class ScheduleModel:
                            "both": result.overlap.both, "idle": result.overlap.idle}),
             rows=rows, program=program,
         )
+
+    # -- measured beside simulated --------------------------------------------
+    def with_measured(self, level: str, cycles: dict[int, float]) -> None:
+        """Measured cycles per task or per dispatch (`level`) on a "measured" row under each engine the
+        task (dispatch) uses. A measurement is of the whole task, not of each engine, so each of its
+        steps is drawn where the simulation has it, stretched by measured / simulated: a bar longer
+        than the one above it is slower on the chip by that much."""
+        if level == "task":
+            owner, n_owners = self.bar_task, len(self.task_start)
+            simulated = self.task_end - self.task_start
+        else:
+            owner, n_owners = self.bar_dispatch, max(int(self.task_dispatch.max(initial=-1)) + 1, 1)
+            simulated = np.zeros(n_owners)
+            for r in self.rows:
+                if 0 <= r.dispatch < n_owners:
+                    simulated[r.dispatch] = r.cycles
+        got = np.full(n_owners, np.nan)
+        for k, v in cycles.items():
+            if 0 <= k < n_owners:
+                got[k] = v
+        sel = np.flatnonzero(~np.isnan(got[owner]))
+        who = owner[sel]
+        ratio = got[who] / np.maximum(simulated[who], 1.0)
+        start = self.bar_start[sel]
+        self.measured = MeasuredBars(level, self.bar_engine[sel], start, start + (self.bar_end[sel] - start) * ratio,
+                                     who, self.task_dispatch[who] if level == "task" else who, got[who],
+                                     simulated[who].astype(float))
+
+    def display_rows(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(row labels, the row of each engine's simulated bars, the row of its measured ones or -1):
+        an engine's measured row right under its own, for the engines with measured bars."""
+        measured_engines = set(np.unique(self.measured.engine).tolist()) if self.measured is not None else set()
+        labels: list[str] = []
+        sim_row = np.zeros(len(self.engines), dtype=np.int64)
+        meas_row = np.full(len(self.engines), -1, dtype=np.int64)
+        for e, name in enumerate(self.engines):
+            sim_row[e] = len(labels)
+            labels.append(name)
+            if e in measured_engines:
+                meas_row[e] = len(labels)
+                labels.append(f"{name} measured")
+        return labels, sim_row, meas_row
+
+    def measured_text(self, i: int, unit: str = "cycles") -> str:
+        """Hover text of measured bar `i`: what it is, both cycle counts and their difference."""
+        m = self.measured
+        what = (f"task #{int(m.id[i])} of dispatch #{int(m.dispatch[i])}" if m.level == "task"
+                else f"dispatch #{int(m.id[i])}")
+        got, sim = float(m.cycles[i]), float(m.simulated[i])
+        error = f" ({100 * (sim - got) / got:+.1f}% simulated against measured)" if got else ""
+        cycles = " cycles" if unit != "us" else ""
+        return (f"measured {what} (its step on {self.engines[int(m.engine[i])]}, drawn at measured / simulated)\n"
+                f"measured: {self._fmt(got, unit)}{cycles}\n"
+                f"simulated: {self._fmt(sim, unit)}{cycles}{error}")
+
+    def measured_of_task(self, task: int) -> tuple[float, float] | None:
+        """(measured, simulated) cycles of `task` when it was measured per task."""
+        m = self.measured
+        if m is None or m.level != "task":
+            return None
+        hit = np.flatnonzero(m.id == task)
+        return (float(m.cycles[hit[0]]), float(m.simulated[hit[0]])) if len(hit) else None
 
     # -- queries ----------------------------------------------------------
     @property
@@ -196,6 +273,9 @@ class ScheduleModel:
         lines.append(f"bytes moved: {moved:,}")
         s, e = float(self.task_start[task]), float(self.task_end[task])
         lines.append(f"cycles: {int(e - s):,}  start {self._fmt(s, unit)}  end {self._fmt(e, unit)}")
+        measured = self.measured_of_task(task)
+        if measured is not None:
+            lines.append(f"measured: {int(measured[0]):,} cycles (simulated {int(measured[1]):,})")
         for i in sel.tolist():
             eng = self.engines[int(self.bar_engine[i])]
             lines.append(f"  {self.bar_kind[i]} on {eng}: {int(self.bar_start[i]):,}-{int(self.bar_end[i]):,}")

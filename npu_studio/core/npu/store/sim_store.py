@@ -14,6 +14,7 @@ from ...textio import parse_json, read_bytes, without_gc
 from ...workspace.confine import write_text_inside
 from ...workspace.workspace import Workspace
 from ..program.npu_ir import VERSION, NpuProgram
+from .all_or_nothing import before_writing
 from .workspace_io import npu_dir
 from ..sim.plan import SimError
 from ..sim.results import SimResult
@@ -28,6 +29,7 @@ def result_path(ws: Workspace) -> Path:
 
 def save_result(ws: Workspace, result: SimResult) -> Path:
     """Write the workspace's last result (staged, then renamed into place)."""
+    before_writing(ws)
     return write_text_inside(ws.root, result_path(ws), result.to_json())
 
 

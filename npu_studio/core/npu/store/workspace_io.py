@@ -20,6 +20,7 @@ from ...textio import write_text_atomic
 from ...workspace.confine import folder_inside
 from ...workspace.workspace import Workspace
 from ..backend import registry
+from .all_or_nothing import before_writing
 from ..program.npu_ir import NpuError, NpuProgram
 from ..target import target_store
 from ..target.target import read_target_text, target_file
@@ -74,6 +75,7 @@ def run_for_workspace(ws: Workspace, target_path: str | Path | None = None,
     target = registry.parse_target_for(chosen, text, path)
     program = run_npu_pipeline(flow_path(ws), target, strict=strict)
     folder_inside(ws.root, NPU_DIR)  # npu/ a symbolic link: refused, never written through
+    before_writing(ws)  # inside all_or_nothing(): put back if the command fails later
     _write(json_path(ws), program.to_json())
     _write(mlir_path(ws), to_mlir(program))
     target_store.record(npu_dir(ws), text, path, target)

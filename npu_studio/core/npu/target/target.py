@@ -391,14 +391,30 @@ def _frozen(v: Any) -> Any:
     return v
 
 
+def user_targets_dir() -> Path:
+    """The user's named targets (`calibrate --out NAME`, edits of a bundled one): <config>/targets."""
+    from ...paths import config_dir
+
+    return config_dir() / "targets"
+
+
 def target_file(path: str | Path | None = None) -> Path:
-    """The file a target argument names; None or a bare name ("tiny") means a bundled one."""
+    """The file a target argument names. None means the bundled default; a bare name that is not a
+    file here ("tiny", "mychip-calibrated") names a bundled target, else one of the user's. An unknown
+    bare name: TargetError listing the names there are."""
     if path is None:
-        path = RESOURCES / "default.toml"
+        return RESOURCES / "default.toml"
     p = Path(path)
-    if not p.exists() and not p.suffix and (RESOURCES / f"{p.name}.toml").exists():
-        p = RESOURCES / f"{p.name}.toml"
-    return p
+    if p.exists() or len(p.parts) != 1 or p.name.endswith(".toml"):
+        return p
+    for folder in (RESOURCES, user_targets_dir()):
+        named = folder / f"{p.name}.toml"
+        if named.is_file():
+            return named
+    bundled = sorted(q.stem for q in RESOURCES.glob("*.toml"))
+    yours = sorted(q.stem for q in user_targets_dir().glob("*.toml")) if user_targets_dir().is_dir() else []
+    raise TargetError(p, "<file>", None, f"no such file, and no target is named {p.name!r} (bundled: "
+                                         f"{', '.join(bundled)}; yours: {', '.join(yours) or 'none'})")
 
 
 def load_target(path: str | Path | None = None) -> NpuTarget:

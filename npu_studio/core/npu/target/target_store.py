@@ -20,9 +20,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...paths import config_dir
 from ...textio import write_text_atomic
-from .target import RESOURCES, NpuTarget, TargetError, parse_target
+from .target import RESOURCES, NpuTarget, TargetError, parse_target, user_targets_dir
 
 RECORD_TOML = "target.toml"
 RECORD_JSON = "target.json"
@@ -50,10 +49,6 @@ class RecordedTarget:
     origin: Path  # the file that text came from
     name: str  # the target's own `name`
     backend: str = "generic"  # the NPU backend it was built for (docs/npu-backends.md)
-
-
-def user_targets_dir() -> Path:
-    return config_dir() / "targets"
 
 
 def is_bundled(path: str | Path) -> bool:
@@ -98,12 +93,13 @@ def free_name(base: str) -> str:
     return name
 
 
-def save_edit(text: str, source: str | Path, name: str | None = None) -> Path:
-    """Check `text` as a target (a TargetError names `source`, the file being edited, with line
-    and key) and save it. A user target is saved in place; a bundled one becomes the new user
-    target `name` (default: the first free `<stem>-edited[-N]`). Returns the file written."""
+def save_edit(text: str, source: str | Path, name: str | None = None, check=parse_target) -> Path:
+    """Check `text` as a target with `check(text, path)` (default: the generic NPU's keys; a
+    TargetError names `source`, the file being edited, with line and key) and save it. A user
+    target is saved in place; a bundled one becomes the new user target `name` (default: the first
+    free `<stem>-edited[-N]`). Returns the file written."""
     source = Path(source)
-    parse_target(text, source)
+    check(text, source)
     if is_bundled(source) or name is not None:
         dest = user_target_path(name or free_name(source.stem))
     else:

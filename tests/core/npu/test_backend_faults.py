@@ -1,0 +1,139 @@
+"""A backend that misbehaves, the backend `asm` uses, and `--target NAME` (issue 38, fresh-eyes defects).
+
+Truths: the toy backend's documented format (tests/backends/toy_npu: one TILE or MOVE line per
+task, a binary that starts with b"TOY1" and holds a 20-byte instruction per task after an 8-byte
+header); the files of the workspace as they were before a failing command (their bytes); the
+bundled and user target files on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from importlib import metadata
+
+import pytest
+
+from npu_studio.cli import main
+from npu_studio.core.npu.backend import registry
+from npu_studio.core.npu.store.sim_store import load_program
+from npu_studio.core.workspace.workspace import Workspace
+
+MODULE = "tests.backends.broken_backends"
+BROKEN = {"emit-text": "emit_returns_text", "emit-tags": "emit_tags_past_its_text",
+          "cost-negative": "cost_is_negative", "cost-nan": "cost_is_nan", "cost-raises": "cost_raises",
+          "runner-raises": "runner_raises"}
+
+
+@pytest.fixture
+def broken(monkeypatch):
+    extra = {n: metadata.EntryPoint(n, f"{MODULE}:{fn}", registry.GROUP) for n, fn in BROKEN.items()}
+    real = registry._entry_points
+    monkeypatch.setattr(registry, "_entry_points", lambda: {**real(), **extra})
+    registry.forget()
+    yield
+    registry.forget()
+
+
+def _state(ws_root):
+    """The workspace's NPU state and manifest, byte for byte."""
+    files = {p.name: p.read_bytes() for p in (ws_root / "npu").glob("*") if p.is_file()}
+    return files, (ws_root / "manifest.json").read_bytes()
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+# -- asm: the program's backend ----------------------------------------------------------------
+def test_asm_takes_backend_and_the_recorded_one(fresh_example, tmp_path, capsys):
+    ws = fresh_example.root
+    text, binary = tmp_path / "toy.s", tmp_path / "toy.bin"
+    assert main(["asm", str(ws), "--backend", "toy", "--out", str(text), "--binary", str(binary)]) == 0
+    program = load_program(ws / "npu" / "model.npu.json")
+    assert program.target.backend == "toy" and Workspace.open(ws).manifest.npu_backend == "toy"
+    lines = text.read_text().splitlines()
+    assert [ln.split()[:3] for ln in lines] == [
+        ["TILE" if t.tile_sizes else "MOVE", f"d{t.dispatch}", f"t{t.id}"] for t in program.tasks]
+    data = binary.read_bytes()
+    assert data[:4] == b"TOY1" and struct.unpack_from("<I", data, 4)[0] == len(program.tasks)
+    capsys.readouterr()
+    # later, without --backend: the workspace's recorded backend emits
+    assert main(["asm", str(ws)]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+    # one dispatch: its lines; a toy binary of one dispatch does not exist
+    assert main(["asm", str(ws), "--dispatch", "0"]) == 0
+    assert capsys.readouterr().out.splitlines() == [ln for ln in lines if ln.split()[1] == "d0"]
+    assert main(["asm", str(ws), "--dispatch", "0", "--binary", str(tmp_path / "d0.bin")]) == 2
+    assert "emits whole programs" in _one_line(capsys) and not (tmp_path / "d0.bin").exists()
+    # and back to the generic NPU's own ISA
+    assert main(["asm", str(ws), "--backend", "generic"]) == 0
+    assert capsys.readouterr().out.startswith("; NPU Studio assembly for the generic NPU")
+
+
+# -- a backend that raises or returns nonsense: one line naming it, exit 2, nothing written -----
+@pytest.mark.parametrize("name, argv, says", [
+    ("emit-text", ["asm", "{ws}"], "emit returned str, not an Emitted"),
+    ("emit-tags", ["asm", "{ws}", "--out", "{out}"], "emit lines[0] names text line 7; the assembly has 1 lines"),
+    ("emit-text", ["simulate", "{ws}", "--check", "--trust"], "emit returned str, not an Emitted"),
+    ("cost-negative", ["npu", "{ws}", "--json", "{out}"], "tile_cycles returned -7, not a whole number of cycles"),
+    ("cost-nan", ["simulate", "{ws}"], "tile_cycles returned nan, not a whole number of cycles"),
+    ("cost-raises", ["simulate", "{ws}"], "tile_cycles raised KeyError: 'macs'"),
+    ("runner-raises", ["simulate", "{ws}", "--check", "--trust"],
+     "runner.run raised ConnectionError: the board does not answer"),
+])
+def test_misbehaving_backend_is_one_line_and_keeps_the_previous_state(name, argv, says, broken, fresh_example,
+                                                                      tmp_path, capsys):
+    ws = fresh_example.root
+    assert main(["simulate", str(ws), "--backend", "generic"]) == 0  # a previous good state
+    before = _state(ws)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    args = [a.format(ws=ws, out=out) for a in argv] + ["--backend", name]
+    assert main(args) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"npu-studio: error: NPU backend {name!r}: ") and says in line, line
+    assert line.endswith(f"(entry point {MODULE}:{BROKEN[name]})"), line
+    assert _state(ws) == before and not out.exists()
+
+
+def test_failed_check_after_a_replan_puts_the_previous_program_back(broken, fresh_example, capsys):
+    """The failing runner's backend planned the workspace first (npu/ and the manifest changed on
+    disk): all of it goes back, so the next command still sees the generic program."""
+    ws = fresh_example.root
+    assert main(["simulate", str(ws), "--backend", "generic"]) == 0
+    before = _state(ws)
+    assert main(["simulate", str(ws), "--backend", "runner-raises", "--check", "--trust"]) == 2
+    assert _state(ws) == before
+    assert Workspace.open(ws).manifest.npu_backend == "generic"
+    assert load_program(ws / "npu" / "model.npu.json").target.backend == "generic"
+
+
+def test_a_fresh_workspace_stays_without_npu_results(broken, fresh_example, capsys):
+    ws = fresh_example.root
+    assert not (ws / "npu" / "model.npu.json").exists()
+    assert main(["simulate", str(ws), "--backend", "emit-text", "--check", "--trust"]) == 2
+    assert not (ws / "npu" / "model.npu.json").exists() and not (ws / "npu" / "target.toml").exists()
+    assert Workspace.open(ws).manifest.npu_backend == "generic"
+
+
+# -- --target NAME: bundled or the user's --------------------------------------------------------
+def test_target_name_finds_user_targets_and_lists_the_names(fresh_example, tmp_path, capsys):
+    from npu_studio.core.npu.target.target import RESOURCES
+    from npu_studio.core.npu.target.target_store import user_targets_dir
+
+    mine = user_targets_dir() / "mychip-fast.toml"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text((RESOURCES / "default.toml").read_text().replace('name = "', 'name = "mychip-', 1))
+    ws = fresh_example.root
+    assert main(["simulate", str(ws), "--target", "mychip-fast"]) == 0
+    assert " on mychip-" in capsys.readouterr().out
+    assert json.loads((ws / "npu" / "target.json").read_text())["origin"] == str(mine)
+    assert main(["simulate", str(ws), "--target", "tiny"]) == 0  # a bundled one still
+    capsys.readouterr()
+    assert main(["simulate", str(ws), "--target", "nosuch"]) == 2
+    bundled = ", ".join(sorted(p.stem for p in RESOURCES.glob("*.toml")))
+    assert _one_line(capsys) == (f"npu-studio: error: nosuch: <file>: no such file, and no target is named "
+                                 f"'nosuch' (bundled: {bundled}; yours: mychip-fast)")
