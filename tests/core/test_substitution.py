@@ -206,7 +206,7 @@ def test_name_checks_before_any_build(fresh_example):
         subs.substitute(ws, "nope", sub_records.SOURCE, text)
     other = text.replace(f"@{info.name} ", "@renamed ", 1)
     line, col = _line_col(other, "@renamed")
-    with pytest.raises(subs.SubstitutionError, match=f"defines hal.executable @renamed, not @") as e:
+    with pytest.raises(subs.SubstitutionError, match="defines hal.executable @renamed, not @") as e:
         subs.substitute(ws, info.name, sub_records.SOURCE, other)
     assert (e.value.line, e.value.col) == (line, col)
     assert ws.manifest.command == Workspace.open(ws.root).manifest.command  # nothing compiled

@@ -21,7 +21,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import time
-from pathlib import Path
 
 import numpy as np
 import onnx
