@@ -28,11 +28,15 @@ _ELIDED = re.compile(r"…\(\d+ bytes elided\)")
 
 def _line_states(text: str) -> list[int] | None:
     """Start state of every line, or None when all lines start at the root."""
-    if "{-#" not in text:
+    first = text.find("{-#")
+    if first < 0:
         return None
-    states = []
+    # Lines before the first marker's line all start at the root: only the rest is split and walked
+    # (IREE prints the resource section last, so on a big snapshot that is a few lines, not a million).
+    head = text.rfind("\n", 0, first) + 1
+    states = [STATE_ROOT] * text.count("\n", 0, head)
     state = STATE_ROOT
-    for line in text.split("\n"):
+    for line in text[head:].split("\n"):
         states.append(state)
         if state != STATE_ROOT or "{-#" in line:
             state = end_state(line, state)
