@@ -47,10 +47,11 @@ app.exec()
 """
 
 
-def time_to_window(cmd: list[str], home: Path) -> tuple[float, float]:
-    """(wall seconds from launch to the shown window, the process's CPU seconds by then)"""
+def time_to_window(cmd: list[str], home: Path, code: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds from launch to the shown window, the process's CPU seconds by then), running
+    `code`'s npu_studio (this checkout's by default)"""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
-               PYTHONPYCACHEPREFIX=str(home / "pycache"), PYTHONPATH=str(ROOT))  # this checkout's code
+               PYTHONPYCACHEPREFIX=str(home / "pycache"), PYTHONPATH=str(code))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -107,6 +108,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="store_true", help="run `make bundle` first and time it")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout whose `python -m npu_studio` starts alternate with this one's")
     args = parser.parse_args()
     build_s, cache = None, ""
     if args.build:
@@ -120,17 +123,21 @@ def main() -> int:
         build_s, cache = BUILD_SECONDS.read_text().strip().split(" ", 1)
     launcher = BUNDLE / "npu-studio"
     commands = {"bare": [sys.executable, "-c", BARE_PYSIDE], "venv": [sys.executable, "-m", "npu_studio", "--self-test"]}
+    code = {name: ROOT for name in ("bare", "venv", "bundle")}
+    if args.baseline is not None:
+        commands["baseline"] = commands["venv"]
+        code["baseline"] = args.baseline
     if launcher.exists():
         commands["bundle"] = [str(launcher), "--self-test"]
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        for cmd in commands.values():
-            time_to_window(cmd, Path(tmp))  # fills the bytecode cache
+        for name, cmd in commands.items():
+            time_to_window(cmd, Path(tmp), code[name])  # fills the bytecode cache
         for _ in range(args.runs):
             for name, cmd in commands.items():
-                wall, used = time_to_window(cmd, Path(tmp))
+                wall, used = time_to_window(cmd, Path(tmp), code[name])
                 times[name].append(wall)
                 cpu[name].append(used)
     load = max(load, os.getloadavg()[0])
@@ -151,6 +158,9 @@ def main() -> int:
         f"| **ratio** make run / bare PySide6 | **{med['venv'] / med['bare']:.2f}** | "
         f"**{med_cpu['venv'] / med_cpu['bare']:.2f}** |",
     ]
+    if "baseline" in commands:
+        lines.insert(-1, f"| before: `{args.baseline}`'s `python -m npu_studio` | {med['baseline']:.2f} | "
+                         f"{med_cpu['baseline']:.2f} |")
     if "bundle" in commands:
         size, files = folder_bytes(BUNDLE)
         lines += [
