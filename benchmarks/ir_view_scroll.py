@@ -82,11 +82,15 @@ def build_snapshot(source: str, lines: int) -> tuple[str, list[tuple[int, int]]]
 class TimedView(IrView):
     paints = 0
     paint_end = 0.0
+    coloured_end = None  # end of the first paint, since it was reset, with every line on it highlighted
 
     def paintEvent(self, event):  # noqa: N802
         super().paintEvent(event)
         self.paints += 1
         self.paint_end = time.perf_counter()
+        first, last = self.visible_line_range()
+        if self.coloured_end is None and all(self.highlighter.is_highlighted(n) for n in range(first - 1, last)):
+            self.coloured_end = self.paint_end
 
 
 class TimedBare(QtWidgets.QPlainTextEdit):
@@ -139,9 +143,21 @@ def frame(app, view, action) -> float:
     while time.perf_counter() < idle_until:
         app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
     before = view.paints
+    view.coloured_end = None
     t0 = time.perf_counter()
     action()
-    return wait_paint(app, view, before) - t0
+    painted = wait_paint(app, view, before) - t0
+    coloured = painted
+    if isinstance(view, TimedView):  # a far jump paints first and colours in a later frame
+        deadline = time.perf_counter() + 5
+        while view.coloured_end is None and time.perf_counter() < deadline:
+            app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+        coloured = (view.coloured_end or float("inf")) - t0
+    COLOURED.append(coloured)
+    return painted
+
+
+COLOURED: list[float] = []  # per frame: from its input to the end of the paint that shows its lines coloured
 
 
 def goto_bare(view: QtWidgets.QPlainTextEdit, line: int) -> None:
@@ -193,6 +209,7 @@ def run(text: str, spans: list, kind: str, pages: int = 300) -> dict:
     rng = random.Random(7)
     n = view.blockCount()
     jumps = []
+    del COLOURED[:]
     for k in range(60):
         line = rng.randrange(1, n)
         if k % 3 == 0:
@@ -216,6 +233,7 @@ def run(text: str, spans: list, kind: str, pages: int = 300) -> dict:
         "first_paint": first_paint,
         "pages": page_times,
         "jumps": jumps,
+        "jumps_coloured": list(COLOURED),
         "stall": watch.worst,
         "index": index_ready,
         "visible": (view.visible_line_range() if kind == "ir" else (0, 0)),
@@ -242,6 +260,11 @@ def report(text: str, regions: int, big: tuple | None, ir: dict, bare: dict) -> 
         a, b = stats(ir[key]), stats(bare[key])
         rows.append(f"| {label}, median of {len(ir[key])} | {ms(a[0])} | {ms(b[0])} | {a[0] / b[0]:.1f} |")
         rows.append(f"| {label}, 95th percentile | {ms(a[1])} | {ms(b[1])} | {a[1] / b[1]:.1f} |")
+    a, b = stats(ir["jumps_coloured"]), stats(bare["jumps_coloured"])
+    rows.append(f"| jump, until the lines on screen are coloured, median | {ms(a[0])} | {ms(b[0])} (no colours) | "
+                f"{a[0] / b[0]:.1f} |")
+    rows.append(f"| jump, until the lines on screen are coloured, 95th percentile | {ms(a[1])} | {ms(b[1])} | "
+                f"{a[1] / b[1]:.1f} |")
     rows.append(f"| longest stall of the event loop while scrolling (index built meanwhile) | "
                 f"{ms(ir['stall'])} | {ms(bare['stall'])} | |")
     lines = [

@@ -1,6 +1,6 @@
 """What IrView highlights when, and how it pages (issue 40's frame work): the colours still follow the
 lexer's tokens, the pages around the view are done once it has painted, a page down then lexes
-nothing before its paint, a jump lexes only where it lands, and Page Up/Down move as Qt's do."""
+nothing before its paint, a far jump paints first and colours only where it lands, and Page Up/Down move as Qt's do."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui  # noqa: E402
 
 from npu_studio.core.ir.mlir_lexer import MlirLexer  # noqa: E402
 from npu_studio.ui.ir.ir_view import IrView  # noqa: E402
-from npu_studio.ui.ir.lazy_highlight import MARGIN  # noqa: E402
+from npu_studio.ui.ir.lazy_highlight import MARGIN, SLICE_LINES  # noqa: E402
 
 # Lines as IREE prints them in a flow snapshot (every kind of token the view colours).
 SNIPPET = [
@@ -116,16 +116,33 @@ def test_pages_around_the_view_are_done_after_it_paints(qtbot):
     assert new_first > last - 2 and all(hl.is_highlighted(n) for n in range(new_first - 1, new_last))
 
 
-def test_a_jump_lexes_only_where_it_lands(view, qtbot):
+def test_a_far_jump_paints_then_colours_only_where_it_lands(qtbot):
+    view = PaintCountingView()
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.show()
+    qtbot.waitExposed(view)
     view.set_text(_numbered(20_000))
+    first, last = view.visible_line_range()
+    assert all(view.highlighter.is_highlighted(n) for n in range(first - 1, last))  # a new text: coloured at once
     qtbot.waitUntil(lambda: not view.highlighting.pending(), timeout=5000)
     hl = view.highlighter
-    before = hl.blocks_highlighted
+    before, paints = hl.blocks_highlighted, len(view.lexed_at_paint)
     view.goto(15_000, 1)
     first, last = view.visible_line_range()
     assert first <= 15_000 <= last and view.textCursor().blockNumber() == 14_999
+    visible = range(first - 1, last)
+    qtbot.waitUntil(lambda: all(hl.is_highlighted(n) for n in visible), timeout=5000)
+    qtbot.waitUntil(lambda: len(view.lexed_at_paint) >= paints + 2, timeout=5000)
+    assert view.lexed_at_paint[paints] == before  # the text painted first, nothing lexed for it
+    # then its lines (and at most one slice of the look-ahead) before the paint that shows the colours
+    assert view.lexed_at_paint[paints + 1] - before <= len(visible) + MARGIN + SLICE_LINES
+    # a short move (a few lines past the screen) is coloured before its paint
+    bar = view.verticalScrollBar()
+    qtbot.waitUntil(lambda: not view.highlighting.pending(), timeout=5000)
+    bar.setValue(bar.value() + 3)
+    first, last = view.visible_line_range()
     assert all(hl.is_highlighted(n) for n in range(first - 1, last))
-    assert hl.blocks_highlighted - before <= last - first + 1 + MARGIN
 
 
 def test_page_keys_move_by_a_page_and_keep_the_cursor_on_its_screen_row(view, qtbot):

@@ -115,7 +115,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._real_text, self._elisions, self._plain = None, {}, None
         self.highlighting.forget()
         self._update_gutter_width()
-        self._highlight_visible()
+        self.highlighting.visible(defer=False)
         self.sig_text_shown.emit()
 
     def connect_contents_change(self, slot) -> None:
@@ -156,7 +156,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.highlighter.reset(display)
         self.highlighting.forget()
         self._plain = text
-        self._highlight_visible()
+        self.highlighting.visible(defer=False)
         self.sig_text_shown.emit()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
