@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui  # noqa: E402
 
 from npu_studio.core.ir.mlir_lexer import MlirLexer  # noqa: E402
 from npu_studio.ui.ir.ir_view import IrView  # noqa: E402
-from npu_studio.ui.ir.lazy_highlight import MARGIN, SLICE_LINES  # noqa: E402
+from npu_studio.ui.ir.lazy_highlight import MARGIN  # noqa: E402
 
 # Lines as IREE prints them in a flow snapshot (every kind of token the view colours).
 SNIPPET = [
@@ -135,8 +135,8 @@ def test_a_far_jump_paints_then_colours_only_where_it_lands(qtbot):
     qtbot.waitUntil(lambda: all(hl.is_highlighted(n) for n in visible), timeout=5000)
     qtbot.waitUntil(lambda: len(view.lexed_at_paint) >= paints + 2, timeout=5000)
     assert view.lexed_at_paint[paints] == before  # the text painted first, nothing lexed for it
-    # then its lines (and at most one slice of the look-ahead) before the paint that shows the colours
-    assert view.lexed_at_paint[paints + 1] - before <= len(visible) + MARGIN + SLICE_LINES
+    # then its lines, and nothing more, before the paint that shows the colours
+    assert view.lexed_at_paint[paints + 1] - before <= len(visible) + MARGIN
     # a short move (a few lines past the screen) is coloured before its paint
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: not view.highlighting.pending(), timeout=5000)

@@ -66,6 +66,8 @@ class HighlightScheduler(QtCore.QObject):
         """The view painted lines first..last (1-based): plan the pages around them, start when idle."""
         deferred, self._deferred = self._deferred, False
         if self._painted == (first, last) and not deferred:
+            if self._ahead and not self._timer.isActive():  # after colouring the view: the look-ahead goes on
+                self._timer.start()
             return
         self._painted = (first, last)
         page = last - first + 1
@@ -87,8 +89,8 @@ class HighlightScheduler(QtCore.QObject):
         if not self._ahead:
             return
         a, b = self._ahead[0]
-        end = b if self._urgent else min(b, a + SLICE_LINES - 1)
-        self._urgent = False
+        urgent, self._urgent = self._urgent, False
+        end = b if urgent else min(b, a + SLICE_LINES - 1)
         doc = self._view.document()
         self._view.highlighter.ensure_highlighted(a, end)
         layout = doc.documentLayout()
@@ -100,7 +102,7 @@ class HighlightScheduler(QtCore.QObject):
             self._ahead.pop(0)
         else:
             self._ahead[0] = (end + 1, b)
-        if self._ahead:
+        if self._ahead and not urgent:  # after the view's own lines, its repaint comes first
             self._timer.start()
 
     def pending(self) -> bool:
