@@ -122,7 +122,8 @@ def main() -> int:
     elif BUILD_SECONDS.exists():
         build_s, cache = BUILD_SECONDS.read_text().strip().split(" ", 1)
     launcher = BUNDLE / "npu-studio"
-    commands = {"bare": [sys.executable, "-c", BARE_PYSIDE], "venv": [sys.executable, "-m", "npu_studio", "--self-test"]}
+    commands = {"bare": [sys.executable, "-c", BARE_PYSIDE],
+                "venv": [sys.executable, "-m", "npu_studio", "--self-test"]}
     code = {name: ROOT for name in ("bare", "venv", "bundle")}
     if args.baseline is not None:
         commands["baseline"] = commands["venv"]

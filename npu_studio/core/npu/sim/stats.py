@@ -148,7 +148,7 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dic
     return tuple(out)
 
 
-def _ints(values: np.ndarray) -> Column:
+def _column(values: np.ndarray) -> Column:
     return column(np.ascontiguousarray(values))
 
 
@@ -183,11 +183,11 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
     return SimResult(
         target=target.name, clock_mhz=target.clock_mhz, total_cycles=total,
         engines=plan.engines, engine_busy=tuple(busy),
-        steps=StepTable(_ints(plan.step_task), _ints(plan.step_index), _ints(plan.step_kind),
-                        _ints(plan.step_engine), _ints(cols["start"]), _ints(cols["end"]),
-                        _ints(plan.step_bytes), _ints(plan.step_ops)),
-        tasks=TaskTable(_ints(plan.task_dispatch), _ints(task_start), _ints(task_end),
-                        _ints(plan.task_first_step)),
+        steps=StepTable(_column(plan.step_task), _column(plan.step_index), _column(plan.step_kind),
+                        _column(plan.step_engine), _column(cols["start"]), _column(cols["end"]),
+                        _column(plan.step_bytes), _column(plan.step_ops)),
+        tasks=TaskTable(_column(plan.task_dispatch), _column(task_start), _column(task_end),
+                        _column(plan.task_first_step)),
         sram_capacity=target.sram_bytes, sram_peak=peak, sram_times=times, sram_bytes=used,
         allocations=tuple(SramAllocation(b, off, size, a, f)
                           for (b, off, size), a, f in zip(plan.buffers, alloc, free)),
