@@ -285,3 +285,19 @@ def test_the_scanner_finds_the_names_the_lexer_finds(phase):
                        if m.lastgroup in ("value", "label", "symbol")}
             assert scanned == lexed, line
         state = end_state(line, state)
+
+
+def test_split_lines_in_chunks_is_str_split(monkeypatch):
+    """The builder splits a big text a chunk at a time (the GIL is let go between chunks): the lines are
+    those of str.split, wherever the chunk boundaries fall (at, before or after a newline)."""
+    import random
+
+    from npu_studio.core.ir import nav_index
+
+    monkeypatch.setattr(nav_index, "SPLIT_CHUNK", 5)
+    rng = random.Random(40)
+    pauses = []
+    for _ in range(2000):
+        text = "".join(rng.choice("ab\n") for _ in range(rng.randint(0, 30)))
+        assert nav_index.split_lines(text, lambda: pauses.append(1)) == text.split("\n"), repr(text)
+    assert pauses  # the builder's pause is offered between chunks

@@ -28,11 +28,15 @@ _ELIDED = re.compile(r"…\(\d+ bytes elided\)")
 
 def _line_states(text: str) -> list[int] | None:
     """Start state of every line, or None when all lines start at the root."""
-    if "{-#" not in text:
+    first = text.find("{-#")
+    if first < 0:
         return None
-    states = []
+    # Lines before the first marker's line all start at the root: only the rest is split and walked
+    # (IREE prints the resource section last, so on a big snapshot that is a few lines, not a million).
+    head = text.rfind("\n", 0, first) + 1
+    states = [STATE_ROOT] * text.count("\n", 0, head)
     state = STATE_ROOT
-    for line in text.split("\n"):
+    for line in text[head:].split("\n"):
         states.append(state)
         if state != STATE_ROOT or "{-#" in line:
             state = end_state(line, state)
@@ -125,22 +129,21 @@ class MlirHighlighter(QtGui.QSyntaxHighlighter):
     # -- internals --------------------------------------------------------
 
     def _format_for(self, ttype) -> QtGui.QTextCharFormat | None:
+        """The style's colours for `ttype`, or None. Its bold and italic are left out: every run in
+        another font costs a font lookup on every paint (a third of a page's paint: keywords are bold
+        and comments italic in the default style), and colour alone tells the tokens apart."""
         try:
             return self._formats[ttype]
         except KeyError:
             pass
         style = self._style.style_for_token(ttype)
         fmt = None
-        if style["color"] or style["bold"] or style["italic"] or style["bgcolor"]:
+        if style["color"] or style["bgcolor"]:
             fmt = QtGui.QTextCharFormat()
             if style["color"]:
                 fmt.setForeground(QtGui.QColor("#" + style["color"]))
             if style["bgcolor"]:
                 fmt.setBackground(QtGui.QColor("#" + style["bgcolor"]))
-            if style["bold"]:
-                fmt.setFontWeight(QtGui.QFont.Weight.Bold)
-            if style["italic"]:
-                fmt.setFontItalic(True)
         self._formats[ttype] = fmt
         return fmt
 

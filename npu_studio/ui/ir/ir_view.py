@@ -14,6 +14,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from npu_studio.core.ir.elision import ELIDE_OVER, Elision, display_to_real_col, elide_text, real_to_display_col
 from npu_studio.ui.ir.highlighter import MlirHighlighter
+from npu_studio.ui.ir import paging
+from npu_studio.ui.ir.lazy_highlight import HighlightScheduler
 
 __all__ = ["ELIDE_OVER", "Elision", "IrView", "Region", "display_to_real_col", "elide_text", "real_to_display_col"]
 
@@ -88,8 +90,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._rehighlight_timer.setSingleShot(True)
         self._rehighlight_timer.setInterval(0)
         self._rehighlight_timer.timeout.connect(self._highlight_visible)
-        # idle look-ahead: the pages around the view get highlighted and laid out between frames
-        self._ahead_timer = QtCore.QTimer(self, singleShot=True, interval=0, timeout=self._highlight_ahead)
+        self.highlighting = HighlightScheduler(self)  # visible lines now, the pages around them once painted
         self._update_gutter_width()
         self._highlight_current_line()
 
@@ -112,8 +113,9 @@ class IrView(QtWidgets.QPlainTextEdit):
         for slot in (self._on_contents_change, *self._change_listeners):
             document.contentsChange.connect(slot)
         self._real_text, self._elisions, self._plain = None, {}, None
+        self.highlighting.forget()
         self._update_gutter_width()
-        self._highlight_visible()
+        self.highlighting.visible(defer=False)
         self.sig_text_shown.emit()
 
     def connect_contents_change(self, slot) -> None:
@@ -152,8 +154,9 @@ class IrView(QtWidgets.QPlainTextEdit):
         self.setPlainText(display)
         self.document().setModified(False)
         self.highlighter.reset(display)
+        self.highlighting.forget()
         self._plain = text
-        self._highlight_visible()
+        self.highlighting.visible(defer=False)
         self.sig_text_shown.emit()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
@@ -211,9 +214,10 @@ class IrView(QtWidgets.QPlainTextEdit):
             c = real_to_display_col(c, spans)
         cursor = QtGui.QTextCursor(block)
         cursor.setPosition(block.position() + min(c, block.length() - 1))
-        self.setTextCursor(cursor)
-        if center:
-            self.centerCursor()
+        with self.highlighting.hold():
+            self.setTextCursor(cursor)
+            if center:
+                self.centerCursor()
 
     def file_position(self, cursor: QtGui.QTextCursor) -> tuple[int, int]:
         """(1-based line, 0-based column of the file's text) of `cursor`, mapped past elisions."""
@@ -342,6 +346,7 @@ class IrView(QtWidgets.QPlainTextEdit):
                     painter.drawLine(rect.bottomLeft(), rect.bottomRight())
             painter.end()
         super().paintEvent(event)
+        self.highlighting.painted(*self.visible_line_range())
 
     def _paint_gutter(self, gutter: QtWidgets.QWidget, event: QtGui.QPaintEvent) -> None:
         painter = QtGui.QPainter(gutter)
@@ -394,27 +399,12 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     @QtCore.Slot()
     def _highlight_visible(self, *_args) -> None:
-        first, last = self.visible_line_range()
-        self.highlighter.ensure_highlighted(first - 1, last - 1 + 5)
-        self._ahead_timer.start()
-
-    @QtCore.Slot()
-    def _highlight_ahead(self) -> None:
-        """The page below and the page above the view, highlighted and laid out while idle: a page
-        down then only paints (lexing and laying out formatted lines were most of its frame)."""
-        first, last = (n - 1 for n in self.visible_line_range())
-        page = last - first + 1
-        layout = self.document().documentLayout()
-        for a, b in ((last + 1, last + page + 5), (max(0, first - page), first - 1)):
-            self.highlighter.ensure_highlighted(a, b)
-            block = self.document().findBlockByNumber(a)
-            while block.isValid() and block.blockNumber() <= b:
-                layout.blockBoundingRect(block)  # lays the block out now, not in the next frame
-                block = block.next()
+        self.highlighting.visible()
 
     @QtCore.Slot(int, int, int)
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
         if removed or added:
+            self.highlighting.forget()  # the look-ahead is planned again at the next paint
             self._rehighlight_timer.start()
 
     @QtCore.Slot()
@@ -432,6 +422,13 @@ class IrView(QtWidgets.QPlainTextEdit):
         """Extra formats drawn over the text (error underlines); [] clears them."""
         self._marks = list(marks)
         self._highlight_current_line()
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802
+        if paging.handles(event):
+            paging.page(self, event)  # see paging.py: Qt's own step cost most of a frame
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802
         self._press_pos = event.position().toPoint()

@@ -144,7 +144,7 @@ class IrNavigator(QtCore.QObject):
             return
         self._building = True
         generation, cache, results, pause = self._generation, self._cache, self._results, self.activity.pause
-        with_types = self._new_text and text.count("\n") < TYPES_UP_TO_LINES
+        with_types = self._new_text and self.view.blockCount() < TYPES_UP_TO_LINES  # not text.count: a GUI-side scan
 
         def work() -> None:
             # The scan is Python: hand the GIL back to the GUI thread often, so frames stay short.

@@ -83,12 +83,9 @@ def energy(program: NpuProgram, result: SimResult, target: NpuTarget | None = No
     target = target or program.target
     c = target.cost
     steps = result.steps
-    kind = np.fromiter(steps.kind, np.int64, len(steps))
-    engine = np.fromiter(steps.engine, np.int64, len(steps))
-    nbytes = np.fromiter(steps.bytes, np.int64, len(steps))
-    ops = np.fromiter(steps.ops, np.int64, len(steps))
-    dispatch = np.asarray(result.tasks.dispatch, dtype=np.int64)[
-        np.fromiter(steps.task, np.int64, len(steps))] if len(steps) else np.zeros(0, np.int64)
+    kind, engine, nbytes, ops, task = (np.asarray(col, dtype=np.int64) for col in (
+        steps.kind, steps.engine, steps.bytes, steps.ops, steps.task))  # int64 columns: no copy
+    dispatch = np.asarray(result.tasks.dispatch, dtype=np.int64)[task] if len(steps) else np.zeros(0, np.int64)
     mac_engine, vector_engine = result.engines.index("mac"), result.engines.index("vector")
 
     dram_read = sum(d.dram_read for d in result.dispatches)

@@ -71,6 +71,7 @@ def library() -> ctypes.CDLL | None:
                     _build(path)
                 lib = ctypes.CDLL(str(path))
                 lib.npu_sim_event_loop.restype = ctypes.c_int
+                lib.npu_sim_cause_chain.restype = ctypes.c_int64
                 _library = lib
             except Exception as exc:  # noqa: BLE001 (no compiler, a failed build or load: the Python loop runs)
                 log.debug("timing simulator: the C loop is not available (%s); the Python loop runs", exc)
@@ -84,9 +85,26 @@ def _csr(lists_len: int, owners, values):
     return first, np.ascontiguousarray(values, dtype=np.int64)
 
 
+def _ptr(a):
+    assert a.dtype == np.int64 and a.flags.c_contiguous  # the C side reads int64 rows, and writes into some
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+
+
+def cause_chain(cause: np.ndarray, s: int) -> np.ndarray | None:
+    """Steps s, cause[s], cause[cause[s]], ... down to one nothing released (-1 not included), or None
+    without the library."""
+    lib = library()
+    if lib is None:
+        return None
+    cause = np.ascontiguousarray(cause, dtype=np.int64)
+    out = np.empty(len(cause), dtype=np.int64)
+    n = lib.npu_sim_cause_chain(_ptr(cause), ctypes.c_int64(len(cause)), ctypes.c_int64(s), _ptr(out))
+    return out[:n]
+
+
 def run_native(plan: Plan, cols):
-    """(start, end, cause, alloc, free) lists from the C loop (timing.Timeline's fields), or None when
-    the Python loop must run (see the module doc)."""
+    """(start, end, cause, alloc, free) int64 arrays from the C loop (timing.Timeline's fields), or None
+    when the Python loop must run (see the module doc)."""
     n_steps, n_buffers = cols.n_steps, len(plan.buffers)
     if not isinstance(cols.bw, int) or cols.n_dma > _MAX_CHANNELS or not n_steps:
         return None
@@ -101,7 +119,7 @@ def run_native(plan: Plan, cols):
     order = np.asarray(plan.order, dtype=np.int64)
     ready = np.ascontiguousarray(order[cols.task_waiting[order] == 0])
     sb_first, sb_flat = _csr(n_steps, plan.touch_step, plan.touch_buffer)
-    by_buffer = np.argsort(plan.touch_buffer, kind="stable")
+    by_buffer = plan.touch_by_buffer
     bs_first, bs_flat = _csr(n_buffers, plan.touch_buffer[by_buffer], plan.touch_step[by_buffer])
     _, items, keys = inverse(plan.buffer_preds, n_buffers)  # buffer `items` reuses the addresses of `keys`
     by_pred = np.argsort(keys, kind="stable")
@@ -114,10 +132,6 @@ def run_native(plan: Plan, cols):
     alloc = np.where(mutable["buf_waiting"] > 0, -1, 0).astype(np.int64)
     free_at = np.full(n_buffers, -1, dtype=np.int64)
 
-    def ptr(a):
-        assert a.dtype == np.int64 and a.flags.c_contiguous  # the C side reads int64 rows, and writes into some
-        return a.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
-
     inputs = [np.ascontiguousarray(a, dtype=np.int64) for a in (
         cols.delay, cols.code, plan.step_work, mutable["wait"], start, end, cause, cols.next_on_engine,
         plan.group_of_step, cols.group_first, mutable["group_left"], cols.group_next, cols.task_group,
@@ -126,7 +140,7 @@ def run_native(plan: Plan, cols):
                alloc, free_at]
     status = lib.npu_sim_event_loop(
         ctypes.c_int64(n_steps), ctypes.c_int64(cols.n_dma), ctypes.c_int64(cols.scale), ctypes.c_int64(cols.bw),
-        *map(ptr, inputs), ptr(ready), ctypes.c_int64(len(ready)), *map(ptr, buffers))
+        *map(_ptr, inputs), _ptr(ready), ctypes.c_int64(len(ready)), *map(_ptr, buffers))
     if status != 0:
         return None
-    return start.tolist(), end.tolist(), cause.tolist(), alloc.tolist(), free_at.tolist()
+    return start, end, cause, alloc, free_at

@@ -58,12 +58,25 @@ class Plan:
     step_ops: np.ndarray
     group_of_step: np.ndarray  # groups: consecutive steps of one kind inside a task
     group_first: np.ndarray  # first step of each group; groups of a task are consecutive
-    step_buffers: list[tuple[int, ...]]  # SRAM buffer indices touched
     touch_step: np.ndarray  # every (step, buffer) use, in step order
     touch_buffer: np.ndarray
+    touch_by_buffer: np.ndarray  # indices into the touch columns, buffer after buffer, each in step order
     buffers: list[tuple[str, int, int]]  # (id, offset, size) of used SRAM buffers
     buffer_preds: list[tuple[int, ...]]  # buffers that held overlapping addresses before
-    buffer_steps: list[list[int]]  # steps touching each buffer, in step order
+    task_template: np.ndarray  # each task's template, whose steps' buffers are template_buffers[i]
+    template_buffers: list[tuple[tuple[int, ...], ...]]
+
+    # The two lists below are what the Python event loop walks; the C loop reads the touch columns,
+    # so they are made on demand (a few hundred thousand small objects).
+    def step_buffers(self) -> list[tuple[int, ...]]:
+        """The SRAM buffers each step touches, by step id."""
+        return list(chain.from_iterable(map(self.template_buffers.__getitem__, self.task_template.tolist())))
+
+    def buffer_steps(self) -> list[list[int]]:
+        """The steps touching each buffer, in step order."""
+        by_buffer = self.touch_step[self.touch_by_buffer]
+        ends = np.cumsum(np.bincount(self.touch_buffer, minlength=len(self.buffers)))
+        return [x.tolist() for x in np.split(by_buffer, ends[:-1])] if len(self.buffers) else []
 
 
 def engine_names(target: NpuTarget) -> tuple[str, ...]:
@@ -342,7 +355,8 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
     touch_step = np.repeat(np.arange(len(row), dtype=np.int64), touch_count)
     touch_buffer = np.fromiter(chain.from_iterable(tpl_buffers), np.int64)[
         _segments(_exclusive_cumsum(touches)[row], touch_count)]
-    by_buffer = touch_step[np.argsort(touch_buffer, kind="stable")]
+    touch_by_buffer = np.argsort(touch_buffer, kind="stable")
+    by_buffer = touch_step[touch_by_buffer]
     users = np.bincount(touch_buffer, minlength=len(all_buffers))
     ends = np.cumsum(users)
     has = users > 0
@@ -367,14 +381,12 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
             raise SimError(program.source or None,
                            f"target {target.name}'s SRAM ({target.sram_bytes} bytes) cannot hold "
                            f"the plan: buffer {bid} needs bytes {off}..{off + size}")
-    buffer_steps = [x.tolist() for x in np.split(by_buffer, ends[:-1])] if len(all_buffers) else []
     if len(used) < len(all_buffers):
         renum = np.full(len(all_buffers), -1, dtype=np.int64)
         renum[used] = np.arange(len(used))
         buffers_of = [tuple(tuple(renum[list(bufs)].tolist()) if bufs else bufs for bufs in tpl)
                       for tpl in buffers_of]
         touch_buffer = renum[touch_buffer]
-        buffer_steps = [buffer_steps[b] for b in used]
     buffers = [all_buffers[b] for b in used]
     return Plan(
         engine_names(target), order,
@@ -383,7 +395,6 @@ def build_plan(program: NpuProgram, target: NpuTarget) -> Plan:
         step_task, step_index, _rows(templates, "kinds")[row], step_engine,
         _rows(templates, "work")[row], _rows(templates, "nbytes")[row], _rows(templates, "ops")[row],
         group_of_step, group_first,
-        list(chain.from_iterable(map(buffers_of.__getitem__, task_tpl.tolist()))),
-        touch_step, touch_buffer, buffers,
+        touch_step, touch_buffer, touch_by_buffer, buffers,
         _address_preds(buffers, first_use[used].tolist(), last_use[used].tolist(), program.source),
-        buffer_steps)
+        task_tpl, buffers_of)

@@ -15,9 +15,10 @@ import numpy as np
 from ..program.npu_ir import NpuProgram
 from ..target.target import NpuTarget
 from .results import (
-    DispatchStats, Overlap, SimResult, SramAllocation, StepTable, TaskTable,
+    Column, DispatchStats, Overlap, SimResult, SramAllocation, StepTable, TaskTable, column,
 )
 from .plan import COMPUTE, CPU, DMA_COPY, DMA_IN, DMA_OUT, Plan, SimError
+from .native import cause_chain
 from .timing import Timeline
 
 
@@ -50,9 +51,10 @@ def overlap(engine: np.ndarray, start: np.ndarray, end: np.ndarray, n_dma: int,
     return Overlap(dma_only=dma - both, compute_only=comp - both, both=both, idle=total - either)
 
 
-def sram_series(plan: Plan, tl: Timeline, capacity: int, source: str):
+def sram_series(buffers: list[tuple[str, int, int]], alloc: list[int], free: list[int], capacity: int,
+                source: str):
     changes: dict[int, int] = {}
-    for (_, _, size), a, f in zip(plan.buffers, tl.alloc, tl.free):
+    for (_, _, size), a, f in zip(buffers, alloc, free):
         changes[a] = changes.get(a, 0) + size
         changes[f] = changes.get(f, 0) - size
     times = sorted(changes)
@@ -70,12 +72,19 @@ def critical_path(plan: Plan, tl: Timeline, end: np.ndarray) -> tuple[int, ...]:
         return ()
     s = int(np.argmax(end))
     cause = tl.cause
-    chain = [s]
-    walk = chain.append
-    while s >= 0:  # a step's cause ended before it started: the walk ends at -1
-        s = cause[s]
-        walk(s)
-    tasks = plan.step_task[chain[-2::-1]]  # first to last, without the -1
+    found = cause_chain(cause, s) if isinstance(cause, np.ndarray) else None  # C, when the C loop ran
+    if found is not None:
+        chain = found[::-1]  # first to last
+    else:
+        if not isinstance(cause, list):
+            cause = np.asarray(cause).tolist()
+        back = [s]
+        walk = back.append
+        while s >= 0:  # a step's cause ended before it started: the walk ends at -1
+            s = cause[s]
+            walk(s)
+        chain = back[-2::-1]  # first to last, without the -1
+    tasks = plan.step_task[chain]
     keep = np.ones(len(tasks), dtype=bool)
     keep[1:] = tasks[1:] != tasks[:-1]  # a task's consecutive steps name it once
     return tuple(tasks[keep].tolist())
@@ -139,8 +148,8 @@ def dispatch_stats(program: NpuProgram, target: NpuTarget, plan: Plan, cols: dic
     return tuple(out)
 
 
-def _ints(column: np.ndarray) -> tuple[int, ...]:
-    return tuple(column.tolist())
+def _column(values: np.ndarray) -> Column:
+    return column(np.ascontiguousarray(values))
 
 
 def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timeline) -> SimResult:
@@ -149,8 +158,8 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
         "task": plan.step_task,
         "kind": plan.step_kind,
         "engine": plan.step_engine,
-        "start": np.fromiter(tl.start, np.int64, n_steps),
-        "end": np.fromiter(tl.end, np.int64, n_steps),
+        "start": np.asarray(tl.start, dtype=np.int64),
+        "end": np.asarray(tl.end, dtype=np.int64),
         "bytes": plan.step_bytes,
         "ops": plan.step_ops,
     }
@@ -161,25 +170,27 @@ def build_result(program: NpuProgram, target: NpuTarget, plan: Plan, tl: Timelin
         task_end = np.maximum.reduceat(cols["end"], firsts)
     else:  # some task has no step: it takes no time, at 0
         bounds = firsts.tolist() + [n_steps]
-        task_start = np.asarray([min(tl.start[bounds[t]:bounds[t + 1]], default=0)
+        start, end = cols["start"].tolist(), cols["end"].tolist()
+        task_start = np.asarray([min(start[bounds[t]:bounds[t + 1]], default=0)
                                  for t in range(n_tasks)], dtype=np.int64)
-        task_end = np.asarray([max(tl.end[bounds[t]:bounds[t + 1]], default=0)
+        task_end = np.asarray([max(end[bounds[t]:bounds[t + 1]], default=0)
                                for t in range(n_tasks)], dtype=np.int64)
     total = int(cols["end"].max()) if n_steps else 0
     busy = np.bincount(cols["engine"], weights=cols["end"] - cols["start"],
                        minlength=len(plan.engines)).astype(np.int64).tolist()
-    times, used, peak = sram_series(plan, tl, target.sram_bytes, program.source)
+    alloc, free = np.asarray(tl.alloc, dtype=np.int64).tolist(), np.asarray(tl.free, dtype=np.int64).tolist()
+    times, used, peak = sram_series(plan.buffers, alloc, free, target.sram_bytes, program.source)
     return SimResult(
         target=target.name, clock_mhz=target.clock_mhz, total_cycles=total,
         engines=plan.engines, engine_busy=tuple(busy),
-        steps=StepTable(_ints(plan.step_task), _ints(plan.step_index), _ints(plan.step_kind),
-                        _ints(plan.step_engine), tuple(tl.start), tuple(tl.end),
-                        _ints(plan.step_bytes), _ints(plan.step_ops)),
-        tasks=TaskTable(_ints(plan.task_dispatch), _ints(task_start), _ints(task_end),
-                        _ints(plan.task_first_step)),
+        steps=StepTable(_column(plan.step_task), _column(plan.step_index), _column(plan.step_kind),
+                        _column(plan.step_engine), _column(cols["start"]), _column(cols["end"]),
+                        _column(plan.step_bytes), _column(plan.step_ops)),
+        tasks=TaskTable(_column(plan.task_dispatch), _column(task_start), _column(task_end),
+                        _column(plan.task_first_step)),
         sram_capacity=target.sram_bytes, sram_peak=peak, sram_times=times, sram_bytes=used,
         allocations=tuple(SramAllocation(b, off, size, a, f)
-                          for (b, off, size), a, f in zip(plan.buffers, tl.alloc, tl.free)),
+                          for (b, off, size), a, f in zip(plan.buffers, alloc, free)),
         dispatches=dispatch_stats(program, target, plan, cols, task_start, task_end),
         overlap=overlap(cols["engine"], cols["start"], cols["end"], target.dma_channels, total),
         critical_path=critical_path(plan, tl, cols["end"]),

@@ -47,13 +47,14 @@ from .plan import Plan, SimError, inverse
 
 @dataclass
 class Timeline:
-    """What the event loop found: per step start/end and what released it."""
+    """What the event loop found: per step start/end and what released it. int64 arrays from the C loop,
+    lists from the Python one (a list of a few hundred thousand ints costs more than the C loop)."""
 
-    start: list[int]
-    end: list[int]
-    cause: list[int]  # step whose end let this step start last (-1: none)
-    alloc: list[int]  # per SRAM buffer
-    free: list[int]
+    start: list[int] | np.ndarray
+    end: list[int] | np.ndarray
+    cause: list[int] | np.ndarray  # step whose end let this step start last (-1: none)
+    alloc: list[int] | np.ndarray  # per SRAM buffer
+    free: list[int] | np.ndarray
 
 
 def _engine_queues(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +157,7 @@ class _State:
         self.dependents = cols.dependents.tolist()
         self.dep_first = cols.dep_first.tolist()
 
-        buf_steps = self.buf_steps = plan.buffer_steps
+        buf_steps = self.buf_steps = plan.buffer_steps()
         self.buf_left = [len(x) for x in buf_steps]
         self.buf_waiting = cols.buf_waiting.tolist()
         self.buf_succs = inverse(plan.buffer_preds, len(plan.buffers))[0]
@@ -216,14 +217,14 @@ def run(plan: Plan, target: NpuTarget, native: bool = True) -> Timeline:
     # readied once
     for t in [t for t in plan.order if not st.task_waiting[t]]:
         seq = st.task_ready(t, -1, 0, seq)
-    _event_loop(st, plan.step_work.tolist(), plan.step_buffers, plan.group_of_step.tolist(), seq)
+    _event_loop(st, plan.step_work.tolist(), plan.step_buffers(), plan.group_of_step.tolist(), seq)
     return _checked(plan, Timeline(st.start, st.end, st.cause, st.alloc, st.free))
 
 
 def _checked(plan: Plan, timeline: Timeline) -> Timeline:
-    end = timeline.end
-    if end and min(end) < 0:
-        stuck = end.index(-1)
+    end = np.asarray(timeline.end)
+    if len(end) and end.min() < 0:
+        stuck = int(np.argmax(end < 0))
         raise SimError(None, f"simulation deadlocked: step {int(plan.step_index[stuck])} of task "
                        f"{int(plan.step_task[stuck])} never ran (engine order against dependencies)")
     return timeline

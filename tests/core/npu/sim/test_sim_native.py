@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
+import numpy as np
 import pytest
 from sim_synth import program as synth_program
 
@@ -30,8 +31,13 @@ def _timelines(prog, target):
     return run(plan, target, native=False), run(plan, target, native=True)
 
 
+def _fields(t):
+    """The timeline's columns as lists (the C loop gives int64 arrays, the Python loop lists)."""
+    return tuple(np.asarray(x, dtype=np.int64).tolist() for x in (t.start, t.end, t.cause, t.alloc, t.free))
+
+
 def _same(a, b):
-    assert (a.start, a.end, a.cause, a.alloc, a.free) == (b.start, b.end, b.cause, b.alloc, b.free)
+    assert _fields(a) == _fields(b)
 
 
 def _target(rng, base="tiny", **kw):
@@ -91,7 +97,7 @@ def test_random_task_graphs():
         for use_c in (False, True):
             try:
                 tl = run(plan, target, native=use_c)
-                outcomes.append((tl.start, tl.end, tl.cause, tl.alloc, tl.free))
+                outcomes.append(_fields(tl))
             except SimError as exc:  # a deadlock: both loops must name the same step
                 outcomes.append(str(exc))
         assert outcomes[0] == outcomes[1]
@@ -106,3 +112,21 @@ def test_switched_off_runs_python(monkeypatch):
     plan = build_plan(synth_program([("matmul", (64, 64, 64), (32, 32, 32))], target), target)
     monkeypatch.setenv(native.ENV_SWITCH, "0")
     assert native.run_native(plan, _Columns(plan, target)) is None
+
+
+def test_critical_path_in_c_is_the_python_walk():
+    """stats.critical_path walks the causes in C after the C loop: the same tasks as the Python walk
+    over the Python loop's lists."""
+    from npu_studio.core.npu.sim.stats import critical_path
+
+    rng = random.Random(11)
+    for _ in range(4):
+        target = _target(rng, "default")
+        layers = [("matmul", (rng.choice([64, 128]),) * 3, (32, 32, 32)) for _ in range(rng.randint(1, 3))]
+        plan = build_plan(synth_program(layers, target, chain=True), target)
+        python, c = run(plan, target, native=False), run(plan, target, native=True)
+        assert isinstance(c.cause, np.ndarray) and isinstance(python.cause, list)  # each walk is taken
+        path = critical_path(plan, python, np.asarray(python.end))
+        assert path and path == critical_path(plan, c, np.asarray(c.end))
+        # the path ends at the task of the last step to end and starts at a step nothing released
+        assert path[-1] == int(plan.step_task[int(np.argmax(python.end))])

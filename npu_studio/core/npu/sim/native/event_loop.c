@@ -215,3 +215,14 @@ int npu_sim_event_loop(
     free(s.heap);
     return s.failed;
 }
+
+/* The chain of causes from step s back to a step nothing released (stats.critical_path): out[0] = s,
+ * out[k + 1] = cause[out[k]]; at most n steps. Returns the length. */
+int64_t npu_sim_cause_chain(const int64_t *cause, int64_t n, int64_t s, int64_t *out) {
+    int64_t k = 0;
+    while (s >= 0 && s < n && k < n) {
+        out[k++] = s;
+        s = cause[s];
+    }
+    return k;
+}
