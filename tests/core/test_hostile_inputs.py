@@ -294,6 +294,24 @@ TARGET_CASES = {
     "npu-mlir-missing-folder": lambda t, g: (["npu", g, "--mlir", t / "no" / "p.mlir"], t / "no" / "p.mlir"),
 }
 
+def _flow_of(ws: Path) -> Path:
+    return ws / "phases" / "06.flow.mlir"
+
+
+def _planned(damage):
+    """`damage` after a plain `simulate` has planned the workspace (the NPU program is then kept and the
+    check reads the flow snapshot only to build IREE's dispatch module)."""
+    def planned(ws: Path) -> None:
+        assert main(["simulate", str(ws), "--trust"]) == 0
+        damage(ws)
+    return planned
+
+
+def _truncate_flow(ws: Path) -> None:
+    flow = _flow_of(ws)
+    flow.write_text(flow.read_text()[:3000])  # cut mid-module, as a crashed editor leaves it
+
+
 OTHER_COMMAND_CASES = {
     "simulate-npu-json-not-json": lambda t, g: (["simulate", write(t / "p.npu.json", "{half")], t / "p.npu.json"),
     "simulate-npu-json-other-format": lambda t, g: (["simulate", write(t / "p.npu.json", '{"format": "x"}')],
@@ -307,6 +325,13 @@ OTHER_COMMAND_CASES = {
     "diff-non-utf8-snapshot": broken_ws(lambda ws: write(ws / "phases" / "06.flow.mlir", BAD_UTF8),
                                         ("diff", "flow"), named=lambda ws: ws / "phases" / "06.flow.mlir"),
     "passes-workspace-is-a-file": lambda t, g: (["passes", write(t / "ws", "x"), "flow"], t / "ws"),
+    # eyes35: the NPU check built its dispatch module from the flow snapshot unchecked (a traceback)
+    "simulate-check-truncated-flow": broken_ws(_planned(_truncate_flow), ("simulate", "--check", "--trust"), named=_flow_of),
+    "run-npu-truncated-flow": broken_ws(_planned(_truncate_flow), ("run", "--npu", "--trust"), named=_flow_of),
+    "simulate-check-missing-flow": broken_ws(_planned(lambda ws: _flow_of(ws).unlink()),
+                                             ("simulate", "--check", "--trust"), named=_flow_of),
+    "run-npu-missing-flow": broken_ws(_planned(lambda ws: _flow_of(ws).unlink()),
+                                      ("run", "--npu", "--trust"), named=_flow_of),
 }
 
 CASES = {**ONNX_CASES, **MLIR_CASES, **WORKSPACE_CASES, **NPY_CASES, **TARGET_CASES, **OTHER_COMMAND_CASES}

@@ -284,35 +284,35 @@ def _write_arrays(folder: Path, operands, results, refs) -> tuple[list[str], lis
 
 
 def _flags_text(r: Reproducer) -> str:
-    compile_line = shlex.join(["iree-compile", "dispatch.mlir", *r.compile_flags, "-o", "build/dispatch.vmfb"])
-    run_line = shlex.join(["iree-run-module", "--module=build/dispatch.vmfb", *r.run_flags])
+    compile_line = shlex.join(["iree-compile", "dispatch.mlir", *r.compile_flags, "-o", "dispatch.vmfb"])
+    run_line = shlex.join(["iree-run-module", "--module=dispatch.vmfb", *r.run_flags])
     return f"{compile_line}\n{run_line}\n"
 
 
 def run_script(r: Reproducer) -> str:
     """run.sh: compile, run, compare byte for byte with IREE's stored result (exit 0 / 1); then, for
-    information, with the ONNX reference at the trace's bound."""
+    information, with the ONNX reference at the trace's bound. It needs IREE's two tools and the
+    shell's builtins alone (no dirname, mkdir, grep: a PATH of the venv's bin is enough)."""
     q = shlex.quote
     compile_cmd = " ".join(q(a) for a in ["iree-compile", "dispatch.mlir", *r.compile_flags,
-                                          "-o", "build/dispatch.vmfb"])
-    run_cmd = " ".join(q(a) for a in ["iree-run-module", "--module=build/dispatch.vmfb", *r.run_flags])
+                                          "-o", "dispatch.vmfb"])
+    run_cmd = " ".join(q(a) for a in ["iree-run-module", "--module=dispatch.vmfb", *r.run_flags])
     expected = " ".join(q(f"--expected_output=@{n}") for n in r.outputs)
     lines = [
         "#!/bin/sh",
         f"# Dispatch #{r.index} ({' '.join(r.symbol.split())}) on its captured inputs, with IREE's tools alone.",
         "# Exit 0: iree-run-module computes exactly the stored IREE result (iree_output*.npy); 1: it does not.",
         "set -u",
-        'cd "$(dirname "$0")" || exit 1',
+        'case "$0" in */*) cd "${0%/*}" || exit 1 ;; esac',
         "for tool in iree-compile iree-run-module; do",
         '  command -v "$tool" >/dev/null 2>&1 || { echo "run.sh: $tool is not on PATH" >&2; exit 1; }',
         "done",
-        "mkdir -p build || exit 1",
         f"{compile_cmd} || {{ echo 'run.sh: iree-compile failed' >&2; exit 1; }}",
-        f"if {run_cmd} {expected} --equality_mode=exact >build/run.txt 2>&1; then",
+        f"if {run_cmd} {expected} --equality_mode=exact >run.txt 2>&1; then",
         f"  echo 'reproduced: dispatch #{r.index} computes exactly the stored IREE result'",
         "else",
-        "  grep -E 'FAILED|ERROR|error' build/run.txt || tail -n 5 build/run.txt",
-        "  echo '(the whole of it: build/run.txt)'",
+        "  while IFS= read -r line; do case $line in *FAILED*|*ERROR*|*error*) echo \"$line\" ;; esac; done <run.txt",
+        "  echo '(the whole of it: run.txt)'",
         f"  echo 'NOT reproduced: dispatch #{r.index} differs from the stored IREE result (or did not run)'",
         "  exit 1",
         "fi",
@@ -324,10 +324,10 @@ def run_script(r: Reproducer) -> str:
         lines += [
             f"# For information: against the ONNX reference, |IREE - ONNX| <= {bound} (the trace's bound)",
             f"if {run_cmd} {refs} --equality_mode=approximate --expected_rtol=0 {thresholds} "
-            ">build/onnx.txt 2>&1; then",
+            ">onnx.txt 2>&1; then",
             f"  echo {q(f'against ONNX tensor {r.onnx_tensor}: agrees')}",
             "else",
-            f"  echo {q(f'against ONNX tensor {r.onnx_tensor}: DEPARTS (see build/onnx.txt)')}",
+            f"  echo {q(f'against ONNX tensor {r.onnx_tensor}: DEPARTS (see onnx.txt)')}",
             "fi",
         ]
     lines.append("exit 0")

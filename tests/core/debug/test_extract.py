@@ -1,7 +1,7 @@
 """`npu-studio extract WORKSPACE N --out DIR`: one dispatch as a reproducer that needs only IREE's tools.
 
 Truths: IREE's own tools (run.sh runs iree-compile and iree-run-module in a
-fresh shell whose PATH holds only the venv's bin and the system's; its exit
+fresh shell whose PATH holds only the venv's bin, not even the system's; its exit
 code is iree-run-module's byte-for-byte `--expected_output` compare), the
 ONNX model run by onnxruntime in the test (what a dispatch's operand and
 result must be), and the edit the test makes (addf -> subf on the conv's bias).
@@ -68,8 +68,9 @@ def _venv_bin() -> Path:
 
 
 def _run_sh(folder: Path) -> subprocess.CompletedProcess:
-    """run.sh in a fresh shell: no environment but a PATH of the venv's bin and the system's."""
-    return subprocess.run(["/usr/bin/env", "-i", f"PATH={_venv_bin()}:/usr/bin:/bin", "sh", str(folder / "run.sh")],
+    """run.sh in a fresh shell: no environment but a PATH of the venv's bin alone (no dirname, mkdir or
+    grep from the system: IREE's tools and the shell's builtins must do)."""
+    return subprocess.run(["/usr/bin/env", "-i", f"PATH={_venv_bin()}", "/bin/sh", str(folder / "run.sh")],
                           cwd="/", capture_output=True, text=True, timeout=300)
 
 

@@ -33,11 +33,13 @@ from iree.compiler import ir
 from ...compile.compiler import CompileJob, ProgressCallback
 from ...errors import StudioError
 from ...executables.catalog import source_dumps
-from ...textio import parse_json, read_bytes
+from ...textio import parse_json, read_bytes, read_text
 from ...workspace.publish_journal import MANIFEST
 from ...workspace.substitutions import FLAGS, SOURCE, active_flags, load as load_substitutions
 from ...workspace.workspace import Workspace
+from ...ir.context import first_diagnostic
 from ...ir.flow_graph import FlowGraph
+from ...ir.mlir_text import SnapshotParseError
 from ..program.npu_ir import NpuProgram
 from ..store.workspace_io import json_path
 from ..isa import program_assembly
@@ -152,7 +154,11 @@ def plan_replacements(ws: Workspace, program: NpuProgram):
     ctx.allow_unregistered_dialects = True
     flow = ws.snapshot_path("flow")
     with ctx:
-        graph = FlowGraph(ir.Module.parse(flow.read_text(encoding="utf-8")).operation)
+        try:
+            module = ir.Module.parse(read_text(flow))  # read_text: BadFile naming it (missing, not UTF-8)
+        except ir.MLIRError as exc:  # a damaged or hand-edited snapshot: its first error, at line:col
+            raise SnapshotParseError(flow, *first_diagnostic(exc)) from None
+        graph = FlowGraph(module.operation)
         if len(graph.sites) != len(program.dispatches):
             raise StudioError(json_path(ws), f"the NPU program has {len(program.dispatches)} dispatches, the "
                                              f"flow snapshot {len(graph.sites)}: run the NPU pipeline again")

@@ -30,9 +30,10 @@ from ... import processes
 from ...compile.options import target_flags
 from ...compile.toolchain import compile_failure, compiler_version, iree_compile
 from ...errors import StudioError
-from ...textio import parse_json, read_bytes
+from ...textio import parse_json, read_bytes, read_text
 from ...executables.rebase import rebase_flags, substitution_flags
-from ...ir.context import mlir_context
+from ...ir.context import first_diagnostic, mlir_context
+from ...ir.mlir_text import SnapshotParseError
 from ...workspace import trust
 from ...workspace.confine import folder_inside
 from .. import time_budget
@@ -174,7 +175,7 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
     `cache_dir`, which must lie in the workspace `root` (no link on the way: made before any compile).
     """
     cache_dir = folder_inside(root, cache_dir)
-    flow_text = Path(flow_path).read_text(encoding="utf-8")
+    flow_text = read_text(flow_path)  # BadFile naming it: missing, a folder, not UTF-8
     key = cache_key(flow_text, target, substitutions)
     prefix = SUBSTITUTED if substitution_flags(substitutions) else "dispatches"
     vmfb = cache_dir / f"{prefix}-{key}.vmfb"
@@ -182,7 +183,11 @@ def build(flow_path: Path, cache_dir: Path, target: str = "llvm-cpu", timeout: f
         return vmfb
     with tempfile.TemporaryDirectory(prefix="npu-studio-dispatches-") as tmp_dir:
         src = Path(tmp_dir) / vmfb.with_suffix(".mlir").name
-        src.write_text(dispatch_module_text(flow_text), encoding="utf-8")
+        try:
+            module_text = dispatch_module_text(flow_text)
+        except ir.MLIRError as exc:  # a damaged or hand-edited snapshot: its first error, at line:col
+            raise SnapshotParseError(flow_path, *first_diagnostic(exc)) from None
+        src.write_text(module_text, encoding="utf-8")
         out = Path(tmp_dir) / vmfb.name
         base = [str(iree_compile()), str(src), *target_flags(target), "--compile-from=flow"]
         fitted = rebase_flags(base, substitutions, Path(tmp_dir) / "rebase", what="the dispatch module",
