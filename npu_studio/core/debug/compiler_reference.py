@@ -30,7 +30,7 @@ from iree.compiler import ir
 from ..errors import StudioError
 from ..ir.context import mlir_context
 from ..run.dispatches import iree_dispatches
-from ..run.tolerance import Tolerance, arithmetic_tolerance, dispatch_types, max_error, scale_of
+from ..run.tolerance import Tolerance, arithmetic_tolerance, dispatch_types, max_error
 from ..textio import read_text
 from ..workspace import edit_state, variants
 from ..workspace.workspace import Workspace
@@ -50,17 +50,6 @@ class Judgement:
     departs: bool
     outside: int  # elements outside the bound
     first_differing: list[dict]  # the first few of them ({"index", "iree", "onnx"}: ours, the compiler's)
-
-
-def data_scale(values: np.ndarray) -> float:
-    """The rule's scale for a whole buffer: its largest finite magnitude, leaving out the float type's
-    own largest value. A dispatch writing part of a buffer leaves the rest as the host filled it,
-    and a max-pool's padding is filled with -FLT_MAX: a fill, not a magnitude of the data (it made
-    every bound 3.4e38 and a perturbed copy agree)."""
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        values = values[np.abs(values) < np.finfo(values.dtype).max]
-    return scale_of(values)
 
 
 def site_signatures(flow_text: str) -> list[tuple]:
@@ -171,7 +160,7 @@ class CompilerReference:
             mine, theirs = np.asarray(mine), np.asarray(theirs)
             if mine.shape != theirs.shape:
                 return f"the compiler's #{index} gives shape {list(theirs.shape)}, this one {list(mine.shape)}"
-            err, scale = max_error(mine, theirs)[0], data_scale(theirs)
+            err, scale = max_error(mine, theirs)  # a fill (-FLT_MAX padding) is no scale: run/tolerance
             rule = arithmetic_tolerance(dispatch_types(rec), mine.dtype)  # same inputs: its own arithmetic only
             bound = rule.bound(scale)
             excess = err / bound if bound else (0.0 if err == 0 else float("inf"))

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..lazy_import import lazy_module
+from ..run.tolerance import weighted_errors
 from ..textio import write_text_atomic
 
 np = lazy_module("numpy")  # loaded on first use: not at the app's start
@@ -290,10 +291,7 @@ def first_differing(result, reference, bound: float) -> tuple[int, list[dict]]:
     """(how many elements are outside `bound`, the first few of them in row-major order)."""
     a = np.asarray(result, np.float64).ravel()
     b = np.asarray(reference, np.float64).ravel()
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    with np.errstate(invalid="ignore"):
-        outside = ~same & ~(np.abs(a - b) <= bound)  # NaN against a number is outside
-    where = np.flatnonzero(outside)
+    where = np.flatnonzero(weighted_errors(a, b) > bound)  # NaN against a number is inf: outside
     shape = np.shape(result)
     first = [{"index": [int(i) for i in np.unravel_index(k, shape)] if shape else [], "iree": float(a[k]),
               "onnx": float(b[k])} for k in where[:FIRST_DIFFERING]]

@@ -35,7 +35,7 @@ np = lazy_module("numpy")
 from ..errors import StudioError
 from .runner import pick_function, random_inputs, run_vmfb
 from .tolerance import (WORST_COUNT, Tolerance, abs_errors, arithmetic_tolerance, element_text, flat_reference,
-                        max_error, relative_to_scale, scale_of, worst_elements)
+                        max_error, relative_to_scale, scale_of, weighted_errors, worst_elements)
 
 DEFAULT_TOLERANCE = None  # from the arithmetic (run/tolerance); a number: the user's T
 ULP_FLOOR = 0.01  # ULPs are counted on elements of at least this fraction of the output's scale
@@ -216,10 +216,10 @@ def compare_arrays(plain: np.ndarray, sub: np.ndarray, tolerance: float | Tolera
     rule = tolerance if isinstance(tolerance, Tolerance) else Tolerance(float(tolerance), 0.0, "given")
     identical = plain.tobytes() == sub.tobytes()
     p64 = plain.astype(np.float64)
-    diff = abs_errors(sub, plain)
     scale = scale_of(p64)
+    diff = abs_errors(sub, plain)
     bound = rule.bound(scale)
-    outside = diff > bound
+    outside = weighted_errors(sub, plain, scale) > bound  # a fill (a mask's -1e9) by its own magnitude
     max_abs = float(diff.max()) if diff.size else 0.0
     both_finite = np.isfinite(p64) & np.isfinite(sub.astype(np.float64))
     ulps = ulp_distance(plain, sub)

@@ -34,6 +34,7 @@ np = lazy_module("numpy")
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
 DEFAULT_TOLERANCE = 1e-4
 WORST_COUNT = 5  # worst elements a report lists
+FILL_GAP = 1e3  # a value this many times all the data is a fill (scale_of)
 
 
 # MLIR element types as numpy names.
@@ -131,10 +132,34 @@ def abs_errors(result, reference) -> np.ndarray:
 
 
 def scale_of(reference) -> float:
-    """The largest finite |reference| (0 when there is none): the yardstick of errors."""
+    """The yardstick of errors: the largest finite |reference| among its data (0 when there is none).
+
+    Values more than FILL_GAP times larger than all the data (and than 1) are fills, not data: a
+    causal mask's -1e9, a padding's -FLT_MAX, scores with such a mask added. Their own rounding
+    is as large as they are, so they are judged against their own magnitude (`weighted_errors`),
+    and they do not set the bound of the data (with -1e9 as the scale, an error of 8 in the scores
+    agreed, and the fault was blamed on the softmax after them).
+    """
     b = np.asarray(reference, np.float64)
-    finite = np.abs(b[np.isfinite(b)])
-    return float(finite.max()) if finite.size else 0.0
+    magnitudes = np.unique(np.abs(b[np.isfinite(b)]))  # sorted
+    if not magnitudes.size:
+        return 0.0
+    if np.asarray(reference).dtype.kind == "f":  # integers have no fills: each step counts
+        jumps = np.flatnonzero(magnitudes[1:] > FILL_GAP * np.maximum(1.0, magnitudes[:-1]))
+        if jumps.size:
+            return float(magnitudes[jumps[0]])  # the data end below the first such jump
+    return float(magnitudes[-1])
+
+
+def weighted_errors(result, reference, scale: float | None = None) -> np.ndarray:
+    """|result - reference| per element, a fill's (`scale_of`) brought to the data's scale: the
+    rule's T * max(1, scale) bounds it as T * |its own value|. Without fills: `abs_errors`."""
+    diff = abs_errors(result, reference)
+    scale = scale_of(reference) if scale is None else scale
+    b = np.abs(np.asarray(reference, np.float64).reshape(diff.shape))
+    floor = max(1.0, scale)
+    own = np.where(np.isfinite(b), np.maximum(b, floor), floor)
+    return diff if not (own > floor).any() else diff * (floor / own)
 
 
 def relative_to_scale(error: float, scale: float) -> float:
@@ -145,17 +170,19 @@ def relative_to_scale(error: float, scale: float) -> float:
 
 
 def max_error(a, b) -> tuple[float, float]:
-    """(max |a - b| over elements that differ, max finite |b|); agreeing infinities count as equal."""
+    """(max |a - b| over elements that differ, the scale of b); agreeing infinities count as equal,
+    a fill's error (`scale_of`) counts relative to its own magnitude."""
     a = np.asarray(a, np.float64)
     if not a.size:
         return 0.0, 0.0
-    return float(abs_errors(a, b).max()), scale_of(b)
+    scale = scale_of(b)
+    return float(weighted_errors(a, b, scale).max()), scale
 
 
 def worst_elements(result, reference, count: int = WORST_COUNT) -> list[tuple[tuple[int, ...], float, float, float]]:
     """The `count` elements with the largest error, largest first, as (index, reference, result,
     error); elements that agree are left out."""
-    diff = abs_errors(result, reference)
+    diff = weighted_errors(result, reference)  # ranked as the rule judges them, reported as they are
     k = min(count, int(np.count_nonzero(diff)))
     if k == 0:
         return []
@@ -166,7 +193,7 @@ def worst_elements(result, reference, count: int = WORST_COUNT) -> list[tuple[tu
     worst = []
     for i in top[np.argsort(-flat[top], kind="stable")]:
         idx = tuple(int(x) for x in np.unravel_index(int(i), diff.shape))
-        worst.append((idx, float(b[idx]), float(a[idx]), float(diff[idx])))
+        worst.append((idx, float(b[idx]), float(a[idx]), float(abs_errors(a[idx], b[idx]))))
     return worst
 
 
