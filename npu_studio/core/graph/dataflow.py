@@ -4,8 +4,8 @@ Walking the host functions in program order, every tensor value is given the set
 *sources* its contents come from: a dispatch site (its k-th result), a model input
 (`hal.tensor.import`) or a parameter (`util.global.load`). A dispatch's results are
 sourced by the dispatch itself; any other host op (reshapes, `flow.tensor.update` of a
-concatenation, barriers, transfers) passes on the union of its tensor operands'
-sources, so an edge crosses those ops. Only tensor operands count: an index computed
+concatenation, transfers) passes on the union of its tensor operands' sources, so an
+edge crosses those ops; a barrier passes each operand on to its own result. Only tensor operands count: an index computed
 from a tensor's shape is not data flowing into a dispatch. Splats, empties and
 constants are sources of nothing (they hold no model data).
 
@@ -29,6 +29,9 @@ ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's st
 
 DISPATCH, INPUT, OUTPUT, PARAMETER = "dispatch", "input", "output", "parameter"
 _EXECUTABLES = ("flow.executable", "stream.executable", "hal.executable")
+# Ops whose i-th result is their i-th operand: a barrier joining several outputs passes each
+# through on its own (a union would feed every output from every joined dispatch).
+_ONE_TO_ONE = ("hal.tensor.barrier", "util.optimization_barrier")
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,10 @@ class _Walk:
                 self.out.outputs.append((self._label(op, f"output {k}"), t))
                 for source, tensor in sorted(self._of(value), key=lambda s: s[0]):
                     self.out.flows.append(Flow(source, node_id(OUTPUT, k), tensor))
+        elif name in _ONE_TO_ONE:
+            for operand, r in zip(op.operands, op.results):
+                if isinstance(r.type, ir.RankedTensorType) and self._of(operand):
+                    self.sources[r] = self._of(operand)
         else:
             merged = frozenset().union(*(self._of(v) for v in self._tensor_operands(op)))
             if merged:

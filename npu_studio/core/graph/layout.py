@@ -41,6 +41,9 @@ DUMMY_W = 4.0
 # grandalf keeps state on its classes (Tarjan's counter, `Vertex.ncur`): two layouts at once in two
 # threads (the graph rebuilt while the last build still runs) raised AttributeError. One at a time.
 _LAYING_OUT = threading.RLock()  # held by cached_layout too: the later build reads the cache
+# No layout this code computes comes near it (a 2,000-dispatch chain is ~2e5 units tall): a cache
+# beyond it is damaged, and drawing it would make a scene or an SVG 1e308 units wide.
+MAX_EXTENT = 1e7
 SWEEPS = 2  # crossing-reduction sweeps: more barely helps past two, and costs seconds at 2,000 nodes
 
 
@@ -86,6 +89,8 @@ class Layout:
         numbers = [x for box in drawn for x in box] + [x for pts in routes.values() for p in pts for x in p]
         if any(len(box) != 4 for box in drawn) or not all(math.isfinite(x) for x in numbers):
             raise ValueError("not a layout: a box is not four finite numbers")
+        if any(abs(x) > MAX_EXTENT for x in numbers) or any(w <= 0 or h <= 0 for _, _, w, h in drawn):
+            raise ValueError(f"not a layout: a box of no size or beyond {MAX_EXTENT:g} units")
         return cls(boxes, routes, str(data.get("key", "")), ghosts)
 
 

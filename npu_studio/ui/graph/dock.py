@@ -63,7 +63,7 @@ class GraphDock(QtWidgets.QDockWidget):
         self.left.setObjectName("graphLeft")
         self.right.setObjectName("graphRight")
         self.right.hide()
-        split = QtWidgets.QSplitter()
+        self.split = split = QtWidgets.QSplitter()
         split.addWidget(self.left)
         split.addWidget(self.right)
         self.left.sig_dispatch_clicked.connect(self.sig_dispatch_selected)
@@ -120,6 +120,8 @@ class GraphDock(QtWidgets.QDockWidget):
         self.left.restyle(Styler(comparison.left, NONE, comparison.left_status))
         self.right.show_graph(comparison.right, layout, Styler(comparison.right, NONE, comparison.right_status))
         self.right.show()
+        half = max(self.split.width() // 2, 1)  # shown again, the right pane would take nearly all
+        self.split.setSizes([half, half])
         counts = comparison.counts()
         self.status.setText(f"Left {comparison.left.build} · {comparison.left.phase}, right {comparison.right.build} · "
                             f"{comparison.right.phase}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))

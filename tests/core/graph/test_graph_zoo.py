@@ -59,11 +59,14 @@ def ssa_edges(text: str) -> set[tuple[str, str]]:
         while stack:
             v = stack.pop()
             owner = v.owner
-            if isinstance(owner, ir.Block) or owner in seen:
+            if isinstance(owner, ir.Block) or (owner, v.result_number) in seen:
                 continue
-            seen.add(owner)
+            seen.add((owner, v.result_number))
             if owner in ids:
                 found.add(ids[owner])
+                continue
+            if owner.name == "hal.tensor.barrier":  # result i is operand i, not their union
+                stack.append(owner.operands[v.result_number])
                 continue
             stack.extend(x for x in owner.operands if isinstance(x.type, ir.RankedTensorType))
         return found

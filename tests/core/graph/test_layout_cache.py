@@ -34,3 +34,18 @@ def test_a_damaged_cache_is_computed_again(tmp_path, boxes):
     assert set(layout.boxes) == {n.id for n in graph.nodes} == set(fresh.boxes)
     assert all(len(b) == 4 and all(math.isfinite(x) for x in b) for b in layout.boxes.values())
     assert Layout.from_json(json.loads(path.read_text())).boxes == layout.boxes  # the cache was rewritten
+
+
+@pytest.mark.parametrize("box", [[1e308, 1e308, 1e308, 1e308], [1e9, 1e9, 180, 40], [0, 0, -5, -5], [0, 0, 0, 0]])
+def test_a_cache_with_absurd_but_finite_numbers_is_computed_again(tmp_path, box):
+    """Every node present, every number finite, yet a box a billion units away or of no size: the SVG
+    was 1.5e308 units wide (found by eyes39). The truth is a fresh layout of the same graph."""
+    graph = small_graph()
+    fresh = compute_layout(graph)
+    fresh.key = layout_key(graph)
+    data = fresh.to_json()
+    data["boxes"]["dispatch:0"] = box
+    path = cache_path(tmp_path, fresh.key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    assert cached_layout(graph, tmp_path).boxes == fresh.boxes
