@@ -71,9 +71,14 @@ def test_selection_follows_both_ways(window, qtbot):
     visible = dock.left.mapToScene(dock.left.viewport().rect()).boundingRect()
     assert visible.contains(item.sceneBoundingRect().center())
     # graph -> everywhere: a click on a node selects it in the session, the table and the trace dock
+    qtbot.waitUntil(lambda: window.session.npu is not None and window.schedule.chart.model is not None,
+                    timeout=WAIT)  # the schedule follows too, once the NPU program is simulated
     _click(qtbot, dock.left, dock.left.dispatch_item(0))
     assert window.session.selection.dispatch == 0 == table.selected_dispatch()
     assert dock.left.selected is dock.left.dispatch_item(0) and not item.selected
+    assert window.ir_view.marked_key() == 0  # the IR marks its region
+    tasks = [t.id for t in window.session.npu.program.tasks_of(0)]
+    assert tasks and sorted(window.schedule.chart.highlighted) == sorted(tasks)  # the Gantt its tasks
     # search: by number, and the ONNX node name a dispatch fused
     dock.search.setText("#1")
     dock.find_next()
