@@ -65,11 +65,6 @@ def test_resume_keeps_the_previous_build_and_revert_restores(fresh_example):
     assert states["flow"] == "done" and all(states[p] == "stale" for p in SNAPSHOT_PHASES[6:])
 
 
-@pytest.mark.xfail(strict=True, reason="resume keeps the snapshot as the compiler's original, but a snapshot "
-                                       "edited in place (phases/06.flow.mlir saved from an editor, then "
-                                       "`npu-studio resume phases/06.flow.mlir`) already holds the edit: the "
-                                       "original is lost, the flow reads as not edited and the trace runs "
-                                       "without the compiler's own dispatch (eyes35)")
 def test_a_snapshot_edited_in_place_and_resumed_keeps_the_compilers_original(fresh_example):
     ws = fresh_example
     snap = ws.snapshot_path("flow")
