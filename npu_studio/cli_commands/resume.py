@@ -52,6 +52,8 @@ def run(args) -> int:
     if result is None:
         print(edit_state.resume_plan(ws, phase, text).reason, file=sys.stderr)
     else:
+        for note in result.extra.get("notes", ()):
+            print(f"note: {note}", file=sys.stderr)
         print(f"Resumed from {phase}", file=sys.stderr)
     print_phase_table(ws, phase_rows(ws))
     return 0

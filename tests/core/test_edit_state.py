@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
+import hashlib
 
 from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 from npu_studio.core.debug.phase_diff import workspace_diff
@@ -65,11 +65,6 @@ def test_resume_keeps_the_previous_build_and_revert_restores(fresh_example):
     assert states["flow"] == "done" and all(states[p] == "stale" for p in SNAPSHOT_PHASES[6:])
 
 
-@pytest.mark.xfail(strict=True, reason="resume keeps the snapshot as the compiler's original, but a snapshot "
-                                       "edited in place (phases/06.flow.mlir saved from an editor, then "
-                                       "`npu-studio resume phases/06.flow.mlir`) already holds the edit: the "
-                                       "original is lost, the flow reads as not edited and the trace runs "
-                                       "without the compiler's own dispatch (eyes35)")
 def test_a_snapshot_edited_in_place_and_resumed_keeps_the_compilers_original(fresh_example):
     ws = fresh_example
     snap = ws.snapshot_path("flow")
@@ -80,3 +75,50 @@ def test_a_snapshot_edited_in_place_and_resumed_keeps_the_compilers_original(fre
     edit_state.resume(ws, "flow", snap.read_text())  # what `npu-studio resume SNAPSHOT` does
     assert edit_state.compiler_text_path(ws, "flow").read_text() == original
     assert edit_state.is_edited(ws, "flow")
+
+
+def test_a_snapshot_edited_in_place_keeps_the_compilers_text_as_iree_writes_it_again(fresh_example, tmp_path):
+    # The truth: iree-compile itself, run here on the workspace's import up to flow.
+    from npu_studio.core.compile.compiler import CompileJob
+
+    ws = fresh_example
+    again = CompileJob(ws.imported_path, tmp_path / "again",
+                       ws.compile_options(from_phase="start", to_phase="flow")).run().phases[-1].path
+    snap = ws.snapshot_path("flow")
+    edited = snap.read_text().replace(BIAS_ADD, BIAS_ADD.replace("addf", "subf"))
+    snap.write_text(edited)
+    result = edit_state.resume(ws, "flow", snap.read_text())
+    assert edit_state.original_path(ws, "flow").read_bytes() == again.read_bytes()
+    assert "notes" not in result.extra
+    assert snap.read_text() == edited  # the user's edit stays the snapshot and is recorded as the edit
+    assert [e["phase"] for e in ws.manifest.edits] == ["flow"]
+    assert (ws.root / ws.manifest.edits[0]["file"]).read_text() == edited
+    assert edit_state.phase_states(ws)["flow"] == "edited"
+
+
+def test_when_iree_does_not_give_the_recorded_text_back_no_original_is_kept(fresh_example):
+    ws = fresh_example
+    snap = ws.snapshot_path("flow")
+    original = snap.read_text()
+    # A record the compile cannot reproduce (as after another iree-compile): the hash of other text.
+    ws.manifest.phases["flow"].sha256 = hashlib.sha256(b"not what iree-compile writes").hexdigest()
+    ws.save()
+    snap.write_text(original.replace(BIAS_ADD, BIAS_ADD.replace("addf", "subf")))
+    result = edit_state.resume(ws, "flow", snap.read_text())
+    assert result is not None and not edit_state.original_path(ws, "flow").exists()
+    [note] = result.extra["notes"]
+    assert "06.flow.mlir was edited in place" in note and "no compiler's original kept" in note
+    assert "from start: a different text" in note and "from dispatch-creation: a different text" in note
+    assert ws.manifest.edits and ws.manifest.edits[-1]["phase"] == "flow"
+
+
+def test_a_workspace_without_hashes_never_takes_an_in_place_edit_for_the_compilers(fresh_example):
+    ws = fresh_example
+    for rec in ws.manifest.phases.values():
+        rec.sha256 = rec.compiled_from = ""  # as a workspace made before they were recorded
+    ws.save()
+    snap = ws.snapshot_path("flow")
+    snap.write_text(snap.read_text().replace(BIAS_ADD, BIAS_ADD.replace("addf", "subf")))
+    result = edit_state.resume(ws, "flow", snap.read_text())
+    assert not edit_state.original_path(ws, "flow").exists()
+    assert "recorded no hash" in result.extra["notes"][0]

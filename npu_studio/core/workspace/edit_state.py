@@ -13,6 +13,7 @@ The policies are plain functions over a Workspace, used by the app and the CLI a
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from dataclasses import dataclass
@@ -22,12 +23,14 @@ from ..compile.compiler import CompileResult, snapshot_name
 from ..compile.phases import SNAPSHOT_PHASES, phase_index, phases_after
 from ..errors import StudioError
 from ..textio import read_text, write_bytes_atomic
+from . import compiler_output
 from .confine import copy_inside, folder_inside, inside, remove_inside, replace_inside, write_text_inside
 from .manifest import DONE, EDITED, STALE
 from .publish_journal import new_staging
 from .workspace import Workspace
 
 PREVIOUS_BUILD = "builds/previous"
+log = logging.getLogger(__name__)
 
 
 def original_path(ws: Workspace, phase: str) -> Path:
@@ -110,13 +113,34 @@ def resume_plan(ws: Workspace, phase: str, text: str) -> ResumePlan:
     return ResumePlan(False, f"{phase} is unchanged and every later phase is up to date: nothing recompiled")
 
 
-def keep_original(ws: Workspace, phase: str) -> None:
+def _needs_original(ws: Workspace, phase: str) -> bool:
+    """No original kept yet and the snapshot is the compiler's (not a recorded edit)."""
+    rec = ws.manifest.phases.get(phase)
+    return (not original_path(ws, phase).is_file() and ws.snapshot_path(phase).is_file()
+            and not (rec is not None and rec.state == EDITED))
+
+
+def _keep_compiler_text(ws: Workspace, phase: str, dest: Path, notes: list[str] | None) -> None:
+    """Link the compiler's text of `phase` to `dest`: the snapshot, or, when it was edited in place,
+    the compiler's text made again (compiler_output.py); none and a note when that cannot be had."""
+    scratch = new_staging(ws.root)
+    try:
+        found = compiler_output.compiler_text(ws, phase, scratch)
+        if found.path is not None:
+            _link_or_copy(ws.root, found.path, dest)
+        if found.note:
+            log.warning("%s", found.note)
+            if notes is not None:
+                notes.append(found.note)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def keep_original(ws: Workspace, phase: str, notes: list[str] | None = None) -> None:
     """Keep the compiler's output of `phase` before an edit replaces its snapshot (once: later edits
     replace an edit, not the compiler's output)."""
-    snap, kept = ws.snapshot_path(phase), original_path(ws, phase)
-    if not kept.is_file() and snap.is_file() and not (ws.manifest.phases.get(phase) and
-                                                       ws.manifest.phases[phase].state == EDITED):
-        _link_or_copy(ws.root, snap, kept)
+    if _needs_original(ws, phase):
+        _keep_compiler_text(ws, phase, original_path(ws, phase), notes)
 
 
 def record_edit(ws: Workspace, phase: str, text: str) -> None:
@@ -209,17 +233,17 @@ def phase_states(ws: Workspace) -> dict[str, str]:
     return states
 
 
-def set_aside(ws: Workspace, phase: str) -> Path:
+def set_aside(ws: Workspace, phase: str, notes: list[str] | None = None) -> Path:
     """Link aside what a resume from `phase` replaces (the later snapshots; the compiler's original of
-    the phase if none is kept yet). Call put_in_place after the resume succeeded, then remove the folder."""
+    the phase if none is kept yet: made again if the snapshot was edited in place, see keep_original).
+    Call put_in_place after the resume succeeded, then remove the folder. Why no original could be
+    kept goes to `notes` (and the log)."""
     aside = new_staging(ws.root)  # a dead process's is removed like any leftover staging folder
     for later in phases_after(phase):
         if ws.snapshot_path(later).is_file():
             _link_or_copy(ws.root, ws.snapshot_path(later), aside / "previous" / snapshot_name(later))
-    snap, original = ws.snapshot_path(phase), original_path(ws, phase)
-    rec = ws.manifest.phases.get(phase)
-    if not original.is_file() and snap.is_file() and not (rec is not None and rec.state == EDITED):
-        _link_or_copy(ws.root, snap, aside / "original")
+    if _needs_original(ws, phase):
+        _keep_compiler_text(ws, phase, aside / "original", notes)
     return aside
 
 
@@ -243,16 +267,20 @@ def resume(ws: Workspace, phase: str, text: str, *, on_progress=None,
     succeeds. What it replaces (the compiler's original of the phase, the previous build's
     snapshots) is linked aside first and put in place only then, so a failed resume leaves the
     workspace as it was. Errors name `display_path` (default: the draft the text is kept in).
+    Why no compiler's original could be kept is in the result's `extra["notes"]`.
     """
     check_resume_writes(ws, phase)
     if not resume_plan(ws, phase, text).needed:
         ws.discard_draft(phase)
         return None
-    aside = set_aside(ws, phase)
+    notes: list[str] = []
+    aside = set_aside(ws, phase, notes)
     try:
         result = ws.resume_job(phase, text, on_progress=on_progress, display_path=display_path).run()
         put_in_place(ws, phase, aside)
     finally:
         shutil.rmtree(aside, ignore_errors=True)
     finish(ws, result)
+    if notes:
+        result.extra["notes"] = notes
     return result

@@ -31,6 +31,7 @@ from ..compile.compiler import (
 from ..compile.options import CompileOptions
 from ..compile.phases import phases_after
 from ..errors import Cancelled, CompileFailed, WorkspaceError
+from .compiler_output import file_sha256
 from .edits import publish_edit, stage_edit
 from .manifest import MANIFEST, Manifest, PhaseRecord
 from .transaction import Transaction
@@ -142,8 +143,10 @@ class WorkspaceJob(CancellableBuild):
         kept = []
         for t in exc.finished:
             dest = f"phases/{snapshot_name(t.phase)}"
+            digest = file_sha256(t.path)
             kept.append(PhaseTiming(t.phase, publish.move(t.path, dest), t.seconds, t.size_bytes))
-            manifest.phases[t.phase] = PhaseRecord(file=dest, seconds=t.seconds, size_bytes=t.size_bytes)
+            manifest.phases[t.phase] = PhaseRecord(file=dest, seconds=t.seconds, size_bytes=t.size_bytes,
+                                                   sha256=digest, compiled_from=self.from_phase)
         for later in phases_after(kept[-1].phase):
             if later in manifest.phases:
                 manifest.phases[later].state = "stale"
@@ -166,8 +169,10 @@ class WorkspaceJob(CancellableBuild):
         published = []
         for t in result.phases:
             dest = f"phases/{snapshot_name(t.phase)}"
+            digest = file_sha256(t.path)  # before the move: what the compiler wrote
             published.append(PhaseTiming(t.phase, publish.move(t.path, dest), t.seconds, t.size_bytes))
-            manifest.phases[t.phase] = PhaseRecord(file=dest, seconds=t.seconds, size_bytes=t.size_bytes)
+            manifest.phases[t.phase] = PhaseRecord(file=dest, seconds=t.seconds, size_bytes=t.size_bytes,
+                                                   sha256=digest, compiled_from=result.from_phase)
         if previous is not None:  # snapshots of the old build that the new one does not have
             kept = {r.file for r in manifest.phases.values()}
             for rec in previous.phases.values():

@@ -33,6 +33,10 @@ class PhaseRecord:
     seconds: float | None = None
     size_bytes: int = 0
     state: str = DONE
+    # What the compiler wrote (compiler_output.py): the SHA-256 of the snapshot as written, and the phase the
+    # compile that wrote it started from. "" in workspaces made before they were recorded.
+    sha256: str = ""
+    compiled_from: str = ""
 
 
 @dataclass

@@ -91,3 +91,18 @@ def test_sites_are_matched_only_when_their_types_match(builds):
     why = site_mismatch(other, flow)
     assert why == (f"the edited flow has {len(fault_edit.sites(other))} dispatch sites, "
                    f"the compiler's {len(fault_edit.sites(flow))}")
+
+
+@pytest.mark.parametrize("site", [9, 10])
+def test_a_flow_edited_in_place_is_still_judged_against_the_compilers_own_dispatch(builds, site, tmp_path):
+    # What `npu-studio resume phases/06.flow.mlir` does after a text editor saved the fault into the snapshot.
+    shutil.copytree(builds["encoder"].root, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws")
+    snap = ws.snapshot_path("flow")
+    snap.write_text(fault_edit.perturb(snap.read_text(), site))
+    edit_state.resume(ws, "flow", snap.read_text())
+    report = trace(ws, seed=3)
+    text = _summary(report)
+    assert report.locate().dispatch == site and report.exit_code == 1, text
+    first_half = report.dispatches[9]
+    assert first_half.compiler_dispatch == 9 and first_half.departs == (site == 9), text
