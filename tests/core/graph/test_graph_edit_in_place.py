@@ -13,7 +13,6 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-import pytest
 
 from npu_studio.cli import main as cli_main
 from npu_studio.core.graph.build import workspace_graph
@@ -39,10 +38,6 @@ def _two_convs(folder):
     return folder / "two.onnx"
 
 
-@pytest.mark.xfail(strict=True, reason="resume of a snapshot edited in place keeps the edited text as "
-                   "originals/06.flow.mlir (edit_state.keep_original copies the snapshot after the editor "
-                   "wrote it), so the graph, the compare view and revert take the edit for the compiler's "
-                   "output; the fix is in the workspace's resume (a hash of each phase in the manifest)")
 def test_an_edit_in_place_is_never_taken_for_the_compilers_text(tmp_path):
     shutil.copytree(cached_workspace("two_convs", _two_convs, group="graph-own").root, tmp_path / "ws")
     snap = tmp_path / "ws" / "phases" / "06.flow.mlir"
