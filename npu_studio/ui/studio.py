@@ -145,7 +145,10 @@ class Studio(QtCore.QObject):
         def work(report, token):
             ws = Workspace.open(root)
             # What the resume replaces is set aside and kept only if it succeeds (diffs, Revert).
-            aside = edit_state.set_aside(ws, phase)
+            notes: list[str] = []  # why no compiler's original could be kept: the user reads it in the Log
+            aside = edit_state.set_aside(ws, phase, notes)
+            for note in notes:
+                self.sig_log.emit(f"Resume from {phase}: {note}", False)
             try:
                 return self._compile(ws, lambda **kw: ws.resume_job(phase, text, **kw), report, token,
                                      finish=lambda result: (edit_state.put_in_place(ws, phase, aside),
