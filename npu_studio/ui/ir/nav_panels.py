@@ -7,7 +7,7 @@ where the name asked about is defined and used; activating a row goes there.
 
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.ir.nav_index import Entity, NavIndex
 from .navigation import IrNavigator
@@ -74,6 +74,8 @@ class UsesList(QtWidgets.QListWidget):
         self.setAccessibleName("Uses")
         navigator.sig_uses.connect(self.show_uses)
         navigator.view.sig_text_shown.connect(self._forget)  # uses of another text mean nothing here
+        navigator.sig_index_ready.connect(self._follow_edit)
+        self._anchor: tuple[str, QtGui.QTextCursor] | None = None  # the name listed; a cursor follows edits
         self.itemActivated.connect(self._go)
         self.itemClicked.connect(self._go)
         self.hide()
@@ -81,6 +83,11 @@ class UsesList(QtWidgets.QListWidget):
     def show_uses(self, entity: Entity) -> None:
         self.clear()
         index = self.navigator.index
+        first = entity.definition or (entity.uses[0] if entity.uses else None)
+        if first is not None:
+            block = self.navigator.view.document().findBlockByNumber(first.line - 1)
+            self._anchor = (entity.name, QtGui.QTextCursor(block))
+            self._anchor[1].setPosition(block.position() + first.col)
         places = ([("definition", entity.definition)] if entity.definition else []) + [("use", u) for u in entity.uses]
         for what, span in places:
             text = index.lines[span.line - 1].strip() if index is not None else ""
@@ -97,6 +104,18 @@ class UsesList(QtWidgets.QListWidget):
     def _forget(self) -> None:
         self.clear()
         self.hide()
+        self._anchor = None
+
+    def _follow_edit(self) -> None:
+        """The text was indexed again after an edit: list the same name's places anew (lines moved)."""
+        if self._anchor is None or not self.isVisible():
+            return
+        name, cursor = self._anchor
+        entity = self.navigator.entity_at_cursor(cursor)
+        if entity is not None and entity.name == name:
+            self.show_uses(entity)
+        else:  # the name is gone from where it was
+            self._forget()
 
     def _go(self, row: QtWidgets.QListWidgetItem) -> None:
         self.navigator.jump(*row.data(_PLACE))

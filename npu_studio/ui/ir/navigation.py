@@ -81,6 +81,8 @@ class IrNavigator(QtCore.QObject):
         self.folding = Folding(view)
         self._cache = LineCache()
         self._generation = 0
+        self._indexed = -1  # the generation self.index was built for: older after an edit, until re-indexed
+        self._after_index: QtGui.QTextCursor | None = None  # where F12 was asked while the index was stale
         self._building = False
         self._wanted: tuple[int, str] | None = None  # the newest text to index while a build runs
         self._new_text = True
@@ -183,7 +185,7 @@ class IrNavigator(QtCore.QObject):
     def _on_built(self, generation: int, index, types) -> None:
         if generation == self._generation:
             first = self._new_text
-            self.index, self._new_text = index, False
+            self.index, self._new_text, self._indexed = index, False, generation
             if types is not None:
                 self.types = types
             elif not first:
@@ -191,14 +193,32 @@ class IrNavigator(QtCore.QObject):
             self.folding.set_ranges(index.folds, fold_defaults=False)
             self.sig_outline.emit(index)
             self.sig_index_ready.emit()
+            asked, self._after_index = self._after_index, None
+            if asked is not None and asked.position() == self.view.textCursor().position():
+                self.go_to_definition(asked)  # the user has not moved since: go now
 
     # -- navigating -----------------------------------------------------------------------------
 
     def entity_at_cursor(self, cursor: QtGui.QTextCursor | None = None):
+        """The indexed name at `cursor`; None also when an edit since the index moved the lines involved."""
         if self.index is None:
             return None
         line, col = self.view.file_position(cursor or self.view.textCursor())
-        return self.index.entity_at(line, col) or (self.index.entity_at(line, col - 1) if col else None)
+        entity = self.index.entity_at(line, col) or (self.index.entity_at(line, col - 1) if col else None)
+        if entity is None or self._indexed == self._generation:
+            return entity
+        places = [line] + ([entity.definition.line] if entity.definition else [])
+        return entity if all(self._line_unchanged(n) for n in places) else None
+
+    def _line_unchanged(self, line: int) -> bool:
+        """Line `line` of the document reads as the indexed text's (an edit elsewhere did not move it)."""
+        block = self.view.document().findBlockByNumber(line - 1)
+        return block.isValid() and line <= len(self.index.lines) and block.text() == self.index.lines[line - 1]
+
+    @property
+    def stale(self) -> bool:
+        """The text was edited since the index was built."""
+        return self.index is not None and self._indexed != self._generation
 
     def _place(self) -> tuple[int, int]:
         line, col = self.view.file_position(self.view.textCursor())
@@ -211,6 +231,11 @@ class IrNavigator(QtCore.QObject):
 
     def go_to_definition(self, cursor: QtGui.QTextCursor | None = None) -> bool:
         entity = self.entity_at_cursor(cursor)
+        if entity is None and self.stale:  # index the edited text now, and go once it is indexed
+            self._after_index = QtGui.QTextCursor(cursor or self.view.textCursor())
+            self._settle.stop()
+            self._rebuild()
+            return False
         if entity is None or entity.definition is None:
             return False
         self.jump(entity.definition.line, entity.definition.col)
@@ -254,5 +279,8 @@ class IrNavigator(QtCore.QObject):
             return True
         if (kind == QtCore.QEvent.Type.MouseButtonRelease and event.button() == QtCore.Qt.MouseButton.LeftButton
                 and event.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier):
-            self.go_to_definition(self.view.cursorForPosition(event.position().toPoint()))
+            # After the view's own release: a release inside a selection puts the cursor under the mouse,
+            # which after our jump had scrolled the view was another line.
+            cursor = self.view.cursorForPosition(event.position().toPoint())
+            QtCore.QTimer.singleShot(0, self, lambda: self.go_to_definition(cursor))
         return False
