@@ -7,12 +7,28 @@ where the name asked about is defined and used; activating a row goes there.
 
 from __future__ import annotations
 
+import os
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.ir.nav_index import Entity, NavIndex
 from .navigation import IrNavigator
 
 _PLACE = QtCore.Qt.ItemDataRole.UserRole  # (line, col) of a row
+_NAME = QtCore.Qt.ItemDataRole.UserRole + 1  # the symbol's whole name (the row shows it without the shared prefix)
+
+
+def _shared_prefix(names: list[str]) -> str:
+    """What every symbol IREE made starts with (`@resnet50$async_`): left out of the rows, which are
+    narrow and would otherwise all read `@resnet50$async_...`. The tooltip keeps the whole name."""
+    symbols = [n for n in names if n.startswith("@") and "$" in n]  # not @__device_0 and its like
+    if len(symbols) < 2:
+        return ""
+    dispatches = [n for n in symbols if "dispatch_" in n]
+    common = os.path.commonprefix(dispatches if len(dispatches) > 1 else symbols)
+    if "dispatch_" in common:  # @resnet50$async_dispatch_N...: rows read dispatch_N...
+        return common[:common.index("dispatch_")]
+    return common[:common.rfind("$") + 1] if "$" in common else ""
 
 
 class OutlineTree(QtWidgets.QTreeWidget):
@@ -34,10 +50,13 @@ class OutlineTree(QtWidgets.QTreeWidget):
         self.clear()
         self._starts = []
         parents: list[QtWidgets.QTreeWidgetItem] = []
+        prefix = _shared_prefix([item.name for item in index.outline])
         for item in index.outline:
             del parents[item.depth:]
             parent = parents[-1] if parents else self.invisibleRootItem()
-            row = QtWidgets.QTreeWidgetItem(parent, [f"{item.name}  ({item.kind})"])
+            shown = item.name.replace(prefix, "") if prefix else item.name
+            row = QtWidgets.QTreeWidgetItem(parent, [f"{shown}  ({item.kind})"])
+            row.setData(0, _NAME, item.name)
             row.setData(0, _PLACE, (item.start_line, 0))
             row.setToolTip(0, f"{item.kind} {item.name}, lines {item.start_line}-{item.end_line}")
             self._starts.append((item.start_line, row))
@@ -50,7 +69,7 @@ class OutlineTree(QtWidgets.QTreeWidget):
             return
         item = self._index.outline_at(self.navigator.view.textCursor().blockNumber() + 1)
         row = next((r for line, r in self._starts if item is not None and line == item.start_line
-                    and r.data(0, _PLACE)[0] == item.start_line and r.text(0).startswith(item.name)), None)
+                    and r.data(0, _PLACE)[0] == item.start_line and r.data(0, _NAME) == item.name), None)
         self.blockSignals(True)
         if row is None:
             self.clearSelection()
@@ -61,7 +80,7 @@ class OutlineTree(QtWidgets.QTreeWidget):
 
     def selected_name(self) -> str | None:
         row = self.currentItem()
-        return row.text(0).rsplit("  (", 1)[0] if row is not None and row.isSelected() else None
+        return row.data(0, _NAME) if row is not None and row.isSelected() else None
 
     def _go(self, row: QtWidgets.QTreeWidgetItem, _column: int = 0) -> None:
         self.navigator.jump(*row.data(0, _PLACE))
