@@ -40,6 +40,7 @@ class GraphDock(QtWidgets.QDockWidget):
         self.search = QtWidgets.QLineEdit()
         self.search.setObjectName("graphSearch")
         self.search.setPlaceholderText("Find: #12, conv, ONNX node, %tensor")
+        self.search.setToolTip("Find a dispatch: #12, a kind (conv), an ONNX node or a %tensor; Enter finds the next")
         self.search.setClearButtonEnabled(True)
         self.search.returnPressed.connect(self.find_next)
         self.compare = QtWidgets.QComboBox()
