@@ -206,8 +206,8 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
             lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
             ours = [ln for ln in lines if ln.startswith("npu plugin:")]  # the C interpreter's own line
             died = (f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}")
-            raise RunFailed(variant.vmfb, (ours or lines or [f"the NPU run (NPU backend {backend_name!r}'s runner, "
-                                                            f"in-process) ended with {died}"])[-1])
+            raise RunFailed(variant.vmfb, (ours or lines or [f"the NPU run ended with {died} (in-process, in the "
+                                                            f"runner of NPU backend {backend_name!r})"])[-1])
         report = json.loads(report_path.read_text(encoding="utf-8"))
         count = int(proc.stdout.strip().splitlines()[-1])
         outputs = [np.load(tmp / f"output{i}.npy") for i in range(count)]
