@@ -91,6 +91,7 @@ def test_measure_shows_file_beside_simulated(example_workspace, tmp_path, capsys
     ("dispatch,time\n0,1\n", 1, "no `cycles` column"),
     ("# comment\ndispatch,cycles\n0,5\n0,6\n", 4, "measured twice"),
     ("dispatch,cycles\n-1,5\n", 2, "non-negative integer id"),
+    ("dispatch,cycles\n\u00b2,5\n", 2, "non-negative integer id"),  # a superscript two: str.isdigit says yes
     ("dispatch,cycles\n7,5\n", 2, "no such dispatch"),
     ("dispatch,cycles\n0,-5\n", 2, "expected a positive number"),
     ("dispatch,cycles\n0,0\n", 2, "cycles '0': expected a positive number"),
@@ -161,6 +162,19 @@ def test_calibrate_fits_with_the_workspace_backend(example_workspace, tmp_path, 
     # the named user target is taken by --target NAME, with the toy's keys
     assert main(["simulate", str(ws.root), "--target", "toy-fitted"]) == 0
     assert "on toy-fitted" in capsys.readouterr().out
+
+
+def test_too_many_default_keys_for_per_task_measurements_names_them(example_workspace, tmp_path, capsys):
+    """Without --keys the keys are chosen for the user: the line names them, and per-task measurements
+    are not suggested to a per-task file (issue 38, eyes38)."""
+    ws, _program = _workspace(example_workspace, tmp_path)
+    measured = tmp_path / "m.csv"
+    measured.write_text("task,cycles\n0,5000\n")
+    capsys.readouterr()
+    assert main(["calibrate", str(ws.root), "--measured", str(measured), "--out", str(tmp_path / "f.toml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "dram.bytes_per_cycle" in err[0] and "measured task" in err[0], err
+    assert "per-task measurements" not in err[0], err
 
 
 @pytest.mark.parametrize("content, keys, says", [
