@@ -40,7 +40,7 @@ from .plugin_build import plugin_path
 from .variant import Variant, build_variant
 
 
-MODES = {"in-process": "in-process: the functional simulator behind the plugin",
+MODES = {"in-process": "in-process: the NPU backend's runner behind the plugin",
          "standalone": "standalone: iree-run-module, the plugin's C interpreter"}
 
 
@@ -184,7 +184,8 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
             in_paths.append(str(tmp / f"input{i}.npy"))
         if binary is not None:
             (tmp / "program.bin").write_bytes(binary)
-        request = {"binary": str(tmp / "program.bin") if binary is not None else None, "workspace": str(ws.root), "vmfb": str(variant.vmfb), "plugin": str(plugin),
+        request = {"binary": str(tmp / "program.bin") if binary is not None else None,
+                   "workspace": str(ws.root), "vmfb": str(variant.vmfb), "plugin": str(plugin),
                    "exec": str(variant.exec_path), "log": str(tmp / "calls.tsv"),
                    "function": function, "inputs": in_paths, "out_dir": str(tmp), "flow": str(flow),
                    "program": str(json_path(ws)), "parameters": str(ws.params_path) if ws.params_path else None,

@@ -178,7 +178,8 @@ def test_too_many_default_keys_for_per_task_measurements_names_them(example_work
 
 
 @pytest.mark.parametrize("content, keys, says", [
-    (None, "dram.bytes_per_cycle,dma.setup_cycles", "--keys: 2 keys (dram.bytes_per_cycle, dma.setup_cycles) but 1 measured dispatch: at most 1 key"),
+    (None, "dram.bytes_per_cycle,dma.setup_cycles",
+     "--keys: 2 keys (dram.bytes_per_cycle, dma.setup_cycles) but 1 measured dispatch: at most 1 key"),
     ("task", "vector.lanes", "--keys: vector.lanes: the measurements do not constrain it"),
     ("task", "dram.bytes_per_cycle,cpu.launch_cycles", "--keys: cpu.launch_cycles: the measurements do not "
                                                        "constrain it"),
