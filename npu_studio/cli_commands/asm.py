@@ -76,18 +76,19 @@ def run(args) -> int:
     else:
         sys.stdout.write(text)
     if args.out or args.binary:
-        print(f"{count} instructions, {len(binary):,} bytes"
+        print(f"{count:,} tagged instructions, {len(binary):,} bytes"
               + (f"; text {args.out}" if args.out else "") + (f"; binary {args.binary}" if args.binary else ""),
               file=sys.stderr if not args.out else sys.stdout)
     return 0
 
 
 def _listing(listing, source: Path) -> tuple[str, bytes, int]:
+    """(text, binary, tagged instructions): the count an emitter's tagged lines give, whichever way in."""
     try:
         binary = listing.binary()
     except ValueError as e:  # an instruction the encoding cannot hold (a value beyond 64 bits, ...)
         raise StudioError(source, f"cannot encode: {e}") from None
-    return listing.text(), binary, len(listing.instructions)
+    return listing.text(), binary, sum(1 for dispatch, _task in listing.tags() if dispatch is not None)
 
 
 def _emitted(args) -> tuple[str, bytes, int]:

@@ -64,3 +64,29 @@ class _BoardOffline:
 
 def runner_raises():
     return _generic("runner-raises", runner=_BoardOffline())
+
+
+class _Segfaults:
+    """A runner whose native code crashes the process it runs in (a vendor simulator's bug)."""
+
+    def run(self, call):
+        import ctypes
+
+        ctypes.string_at(0)
+
+
+def runner_segfaults():
+    return _generic("runner-segfaults", runner=_Segfaults())
+
+
+class _NeverAnswers:
+    """A runner waiting on a board that never replies."""
+
+    def run(self, call):
+        import threading
+
+        threading.Event().wait()
+
+
+def runner_hangs():
+    return _generic("runner-hangs", runner=_NeverAnswers())

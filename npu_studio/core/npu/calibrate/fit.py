@@ -93,10 +93,10 @@ def check_determined(program: NpuProgram, target: NpuTarget, measured: Measured,
     what = "dispatches" if one == "dispatch" else "tasks"
     n = len(measured.cycles)
     if len(keys) > n:
-        raise CalibrationError(measured.path, f"--keys: {len(keys)} keys but {n} measured {one if n == 1 else what}: "
-                                              f"at most {n} "
-                                              f"{'key' if n == 1 else 'keys'} can be fitted to them (give fewer "
-                                              "keys, or per-task measurements)")
+        hint = "give fewer keys with --keys" + (", or per-task measurements" if one == "dispatch" else "")
+        raise CalibrationError(measured.path, f"--keys: {len(keys)} keys ({', '.join(keys)}) but {n} measured "
+                                              f"{one if n == 1 else what}: at most {n} "
+                                              f"{'key' if n == 1 else 'keys'} can be fitted to them ({hint})")
     ids = sorted(measured.cycles)
     scale = np.array([max(measured.cycles[i], 1.0) for i in ids])
 

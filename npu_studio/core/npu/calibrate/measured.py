@@ -62,7 +62,7 @@ def read_measured(path: str | Path) -> Measured:
         if len(row) <= max(id_col, cyc_col):
             raise MeasuredError(path, f"{len(row)} columns, the header has {len(head)}", line=no)
         raw_id, raw_cycles = row[id_col].strip(), row[cyc_col].strip()
-        if not raw_id.isdigit():
+        if not (raw_id.isascii() and raw_id.isdigit()):  # str.isdigit alone takes '²', which int() refuses
             raise MeasuredError(path, f"{level} {raw_id!r}: expected a non-negative integer id", line=no)
         try:
             value = float(raw_cycles)

@@ -71,7 +71,7 @@ class PluginHandler:
         variant = Variant.load(Path(request["workspace"]))
         self.imports = {r.dispatch: r for r in variant.imports}
         self.backend = backend_of(self.program.target)
-        self.binary = self.backend.emit(self.program).binary if self.backend.emit else None
+        self.binary = Path(request["binary"]).read_bytes() if request.get("binary") else None  # the parent emitted it
         self.fault = request.get("fault")
         self.log = Path(request["log"])
         self.first_call = 0  # the calls made while loading (by the C interpreter) come first

@@ -40,7 +40,7 @@ from .plugin_build import plugin_path
 from .variant import Variant, build_variant
 
 
-MODES = {"in-process": "in-process: the functional simulator behind the plugin",
+MODES = {"in-process": "in-process: the NPU backend's runner behind the plugin",
          "standalone": "standalone: iree-run-module, the plugin's C interpreter"}
 
 
@@ -109,7 +109,8 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     if ws.vmfb_path is None or not ws.vmfb_path.is_file():
         raise StudioError(ws.root, "no vmfb; compile first")
     trust.require(ws.root, "running the NPU variant")  # before the variant or a cache is written
-    backend = backend_of(NpuProgram.load(json_path(ws)).target)  # BackendError names a missing one
+    program = NpuProgram.load(json_path(ws))
+    backend = backend_of(program.target)  # BackendError names a missing one
     if mode == standalone.MODE and backend.loader is None:
         raise BackendError(backend.name, "has no loader for IREE's runtime: --standalone needs one")
     if mode != standalone.MODE and backend.runner is None:
@@ -117,6 +118,9 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     # first: without a C compiler nothing else is done. In-process, the plugin only hands each
     # call to the backend's runner; standalone, the backend's loader executes the calls itself.
     plugin = backend.loader() if mode == standalone.MODE else plugin_path()
+    # In-process, the runner gets the emitter's binary: emitted here, through the guard, so a broken
+    # emitter is one line naming its backend before the variant is built (nothing written).
+    binary = backend.emit(program).binary if mode != standalone.MODE and backend.emit else None
     variant = build_variant(ws)
     if mode == standalone.MODE:
         standalone.check_described(variant)  # before anything runs: one line naming the dispatch
@@ -128,7 +132,7 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
     flow = ws.snapshot_path("flow")
     dispatch_vmfb = (iree_dispatches.build(flow, ws.root / iree_dispatches.CACHE_DIR, root=ws.root)
                      if compare_dispatches else None)
-    limits = CallLimits(NpuProgram.load(json_path(ws)))
+    limits = CallLimits(program)
     t0 = time.perf_counter()
     if mode == standalone.MODE:
         outputs, calls, plugin_calls = standalone.run(variant, plugin, sig.name, inputs, len(sig.outputs),
@@ -136,7 +140,7 @@ def run_npu(ws: Workspace, inputs: list[np.ndarray] | None = None, *, seed: int 
                                                       dispatch_vmfb=dispatch_vmfb, fault=fault, timeout=timeout)
     else:
         outputs, calls, plugin_calls = _run_child(ws, variant, plugin, sig.name, inputs, flow, dispatch_vmfb,
-                                                  fault, limits, timeout)
+                                                  fault, limits, timeout, binary, backend.name)
     npu_seconds = time.perf_counter() - t0
     vs_cpu, cpu_seconds = None, None
     arithmetic = arithmetic_of(flow)  # the one tolerance rule (run/tolerance) reads what the program computes in
@@ -168,7 +172,8 @@ def _numbered(noun: str, indices: list[int]) -> str:
     return f"{noun}{'es' if len(indices) > 1 else ''} {', '.join(f'#{i}' for i in indices)}"
 
 
-def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault, limits: CallLimits, timeout):
+def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault, limits: CallLimits, timeout,
+               binary: bytes | None, backend_name: str):
     if timeout is None:
         timeout = limits.run_seconds(variant, ws.params_path, inputs)
     with tempfile.TemporaryDirectory(prefix="npu-studio-npu-run-") as tmp:
@@ -177,7 +182,10 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
         for i, a in enumerate(inputs):
             np.save(tmp / f"input{i}.npy", a)
             in_paths.append(str(tmp / f"input{i}.npy"))
-        request = {"workspace": str(ws.root), "vmfb": str(variant.vmfb), "plugin": str(plugin),
+        if binary is not None:
+            (tmp / "program.bin").write_bytes(binary)
+        request = {"binary": str(tmp / "program.bin") if binary is not None else None,
+                   "workspace": str(ws.root), "vmfb": str(variant.vmfb), "plugin": str(plugin),
                    "exec": str(variant.exec_path), "log": str(tmp / "calls.tsv"),
                    "function": function, "inputs": in_paths, "out_dir": str(tmp), "flow": str(flow),
                    "program": str(json_path(ws)), "parameters": str(ws.params_path) if ws.params_path else None,
@@ -198,7 +206,9 @@ def _run_child(ws, variant, plugin, function, inputs, flow, dispatch_vmfb, fault
         if proc.returncode != 0:
             lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
             ours = [ln for ln in lines if ln.startswith("npu plugin:")]  # the C interpreter's own line
-            raise RunFailed(variant.vmfb, (ours or lines or [f"the NPU run exited with {proc.returncode}"])[-1])
+            died = (f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}")
+            raise RunFailed(variant.vmfb, (ours or lines or [f"the NPU run ended with {died} (in-process, in the "
+                                                            f"runner of NPU backend {backend_name!r})"])[-1])
         report = json.loads(report_path.read_text(encoding="utf-8"))
         count = int(proc.stdout.strip().splitlines()[-1])
         outputs = [np.load(tmp / f"output{i}.npy") for i in range(count)]

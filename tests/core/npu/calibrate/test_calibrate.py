@@ -91,6 +91,7 @@ def test_measure_shows_file_beside_simulated(example_workspace, tmp_path, capsys
     ("dispatch,time\n0,1\n", 1, "no `cycles` column"),
     ("# comment\ndispatch,cycles\n0,5\n0,6\n", 4, "measured twice"),
     ("dispatch,cycles\n-1,5\n", 2, "non-negative integer id"),
+    ("dispatch,cycles\n\u00b2,5\n", 2, "non-negative integer id"),  # a superscript two: str.isdigit says yes
     ("dispatch,cycles\n7,5\n", 2, "no such dispatch"),
     ("dispatch,cycles\n0,-5\n", 2, "expected a positive number"),
     ("dispatch,cycles\n0,0\n", 2, "cycles '0': expected a positive number"),
@@ -163,8 +164,22 @@ def test_calibrate_fits_with_the_workspace_backend(example_workspace, tmp_path, 
     assert "on toy-fitted" in capsys.readouterr().out
 
 
+def test_too_many_default_keys_for_per_task_measurements_names_them(example_workspace, tmp_path, capsys):
+    """Without --keys the keys are chosen for the user: the line names them, and per-task measurements
+    are not suggested to a per-task file (issue 38, eyes38)."""
+    ws, _program = _workspace(example_workspace, tmp_path)
+    measured = tmp_path / "m.csv"
+    measured.write_text("task,cycles\n0,5000\n")
+    capsys.readouterr()
+    assert main(["calibrate", str(ws.root), "--measured", str(measured), "--out", str(tmp_path / "f.toml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "dram.bytes_per_cycle" in err[0] and "measured task" in err[0], err
+    assert "per-task measurements" not in err[0], err
+
+
 @pytest.mark.parametrize("content, keys, says", [
-    (None, "dram.bytes_per_cycle,dma.setup_cycles", "--keys: 2 keys but 1 measured dispatch: at most 1 key"),
+    (None, "dram.bytes_per_cycle,dma.setup_cycles",
+     "--keys: 2 keys (dram.bytes_per_cycle, dma.setup_cycles) but 1 measured dispatch: at most 1 key"),
     ("task", "vector.lanes", "--keys: vector.lanes: the measurements do not constrain it"),
     ("task", "dram.bytes_per_cycle,cpu.launch_cycles", "--keys: cpu.launch_cycles: the measurements do not "
                                                        "constrain it"),

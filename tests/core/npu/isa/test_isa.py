@@ -275,3 +275,21 @@ def test_the_generic_backend_emits_through_the_backend_api(example_workspace, tm
         assert line.offset >= previous_end and line.size >= 12 and (line.size - 12) % 8 == 0
         previous_end = line.offset + line.size
     assert previous_end <= len(emitted.binary)
+
+
+def test_asm_counts_the_same_instructions_when_emitting_and_disassembling(example_workspace, tmp_path, capsys):
+    """Emitting a program and disassembling its binary report the same count, that of the text's
+    tagged lines (a tag other than `-`, docs/npu-isa.md) (issue 38, eyes38: 119 against 177)."""
+    import re
+    import shutil
+
+    ws = tmp_path / "ws"
+    shutil.copytree(example_workspace.root, ws)
+    text, binary = tmp_path / "p.npus", tmp_path / "p.npub"
+    assert main(["asm", str(ws), "--out", str(text), "--binary", str(binary)]) == 0
+    emitted = capsys.readouterr().out
+    assert main(["asm", str(binary), "--out", str(tmp_path / "again.npus")]) == 0
+    disassembled = capsys.readouterr().out
+    tagged = sum(1 for ln in text.read_text().splitlines() if ln and not ln.startswith(";") and ln.split()[0] != "-")
+    counts = [re.match(r"([\d,]+) tagged instructions, ", s).group(1).replace(",", "") for s in (emitted, disassembled)]
+    assert counts == [str(tagged), str(tagged)], (emitted, disassembled)
