@@ -13,7 +13,9 @@ import dataclasses
 import functools
 import math
 import numbers
+import threading
 
+from ...run import time_budget
 from ..target.target import TargetError
 from .api import Backend, BackendError, DispatchCall, Emitted, EmittedLine, NoTileFits, RunResult
 from .rules import Rule, RuleSet
@@ -118,13 +120,38 @@ class _GuardedRunner:
         self.backend, self.origin = backend, origin
 
     def run(self, call: DispatchCall) -> RunResult:
-        result = self._run(call)
+        result = self._within_limit(call)
         if not isinstance(result, RunResult):
             raise _fail(self.backend, self.origin, f"runner.run returned {type(result).__name__}, not a RunResult")
         if result.cycles is not None and (not _whole(result.cycles) or result.cycles < 0):
             raise _fail(self.backend, self.origin, f"runner.run measured {_shown(result.cycles)} cycles, not a "
                                                    "whole number from 0")
         return result
+
+
+    def _within_limit(self, call: DispatchCall):
+        """The runner's answer, or one line once the dispatch's limit (run/time_budget) has passed.
+        A runner that never answers (a board that hangs) is left behind on a daemon thread, which dies
+        with the process: Python cannot stop a call in third-party code, only stop waiting for it."""
+        d = next((d for d in call.program.dispatches if d.index == call.dispatch), None)
+        limit = time_budget.npu_call_seconds(d.flops if d else 0, time_budget.array_bytes(call.arrays),
+                                             d.num_tiles if d else 1)
+        box: dict = {}
+
+        def answer():
+            try:
+                box["result"] = self._run(call)
+            except BaseException as e:  # handed to the caller's thread as it is
+                box["error"] = e
+        worker = threading.Thread(target=answer, name=f"{self.backend} runner", daemon=True)
+        worker.start()
+        worker.join(limit)
+        if worker.is_alive():
+            raise _fail(self.backend, self.origin, f"runner.run did not answer on dispatch #{call.dispatch} "
+                                                   f"within {time_budget.seconds_text(limit)}")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
 
 def guarded(b: Backend, origin: str = "") -> Backend:
