@@ -115,8 +115,13 @@ def test_zoo_default(name, default_target, tiny_f32_target):
     _zoo(name, default_target, tiny_f32_target)
 
 
+# The heaviest three run with the corpus (`make fuzz-models`): `make test` has a time budget.
+CORPUS_ZOO = {"densenet121", "vgg19", "inception_v2"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in ZOO_NAMES if n != "resnet50"])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.corpus) if n in CORPUS_ZOO else n
+                                  for n in ZOO_NAMES if n != "resnet50"])
 def test_zoo_slow(name, default_target, tiny_f32_target):
     _zoo(name, default_target, tiny_f32_target)
 

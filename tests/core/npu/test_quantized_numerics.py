@@ -141,8 +141,10 @@ def test_int8_resnet50_takes_fewer_mac_cycles_than_f32(default_target):
 # -- simulate --check on quantized zoo models ------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("name, activation", [
-    ("squeezenet", "i8"), ("squeezenet", "u8"), ("inception_v1", "i8"),
-    # about a minute and a half on the 2-core CI machine: `make fuzz-models` runs it
+    ("squeezenet", "i8"),
+    # each a minute or more on the 2-core CI machine: `make fuzz-models` runs them
+    pytest.param("squeezenet", "u8", marks=pytest.mark.corpus),
+    pytest.param("inception_v1", "i8", marks=pytest.mark.corpus),
     pytest.param("resnet50", "i8", marks=pytest.mark.corpus)])
 def test_quantized_zoo_check_is_bit_identical_to_iree(name, activation, default_target):
     ws = quant_zoo_workspace(name, activation)

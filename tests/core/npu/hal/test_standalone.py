@@ -335,7 +335,7 @@ def test_resnet50_standalone_every_npu_dispatch_through_the_c_interpreter(tmp_pa
 
 
 
-@pytest.mark.slow
+@pytest.mark.corpus  # over two minutes on the 2-core CI machine: `make fuzz-models` runs it
 def test_qdq_resnet50_standalone_is_irees_cpu_result_bit_for_bit(tmp_path, cc):
     """The QDQ zoo model through the program binary: where `simulate --check` is bit-identical to IREE
     (int8), so is the plugin's C interpreter, call by call and on the model's output."""
