@@ -141,14 +141,15 @@ def scale_of(reference) -> float:
     agreed, and the fault was blamed on the softmax after them).
     """
     b = np.asarray(reference, np.float64)
-    magnitudes = np.unique(np.abs(b[np.isfinite(b)]))  # sorted
-    if not magnitudes.size:
+    finite = np.abs(b[np.isfinite(b)])
+    if not finite.size:
         return 0.0
-    if np.asarray(reference).dtype.kind == "f":  # integers have no fills: each step counts
-        jumps = np.flatnonzero(magnitudes[1:] > FILL_GAP * np.maximum(1.0, magnitudes[:-1]))
-        if jumps.size:
-            return float(magnitudes[jumps[0]])  # the data end below the first such jump
-    return float(magnitudes[-1])
+    largest = float(finite.max())
+    if largest <= FILL_GAP or np.asarray(reference).dtype.kind != "f":  # no fill possible; integers have none
+        return largest
+    magnitudes = np.unique(finite)  # sorted
+    jumps = np.flatnonzero(magnitudes[1:] > FILL_GAP * np.maximum(1.0, magnitudes[:-1]))
+    return float(magnitudes[jumps[0]]) if jumps.size else largest  # the data end below the first such jump
 
 
 def weighted_errors(result, reference, scale: float | None = None) -> np.ndarray:
