@@ -195,7 +195,40 @@ def test_simulate_check_with_a_crashing_runner_is_one_line_and_keeps_the_state(f
     assert _state(ws) == before
 
 
-@pytest.mark.slow  # the runner is given its floor of 30 s first
+def test_a_runner_that_never_answers_is_one_line_at_its_dispatch_limit(fresh_example, monkeypatch):
+    """The guard's limit itself, in-process with the floor lowered (the CLI case below waits 30 s)."""
+    import threading
+
+    from npu_studio.core.npu.backend.api import BackendError, DispatchCall
+    from npu_studio.core.npu.backend.guard import guarded
+    from npu_studio.core.run import time_budget
+    from tests.backends.broken_backends import runner_hangs
+
+    assert main(["simulate", str(fresh_example.root), "--backend", "generic"]) == 0
+    program = load_program(fresh_example.root / "npu" / "model.npu.json")
+    monkeypatch.setattr(time_budget, "NPU_CALL_FLOOR", 0.2)
+    monkeypatch.setattr(time_budget, "NPU_FLOPS", 1e15)  # the limit is the floor alone
+    monkeypatch.setattr(time_budget, "NPU_TILE_SECONDS", 0.0)
+    backend = guarded(runner_hangs(), "tests.backends.broken_backends:runner_hangs")
+    call = DispatchCall(program, program.dispatches[0].index, [], lambda tiles: None)
+    caught: list[BaseException] = []
+
+    def call_it():
+        try:
+            backend.runner.run(call)
+        except BaseException as e:
+            caught.append(e)
+    waiting = threading.Thread(target=call_it, daemon=True)  # a limit that regressed must not hang the suite
+    waiting.start()
+    waiting.join(30)
+    assert not waiting.is_alive(), "the runner's limit did not stop the call"
+    assert caught and isinstance(caught[0], BackendError), caught
+    line = str(caught[0])
+    assert "'runner-hangs'" in line and f"dispatch #{call.dispatch}" in line and "within 1 s" in line
+    assert "\n" not in line
+
+
+@pytest.mark.corpus  # the runner is given its floor of 30 s first: `make fuzz-models` runs it
 def test_simulate_check_with_a_hanging_runner_is_stopped(fresh_example):
     import subprocess
 
