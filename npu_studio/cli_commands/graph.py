@@ -63,4 +63,6 @@ def run(args) -> int:
     except OSError as exc:
         raise os_error(out, exc, "cannot write") from None
     print(f"{out}: {plural(len(graph.dispatches()), 'dispatch')}, {plural(len(graph.edges), 'edge')}")
+    for note in graph.notes:  # why something is missing (no edges, no ONNX nodes): not only in the JSON
+        print(f"note: {note}")
     return 0

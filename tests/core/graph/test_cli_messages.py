@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from npu_studio.cli import main as cli_main
@@ -28,3 +30,11 @@ def test_one_dispatch_is_counted_as_one_dispatch(tmp_path, capsys):
     assert cli_main(["graph", str(ws.root), "--json", str(tmp_path / "g.json")]) == 0
     out = capsys.readouterr().out
     assert ": 1 dispatch, " in out and "dispatches" not in out
+
+
+def test_the_graphs_notes_are_printed_not_only_kept_in_the_json(tmp_path, capsys):
+    ws = compile_model(models.mlp_bias(tmp_path / "mlp.onnx", layers=1), tmp_path / "ws")
+    assert cli_main(["graph", str(ws.root), "--json", str(tmp_path / "g.json")]) == 0
+    printed = [line[len("note: "):] for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    notes = json.loads((tmp_path / "g.json").read_text())["notes"]
+    assert notes and printed == notes  # a workspace without an NPU program says why the overlays are empty
