@@ -13,6 +13,7 @@ region's own fused location are not read: CSE merges constants of unrelated node
 from __future__ import annotations
 
 from ..lazy_import import lazy_module
+from .flow_functions import dispatch_functions
 from .dispatch_index.provenance import onnx_names
 
 ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
@@ -81,17 +82,4 @@ def function_first_uses(func) -> dict[int, set[str]]:
 
 def module_first_uses(module) -> dict[tuple[str, str], dict[int, set[str]]]:
     """(executable, export function) -> `function_first_uses`, for every dispatch function of a flow module."""
-    found = {}
-    for exe in module.regions[0].blocks[0].operations:
-        exe = exe.operation
-        if exe.name != "flow.executable":
-            continue
-        name = ir.StringAttr(exe.attributes["sym_name"]).value
-        for inner in exe.regions[0].blocks[0].operations:
-            if inner.operation.name != "builtin.module":
-                continue
-            for f in inner.operation.regions[0].blocks[0].operations:
-                f = f.operation
-                if f.name == "func.func":
-                    found[(name, ir.StringAttr(f.attributes["sym_name"]).value)] = function_first_uses(f)
-    return found
+    return {key: function_first_uses(f) for key, f in dispatch_functions(module)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..lazy_import import lazy_module
+from .flow_functions import dispatch_functions
 
 ir = lazy_module("iree.compiler.ir")  # loaded on first use: not at the app's start
 np = lazy_module("numpy")
@@ -337,17 +338,4 @@ def _walk(block):
 
 def module_layouts(module) -> dict[tuple[str, str], list[ResultLayout]]:
     """(executable, export function) -> its result layouts, for every dispatch function of a flow module."""
-    found = {}
-    for exe in module.regions[0].blocks[0].operations:
-        exe = exe.operation
-        if exe.name != "flow.executable":
-            continue
-        name = ir.StringAttr(exe.attributes["sym_name"]).value
-        for inner in exe.regions[0].blocks[0].operations:
-            if inner.operation.name != "builtin.module":
-                continue
-            for f in inner.operation.regions[0].blocks[0].operations:
-                f = f.operation
-                if f.name == "func.func":
-                    found[(name, ir.StringAttr(f.attributes["sym_name"]).value)] = function_layouts(f)
-    return found
+    return {key: function_layouts(f) for key, f in dispatch_functions(module)}
