@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import StudioError
 from ..npu.backend import registry
-from ..npu.target.target import NpuTarget, TargetError, parse_target, read_target_text, target_file
+from ..npu.target.target import NpuTarget, TargetError, parse_target, read_target_text, target_file, toml_value
 from .spec_values import MAX_POINTS, MAX_TEXT, check_point_count, parameter_values, range_checked
 
 SAMPLING = ("grid", "random", "latin-hypercube")
@@ -161,23 +161,9 @@ def key_line(path: Path, key: str) -> int | None:
     return None
 
 
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)  # a TOML basic string: same escapes
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
-    raise TypeError(f"no TOML form for {type(v).__name__}")
-
-
 def to_toml(data: dict, prefix: str = "") -> str:
     """TOML text of parsed TOML `data` (tables as [a.b] headers)."""
-    lines = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    lines = [f"{json.dumps(k)} = {toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
     for k, v in data.items():
         if isinstance(v, dict):
             name = f"{prefix}.{json.dumps(k)}" if prefix else json.dumps(k)

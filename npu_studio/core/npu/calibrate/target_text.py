@@ -6,12 +6,9 @@ the text lacks goes under its table's header, or into a new table at the end.
 
 from __future__ import annotations
 
-import json
 import re
 
-
-def _value(v) -> str:
-    return json.dumps(v) if isinstance(v, str) else repr(v)
+from ..target.target import key_line, toml_value
 
 
 def set_keys(text: str, values: dict[str, int | str]) -> str:
@@ -19,27 +16,16 @@ def set_keys(text: str, values: dict[str, int | str]) -> str:
     for dotted, v in values.items():
         *tables, key = dotted.split(".")
         table = ".".join(tables)
-        key_re = re.compile(rf"^(\s*(?:\"{re.escape(key)}\"|{re.escape(key)})\s*=\s*)([^#]*?)(\s*(?:#.*)?)$")
-        current, header, found = "", None, False
-        for no, line in enumerate(lines):
-            m = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
-            if m:
-                current = m.group(1).strip()
-                if current == table:
-                    header = no
-                continue
-            km = key_re.match(line)
-            if current == table and km:
-                lines[no] = km.group(1) + _value(v) + km.group(3)
-                found = True
-                break
-        if found:
-            continue
-        if header is not None:
-            lines.insert(header + 1, f"{key} = {_value(v)}")
+        assign = re.compile(rf"^(\s*(?:\"{re.escape(key)}\"|{re.escape(key)})\s*=\s*)([^#]*?)(\s*(?:#.*)?)$")
+        line = key_line("\n".join(lines), dotted)  # the key's line, else its table header's
+        m = assign.match(lines[line - 1]) if line is not None else None
+        if m:
+            lines[line - 1] = m.group(1) + toml_value(v) + m.group(3)
+        elif line is not None:
+            lines.insert(line, f"{key} = {toml_value(v)}")
         elif not table:  # a top-level key goes before the first table
             first = next((i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)), len(lines))
-            lines.insert(first, f"{key} = {_value(v)}")
+            lines.insert(first, f"{key} = {toml_value(v)}")
         else:
-            lines += ["", f"[{table}]", f"{key} = {_value(v)}"]
+            lines += ["", f"[{table}]", f"{key} = {toml_value(v)}"]
     return "\n".join(lines) + "\n"

@@ -6,12 +6,13 @@ docs/npu-target.md documents the format; resources/targets/*.toml are
 commented examples.
 
 Errors name the file, the key and the line: `TargetError` carries all
-three. tomllib reports no lines for values, so `_key_line` finds the
+three. tomllib reports no lines for values, so `key_line` finds the
 key's line in the text itself.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -256,7 +257,7 @@ MAX_MACS_PER_CYCLE = 64
 _KNOWN_TABLES = {k.split(".")[0] for k, *_ in _SCHEMA if "." in k}
 
 
-def _key_line(text: str, dotted: str) -> int | None:
+def key_line(text: str, dotted: str) -> int | None:
     """1-based line of `dotted` (`table.key` or `key`) in TOML `text`.
 
     For a missing key, the line of its table header (None if that is
@@ -277,6 +278,21 @@ def _key_line(text: str, dotted: str) -> int | None:
         if current == want and key_re.match(line):
             return no
     return header_line
+
+
+def toml_value(v: Any) -> str:
+    """`v` as a TOML value (what tomllib reads back as `v`): for target and sweep files we write."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string: same escapes
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"no TOML form for {type(v).__name__}")
 
 
 def _get(data: dict, dotted: str) -> tuple[bool, Any]:
@@ -301,7 +317,7 @@ def parse_target(text: str, path: str | Path = "<string>", backend: str = "gener
     tables = _KNOWN_TABLES | {k.split(".")[0] for k, *_ in backend_keys if "." in k}
     for table, value in data.items():
         if isinstance(value, dict) and table not in tables and table not in COST_TABLES:
-            raise TargetError(path, table, _key_line(text, table + ".__"), "unknown table")
+            raise TargetError(path, table, key_line(text, table + ".__"), "unknown table")
     known = {k for k, *_ in schema}
     for table, value in data.items():
         if table in COST_TABLES:
@@ -310,41 +326,41 @@ def parse_target(text: str, path: str | Path = "<string>", backend: str = "gener
         for k, _ in keys:
             dotted = f"{table}.{k}" if k is not None else table
             if dotted not in known:
-                raise TargetError(path, dotted, _key_line(text, dotted), "unknown key")
+                raise TargetError(path, dotted, key_line(text, dotted), "unknown key")
     values: dict[str, Any] = {}
     for key, typ, required, default, check, want in schema:
         present, v = _get(data, key)
         if not present:
             if required:
-                raise TargetError(path, key, _key_line(text, key), "missing required key")
+                raise TargetError(path, key, key_line(text, key), "missing required key")
             v = default
         if typ is int and key in INT_RANGES:
             problem = range_problem(key, v)
             if problem:
-                raise TargetError(path, key, _key_line(text, key), problem)
+                raise TargetError(path, key, key_line(text, key), problem)
         if not isinstance(v, typ) or (typ is int and isinstance(v, bool)) or not check(v):
-            raise TargetError(path, key, _key_line(text, key), f"expected {want}, got {v!r}")
+            raise TargetError(path, key, key_line(text, key), f"expected {want}, got {v!r}")
         values[key] = v
     functions = values["vector.functions"]
     for fn, cost in functions.items():
         key = f"vector.functions.{fn}"
         if fn not in VECTOR_FUNCTIONS:
-            raise TargetError(path, key, _key_line(text, key),
+            raise TargetError(path, key, key_line(text, key),
                               "unknown vector function; known: " + ", ".join(VECTOR_FUNCTIONS))
         problem = range_problem("vector.functions.*", cost)
         if problem:
-            raise TargetError(path, key, _key_line(text, key), f"cycles per element (a positive integer): {problem}")
+            raise TargetError(path, key, key_line(text, key), f"cycles per element (a positive integer): {problem}")
     rates = values["mac_array.macs_per_cycle"]
     for dtype, rate in rates.items():
         key = f"mac_array.macs_per_cycle.{dtype}"
         if dtype not in DTYPES:
-            raise TargetError(path, key, _key_line(text, key), "unknown element type; known: " + ", ".join(DTYPES))
+            raise TargetError(path, key, key_line(text, key), "unknown element type; known: " + ", ".join(DTYPES))
         if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= MAX_MACS_PER_CYCLE:
-            raise TargetError(path, key, _key_line(text, key),
+            raise TargetError(path, key, key_line(text, key),
                               f"expected MACs per cycle (an integer 1..{MAX_MACS_PER_CYCLE}), got {rate!r}")
     if values["output_stage.scale"] and not values["output_stage.narrow"]:
         key = "output_stage.narrow"
-        raise TargetError(path, key, _key_line(text, key),
+        raise TargetError(path, key, key_line(text, key),
                           "an output stage that scales must narrow to at least one of " + ", ".join(NARROW_TYPES))
     return NpuTarget(
         name=values["name"],
@@ -375,7 +391,7 @@ def parse_target(text: str, path: str | Path = "<string>", backend: str = "gener
             clamp=values["output_stage.clamp"], bias=values["output_stage.bias"], narrow=tuple(dict.fromkeys(values["output_stage.narrow"]))),
         macs_per_cycle=tuple(sorted(rates.items())),
         cost=parse_cost_model(data, DTYPES, lambda key, reason: TargetError(
-            path, key, _key_line(text, key), reason)),
+            path, key, key_line(text, key), reason)),
         backend=backend,
         backend_values=tuple(sorted((k.key, _frozen(values[k.key])) for k in backend_keys)),
         source=str(path),
