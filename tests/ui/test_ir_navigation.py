@@ -27,18 +27,24 @@ def flow_text():
     return ws.snapshot_path("flow").read_text(encoding="utf-8")
 
 
-@pytest.fixture
-def nav(qtbot, flow_text):
+def shown_navigable(qtbot, text: str, width: int = 1100, height: int = 700):
+    """An IrView with its navigator, outline and uses list, shown and indexed on `text`."""
     view = IrView()
     navigator = IrNavigator(view)
     widget, outline, uses = navigable(view, navigator)
     qtbot.addWidget(widget)
-    widget.resize(1100, 700)
+    widget.resize(width, height)
     widget.show()
     qtbot.waitExposed(widget)
     with qtbot.waitSignal(navigator.sig_index_ready, timeout=60_000):
-        view.set_text(flow_text)
-    yield view, navigator, outline, uses
+        view.set_text(text)
+    return widget, (view, navigator, outline, uses)
+
+
+@pytest.fixture
+def nav(qtbot, flow_text):
+    widget, parts = shown_navigable(qtbot, flow_text)
+    yield parts
     widget.close()
 
 

@@ -19,6 +19,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from npu_studio.ui.ir.ir_view import IrView  # noqa: E402
 from npu_studio.ui.ir.nav_panels import navigable  # noqa: E402
 from npu_studio.ui.ir.navigation import IrNavigator  # noqa: E402
+from .test_ir_navigation import shown_navigable  # noqa: E402
 
 # 40 filler lines between the definition of %sum (line 5) and its use (line 46): a jump scrolls the view.
 FILLER = "".join(f"    %f{i} = arith.addf %a, %b : f32\n" for i in range(40))
@@ -39,16 +40,8 @@ SUM_DEF, SUM_USE = 5, 46
 
 @pytest.fixture
 def nav(qtbot):
-    view = IrView()
-    navigator = IrNavigator(view)
-    widget, outline, uses = navigable(view, navigator)
-    qtbot.addWidget(widget)
-    widget.resize(900, 400)
-    widget.show()
-    qtbot.waitExposed(widget)
-    with qtbot.waitSignal(navigator.sig_index_ready, timeout=30_000):
-        view.set_text(TEXT)
-    yield view, navigator, outline, uses
+    widget, parts = shown_navigable(qtbot, TEXT, 900, 400)
+    yield parts
     widget.close()
 
 
