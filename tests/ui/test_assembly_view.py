@@ -10,12 +10,12 @@ import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest
 from PySide6 import QtCore
 
 from tests.conftest import REPO
 
 from .test_npu_in_app import WAIT, make_window, open_workspace
+from .test_schedule_in_app import window  # noqa: F401 - the example open and simulated in the real window
 
 TAG = re.compile(r"^d(\d+)\.t(\d+)\s")  # the generic listing's tag column (docs/npu-isa.md)
 
@@ -43,16 +43,6 @@ def _click_line(view, qtbot, line: int) -> None:
     top = view.blockBoundingGeometry(block).translated(view.contentOffset()).top()
     qtbot.mouseClick(view.viewport(), QtCore.Qt.MouseButton.LeftButton,
                      pos=QtCore.QPoint(40, int(top) + view.fontMetrics().height() // 2))
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, fresh_example):
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    w = make_window(qtbot, settings)
-    open_workspace(w, qtbot, fresh_example)
-    qtbot.waitUntil(lambda: w.schedule_controller.run is not None, timeout=WAIT)
-    yield w
-    w.jobs.stop_all()
 
 
 def test_listing_is_the_cli_s_and_links_both_ways(window, qtbot):
