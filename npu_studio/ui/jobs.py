@@ -117,6 +117,9 @@ class JobManager(QtCore.QObject):
     def _finished(self, job: Job, on_finished) -> None:
         if job in self._jobs:
             self._jobs.remove(job)
+        # `finished` is sent from the thread just before it ends: let it end before the worker can be
+        # deleted (a manager dropped at once would destroy a QThread still running, which aborts)
+        job.worker.wait()
         job.worker.deleteLater()
         if on_finished is not None:
             on_finished(job.generation)
