@@ -197,6 +197,7 @@ def test_simulate_check_with_a_crashing_runner_is_one_line_and_keeps_the_state(f
 
 def test_a_runner_that_never_answers_is_one_line_at_its_dispatch_limit(fresh_example, monkeypatch):
     """The guard's limit itself, in-process with the floor lowered (the CLI case below waits 30 s)."""
+    import dataclasses
     import threading
 
     from npu_studio.core.npu.backend.api import BackendError, DispatchCall
@@ -209,7 +210,12 @@ def test_a_runner_that_never_answers_is_one_line_at_its_dispatch_limit(fresh_exa
     monkeypatch.setattr(time_budget, "NPU_CALL_FLOOR", 0.2)
     monkeypatch.setattr(time_budget, "NPU_FLOPS", 1e15)  # the limit is the floor alone
     monkeypatch.setattr(time_budget, "NPU_TILE_SECONDS", 0.0)
-    backend = guarded(runner_hangs(), "tests.backends.broken_backends:runner_hangs")
+    board = threading.Event()  # the board that does not answer, until the test ends
+
+    class Silent:
+        def run(self, call):
+            board.wait(60)
+    backend = guarded(dataclasses.replace(runner_hangs(), runner=Silent()), "tests.backends.broken_backends:runner_hangs")
     call = DispatchCall(program, program.dispatches[0].index, [], lambda tiles: None)
     caught: list[BaseException] = []
 
@@ -221,11 +227,18 @@ def test_a_runner_that_never_answers_is_one_line_at_its_dispatch_limit(fresh_exa
     waiting = threading.Thread(target=call_it, daemon=True)  # a limit that regressed must not hang the suite
     waiting.start()
     waiting.join(30)
-    assert not waiting.is_alive(), "the runner's limit did not stop the call"
-    assert caught and isinstance(caught[0], BackendError), caught
-    line = str(caught[0])
-    assert "'runner-hangs'" in line and f"dispatch #{call.dispatch}" in line and "within 1 s" in line
-    assert "\n" not in line
+    board.set()  # no thread of this test outlives it
+    try:
+        assert not waiting.is_alive(), "the runner's limit did not stop the call"
+        assert caught and isinstance(caught[0], BackendError), caught
+        line = str(caught[0])
+        assert "'runner-hangs'" in line and f"dispatch #{call.dispatch}" in line and "within 1 s" in line
+        assert "\n" not in line
+    finally:
+        waiting.join(5)
+    for t in threading.enumerate():
+        if t.name == "runner-hangs runner":
+            t.join(5)
 
 
 @pytest.mark.corpus  # the runner is given its floor of 30 s first: `make fuzz-models` runs it
