@@ -11,9 +11,18 @@ from npu_studio.core.session import Session  # noqa: E402
 from npu_studio.ui.jobs import CancelToken, JobManager  # noqa: E402
 
 
+def app_owned():
+    """A parent for a test's JobManager: Qt, not Python's garbage collector, ends it and its workers,
+    after the events still queued for them (a manager dropped with the test's locals died under
+    pytest-qt's event processing: "pure virtual method called")."""
+    from PySide6 import QtWidgets
+
+    return QtWidgets.QApplication.instance()
+
+
 def test_a_result_of_an_outdated_job_is_dropped(qtbot):
     session = Session()
-    jobs = JobManager(session)
+    jobs = JobManager(session, app_owned())
     release = threading.Event()
     delivered, finished = [], []
 
@@ -38,7 +47,7 @@ def test_a_result_of_an_outdated_job_is_dropped(qtbot):
 
 
 def test_cancel_reaches_a_job_and_stop_all_waits_for_every_thread(qtbot):
-    jobs = JobManager(Session())
+    jobs = JobManager(Session(), app_owned())
     started = threading.Event()
     failures = []
 

@@ -17,6 +17,15 @@ from npu_studio.ui import trust_dialog  # noqa: E402
 from npu_studio.ui.jobs import JobManager  # noqa: E402
 
 
+def app_owned():
+    """A parent for a test's JobManager: Qt, not Python's garbage collector, ends it and its workers,
+    after the events still queued for them (a manager dropped with the test's locals died under
+    pytest-qt's event processing: "pure virtual method called")."""
+    from PySide6 import QtWidgets
+
+    return QtWidgets.QApplication.instance()
+
+
 @pytest.fixture
 def sent(fresh_example, tmp_path, monkeypatch):
     """The compiled example as someone sent it (a copy), with a variant recorded in it; a user trusting nothing."""
@@ -44,7 +53,7 @@ def run_job(qtbot, jobs, ws):
 
 def test_trusted_once_the_job_runs_and_the_answer_is_kept(qtbot, sent):
     ws, config = sent
-    jobs = JobManager(Session())
+    jobs = JobManager(Session(), app_owned())
     asked = []
     jobs.ask_trust = lambda root, action: asked.append((root, action)) or True
     files = sorted(p.name for p in ws.root.iterdir())
@@ -59,7 +68,7 @@ def test_trusted_once_the_job_runs_and_the_answer_is_kept(qtbot, sent):
 
 def test_declined_the_job_fails_with_one_line(qtbot, sent):
     ws, _ = sent
-    jobs = JobManager(Session())
+    jobs = JobManager(Session(), app_owned())
     jobs.ask_trust = lambda root, action: False
     done, failed = run_job(qtbot, jobs, ws)
     assert done == [] and isinstance(failed[0], trust.UntrustedWorkspace)
