@@ -37,6 +37,10 @@ def window(qtbot, tmp_path):
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
+    # Active, as the window a user works in is: an X server gives the keyboard (and so the window's
+    # shortcuts, Ctrl+R) only to the active window; the offscreen platform activates every shown one.
+    w.activateWindow()
+    qtbot.waitActive(w)
     yield w
     w.session.drafts.clear()  # closing the window would keep them in the workspace
     w.jobs.stop_all()

@@ -91,7 +91,8 @@ def test_the_diff_dialog_fits_the_screen_with_save_patch_in_view(qtbot, example_
     dialog.choose("flow", "the phase before it")
     qtbot.wait(100)
     room = dialog.screen().availableGeometry()
-    assert room.width() < 1300 or room.height() < 800, "this screen has room for the wished size: no test"
+    if room.width() >= 1300 and room.height() >= 800:  # the real-window run's 1600x1000 screen
+        pytest.skip("this screen has room for the wished size; the offscreen run's small screen tests the fit")
     assert room.contains(dialog.frameGeometry()), (dialog.frameGeometry(), room)
     button = dialog.view.save_button
     at = button.mapTo(dialog, QtCore.QPoint(0, 0))

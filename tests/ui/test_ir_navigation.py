@@ -35,7 +35,10 @@ def shown_navigable(qtbot, text: str, width: int = 1100, height: int = 700):
     qtbot.addWidget(widget)
     widget.resize(width, height)
     widget.show()
-    qtbot.waitExposed(widget)
+    # Active, so that the view can take the keyboard focus its F12 shortcut needs (an X server gives
+    # focus only to the active window; the offscreen platform activates every shown one).
+    widget.activateWindow()
+    qtbot.waitActive(widget)
     with qtbot.waitSignal(navigator.sig_index_ready, timeout=60_000):
         view.set_text(text)
     return widget, (view, navigator, outline, uses)

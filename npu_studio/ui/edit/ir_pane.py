@@ -170,8 +170,8 @@ class IrPane(QtCore.QObject):
     def _on_npu(self) -> None:
         if self.session.selection.phase == NPU_PHASE:
             self.show_phase(NPU_PHASE)
-        else:
-            self._draw_regions()
+        else:  # the regions may change; the view stays where the user is (a late NPU result moved it)
+            self._draw_regions(reveal=False)
 
     def _on_selection(self) -> None:
         if self.session.selection.phase != self._regions_of:
@@ -179,7 +179,7 @@ class IrPane(QtCore.QObject):
         else:
             self._mark_selection()
 
-    def _draw_regions(self) -> None:
+    def _draw_regions(self, reveal: bool = True) -> None:
         """The phase's dispatches as tinted line ranges (the npu phase: each dispatch's tasks)."""
         phase = self.session.selection.phase
         regions = []
@@ -195,7 +195,7 @@ class IrPane(QtCore.QObject):
                                           region_color(rec.index)))
         self.view.set_regions(regions)
         self._regions_of = phase
-        self._mark_selection()
+        self._mark_selection(reveal)
 
     def _on_region_clicked(self, dispatch: int) -> None:
         self._clicked_in_view = True
@@ -204,11 +204,11 @@ class IrPane(QtCore.QObject):
         finally:
             self._clicked_in_view = False
 
-    def _mark_selection(self) -> None:
+    def _mark_selection(self, reveal: bool = True) -> None:
         selection = self.session.selection
         dispatch = selection.dispatch
         has_region = dispatch is not None and any(r.key == dispatch for r in self.view.regions())
-        self.view.mark_region(dispatch if has_region else None, reveal=not self._clicked_in_view)
+        self.view.mark_region(dispatch if has_region else None, reveal=reveal and not self._clicked_in_view)
         if selection.task is not None and selection.phase == NPU_PHASE:
             self.goto_npu_task(selection.task)
 
