@@ -15,6 +15,7 @@ import pytest
 
 from npu_studio.core.compile.phases import SNAPSHOT_PHASES
 from npu_studio.core.ir import nav_index
+from npu_studio.core.ir.default_folds import default_folds
 from npu_studio.core.ir.mlir_text import blank_locations, line_offsets, op_end, op_position, parse_module
 from npu_studio.core.ir.nav_describe import describe, loc_names, parsed_types
 from npu_studio.core.ir.nav_scan import LineCache
@@ -264,7 +265,7 @@ def test_outline_holds_functions_executables_and_dispatches():
 def test_the_quick_default_folds_are_the_index_s(phase):
     text = phases_of("example")[phase].read_text(encoding="utf-8")
     index = nav_index.build(text)
-    quick = nav_index.default_folds(text)
+    quick = default_folds(text)
     assert quick and quick == [f for f in index.folds if f.folded_by_default]
 
 

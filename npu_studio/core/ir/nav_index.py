@@ -19,7 +19,6 @@ edited lines are lexed again; the linking pass over the line facts is cheap (doc
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -343,33 +342,3 @@ def split_lines(text: str, pause=None) -> list[str]:
         lines.extend(parts)
     lines.append(carry)
     return lines
-
-
-# After a newline: a literal prefix lets re search fast (a `^` with re.M scans a 16 MB text 5x slower).
-_LOC_ALIAS_LINE = re.compile(r"\n#loc[\w$.\-]* = ")
-
-
-def default_folds(text: str) -> list[FoldRange]:
-    """The ranges folded when a text opens (runs of `#loc` aliases, the resource section), found by a
-    scan of the text in a few milliseconds: the first paint comes before the index is built."""
-    folds: list[FoldRange] = []
-    run: list[int] = [1] if _LOC_ALIAS_LINE.match("\n" + text[:200]) else []
-    line, pos = 1, 0
-    for m in _LOC_ALIAS_LINE.finditer(text):
-        line += text.count("\n", pos, m.start() + 1)
-        pos = m.start() + 1
-        if run and line != run[-1] + 1:
-            if len(run) >= 2:
-                folds.append(FoldRange(run[0], run[-1], "locations", True))
-            run = []
-        run.append(line)
-    if len(run) >= 2:
-        folds.append(FoldRange(run[0], run[-1], "locations", True))
-    start = text.rfind("\n{-#")
-    if start >= 0:
-        first = text.count("\n", 0, start) + 2
-        end = text.find("#-}", start)
-        last = text.count("\n", 0, end) + 1 if end >= 0 else text.count("\n") + 1
-        if last - 1 > first:
-            folds.append(FoldRange(first, last - 1, "resources", True))
-    return folds

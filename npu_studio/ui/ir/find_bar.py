@@ -114,6 +114,10 @@ class FindBar(QtWidgets.QWidget):
     # -- internals --------------------------------------------------------
 
     def _doc_text(self) -> str:
+        if hasattr(self._view, "stream"):
+            # Matches are counted and stepped through in the whole text: a big one still coming in
+            # (streaming.py) is loaded at once (for a million lines, a few seconds after it opened).
+            self._view.stream.finish()
         doc = self._view.document()
         key = (id(doc), doc.revision(), doc.characterCount())
         if key != self._text_key:

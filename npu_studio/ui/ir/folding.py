@@ -25,6 +25,7 @@ class Folding(QtCore.QObject):
         self._ranges: dict[int, FoldRange] = {}  # by start line
         self._folded: set[int] = set()  # start lines of the folded ranges
         self._hidden: set[int] = set()  # 1-based lines hidden now
+        self._offered: set[int] = set()  # start lines of the default folds the text on show has had
         view.reveal_line = self.reveal
         view.gutter_painters.append(self._paint_marker)
         view.gutter().installEventFilter(self)
@@ -38,6 +39,7 @@ class Folding(QtCore.QObject):
         if fold_defaults:
             self._hidden = set()  # a new document: every block is visible
             self._folded = {r.start_line for r in ranges if r.folded_by_default}
+            self._offered = set(self._folded)
         else:
             self._folded &= set(self._ranges)
         self._apply()
@@ -97,6 +99,29 @@ class Folding(QtCore.QObject):
         self.view.gutter().update()
         self.view.ensureCursorVisible()
         self.sig_changed.emit()
+
+    def add_ranges(self, ranges: list[FoldRange], first: int, last: int) -> None:
+        """The default folds of lines first..last, which just came in (a big text arrives a slice at a
+        time: ui/ir/streaming.py); a range that goes on from the lines before replaces the one it continues."""
+        for r in ranges:
+            if r.folded_by_default and r.start_line not in self._offered:  # unfolded by the user: stays so
+                self._folded.add(r.start_line)
+                self._offered.add(r.start_line)
+            self._ranges[r.start_line] = r
+            if r.start_line in self._folded:
+                self._hidden.update(range(max(first, r.start_line + 1), r.end_line + 1))
+        hidden = [line for line in range(first, last + 1) if line in self._hidden]
+        if hidden:
+            doc = self.view.display_document()
+            start = block = doc.findBlockByNumber(hidden[0] - 1)
+            end = start
+            while block.isValid() and block.blockNumber() < hidden[-1]:
+                if block.blockNumber() + 1 in self._hidden:
+                    block.setVisible(False)
+                    end = block
+                block = block.next()
+            doc.markContentsDirty(start.position(), end.position() + end.length() - start.position())
+        self.view.gutter().update()
 
     # -- gutter ---------------------------------------------------------------------------------
 

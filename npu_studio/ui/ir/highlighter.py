@@ -16,6 +16,7 @@ are lexed and formatted, so a megabyte hex blob cannot stall the GUI.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from pygments.styles import get_style_by_name
 from PySide6 import QtCore, QtGui
@@ -26,21 +27,25 @@ MAX_LINE_CHARS = 2000
 _ELIDED = re.compile(r"…\(\d+ bytes elided\)")
 
 
-def _line_states(text: str) -> list[int] | None:
-    """Start state of every line, or None when all lines start at the root."""
-    first = text.find("{-#")
-    if first < 0:
-        return None
-    # Lines before the first marker's line all start at the root: only the rest is split and walked
-    # (IREE prints the resource section last, so on a big snapshot that is a few lines, not a million).
-    head = text.rfind("\n", 0, first) + 1
-    states = [STATE_ROOT] * text.count("\n", 0, head)
-    state = STATE_ROOT
+def _line_states(text: str, start: int = STATE_ROOT) -> tuple[list[int] | None, int]:
+    """Start state of every line of `text` whose first line starts in `start` (None when all lines
+    start at the root), and the state after its last line."""
+    if start == STATE_ROOT:
+        first = text.find("{-#")
+        if first < 0:
+            return None, STATE_ROOT
+        # Lines before the first marker's line all start at the root: only the rest is split and walked
+        # (IREE prints the resource section last, so on a big snapshot that is a few lines, not a million).
+        head = text.rfind("\n", 0, first) + 1
+        states = [STATE_ROOT] * text.count("\n", 0, head)
+    else:
+        head, states = 0, []
+    state = start
     for line in text[head:].split("\n"):
         states.append(state)
         if state != STATE_ROOT or "{-#" in line:
             state = end_state(line, state)
-    return states
+    return states, state
 
 
 class MlirHighlighter(QtGui.QSyntaxHighlighter):
@@ -55,6 +60,8 @@ class MlirHighlighter(QtGui.QSyntaxHighlighter):
         self._doc = document
         self._done: set[int] = set()
         self._states: list[int] | None = None
+        self._tail = STATE_ROOT  # the state after the last line (where appended lines start)
+        self._appending = False
         self._states_dirty = True
         self._block_count = document.blockCount()
         self._requested = -1  # the block number we asked Qt to highlight
@@ -75,9 +82,29 @@ class MlirHighlighter(QtGui.QSyntaxHighlighter):
         if text is None:
             self._states_dirty = True
         else:
-            self._states = _line_states(text)
+            self._states, self._tail = _line_states(text)
             self._states_dirty = False
         self._block_count = self._doc.blockCount()
+
+    @contextmanager
+    def appending(self, text: str):
+        """`text` is appended to the document as new lines after the last one (a text shown a slice at a
+        time): lines already highlighted stay so, and the new lines' states follow from the last one's."""
+        before = self._block_count
+        self._appending = True
+        try:
+            yield
+        finally:
+            self._appending = False
+            self._block_count = self._doc.blockCount()
+        if self._states_dirty:
+            return  # rescanned whole at the next use
+        more, self._tail = _line_states(text, self._tail)
+        if more is None and self._states is None:
+            return
+        if self._states is None:
+            self._states = [STATE_ROOT] * before
+        self._states.extend(more if more is not None else [STATE_ROOT] * (text.count("\n") + 1))
 
     def is_highlighted(self, block_number: int) -> bool:
         return block_number in self._done
@@ -88,7 +115,7 @@ class MlirHighlighter(QtGui.QSyntaxHighlighter):
         Returns how many blocks were lexed.
         """
         if self._states_dirty:
-            self._states = _line_states(self._doc.toPlainText())
+            self._states, self._tail = _line_states(self._doc.toPlainText())
             self._states_dirty = False
         count = 0
         block = self._doc.findBlockByNumber(max(0, first))
@@ -149,8 +176,8 @@ class MlirHighlighter(QtGui.QSyntaxHighlighter):
 
     @QtCore.Slot(int, int, int)
     def _on_contents_change(self, pos: int, removed: int, added: int) -> None:
-        if self._requested >= 0 or removed == added == 0:
-            return  # our own format change, or nothing
+        if self._requested >= 0 or self._appending or removed == added == 0:
+            return  # our own format change, lines appended (see appending), or nothing
         doc = self._doc
         first_block = doc.findBlock(pos)
         last_block = doc.findBlock(pos + added)

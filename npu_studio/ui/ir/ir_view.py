@@ -16,6 +16,7 @@ from npu_studio.core.ir.elision import ELIDE_OVER, Elision, display_to_real_col,
 from npu_studio.ui.ir.highlighter import MlirHighlighter
 from npu_studio.ui.ir import paging
 from npu_studio.ui.ir.lazy_highlight import HighlightScheduler
+from npu_studio.ui.ir.streaming import TextStream
 
 __all__ = ["ELIDE_OVER", "Elision", "IrView", "Region", "display_to_real_col", "elide_text", "real_to_display_col"]
 
@@ -91,6 +92,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._rehighlight_timer.setInterval(0)
         self._rehighlight_timer.timeout.connect(self._highlight_visible)
         self.highlighting = HighlightScheduler(self)  # visible lines now, the pages around them once painted
+        self.stream = TextStream(self)  # a big text arrives a slice at a time (streaming.py)
         self._update_gutter_width()
         self._highlight_current_line()
 
@@ -102,6 +104,8 @@ class IrView(QtWidgets.QPlainTextEdit):
         document = document or self._base[0]
         if document is self.document():
             return
+        if document is not self._base[0]:
+            self.stream.stop()  # the display text is set again (set_text) before it shows again
         for slot in (self._on_contents_change, *self._change_listeners):
             self.document().contentsChange.disconnect(slot)
         highlighter = self._base[1] if document is self._base[0] else document.findChild(MlirHighlighter)
@@ -117,6 +121,13 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._update_gutter_width()
         self.highlighting.visible(defer=False)
         self.sig_text_shown.emit()
+
+    def display_document(self) -> QtGui.QTextDocument:
+        """The view's own document, which set_text fills (a phase's lent document is another)."""
+        return self._base[0]
+
+    def display_highlighter(self) -> MlirHighlighter:
+        return self._base[1]
 
     def connect_contents_change(self, slot) -> None:
         """`slot(pos, removed, added)` on every change of the document on show, whichever it is."""
@@ -145,25 +156,41 @@ class IrView(QtWidgets.QPlainTextEdit):
                  self.textCursor().blockNumber() + 1, self.textCursor().positionInBlock() + 1) if keep_place else None
         self.use_document(None)
         was_elided = self._real_text is not None
-        display, elisions = elide_text(text) if elide and self.isReadOnly() else (text, {})
+        # A big text: its first lines now, the rest a slice at a time from the event loop (streaming.py).
+        display, elisions = self.stream.first_slice(text, elide and self.isReadOnly())
         self._real_text = text if elisions else None
         self._elisions = elisions
         # Size the gutter first: resizing the viewport of a full document
         # costs a relayout.
-        self._update_gutter_width(lines=display.count("\n") + 1)
+        self._update_gutter_width(lines=self.stream.total_lines)
         self.setPlainText(display)
         self.document().setModified(False)
         self.highlighter.reset(display)
         self.highlighting.forget()
         self._plain = text
         self.highlighting.visible(defer=False)
+        self.stream.start()
         self.sig_text_shown.emit()
         if was_elided != self.is_elided():
             self.sig_elided_changed.emit(self.is_elided())
         if place is not None:
-            self.goto(place[2], place[3], center=False)
-            self.verticalScrollBar().setValue(place[0])
-            self.horizontalScrollBar().setValue(place[1])
+            def restore() -> None:
+                self.goto(place[2], place[3], center=False)
+                self.verticalScrollBar().setValue(place[0])
+                self.horizontalScrollBar().setValue(place[1])
+            # The scroll bar counts lines on screen, never more than the lines above them.
+            self.stream.when_loaded(max(place[2], place[0] + self.viewport().height()), restore)
+
+    def add_elisions(self, elisions: dict[int, list[Elision]]) -> None:
+        """Elisions of lines that came in after set_text (streaming.py)."""
+        self._elisions.update(elisions)
+        if self._real_text is None:
+            self._real_text = self._plain
+            self.sig_elided_changed.emit(True)
+
+    def line_count(self) -> int:
+        """Lines of the text on show, with those still coming in."""
+        return self.stream.total_lines if self.stream.loading else self.blockCount()
 
     def text(self) -> str:
         """The real text: unelided, including the user's edits."""
@@ -186,8 +213,11 @@ class IrView(QtWidgets.QPlainTextEdit):
             line = self.verticalScrollBar().value()
             cursor_line = self.textCursor().blockNumber() + 1
             self.set_text(self._real_text, elide=False)
+            self.stream.finish()
             self.verticalScrollBar().setValue(line)
             self.goto(cursor_line, 1, center=False)
+        if editable:
+            self.stream.finish()  # edits need the whole text
         self.setReadOnly(not editable)
         self._plain = None  # edits may follow: text() reads the document again
         flags = QtCore.Qt.TextInteractionFlag
@@ -202,7 +232,10 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     def goto(self, line: int, col: int = 1, center: bool = True) -> None:
         """Put the cursor at 1-based `line`, `col` (a column of the file,
-        mapped past elisions) and center it."""
+        mapped past elisions) and center it (once the line is in: streaming.py)."""
+        self.stream.when_loaded(line, lambda: self._goto(line, col, center))
+
+    def _goto(self, line: int, col: int, center: bool) -> None:
         block = self.document().findBlockByNumber(max(0, line - 1))
         if not block.isValid():
             block = self.document().lastBlock()
@@ -253,15 +286,20 @@ class IrView(QtWidgets.QPlainTextEdit):
         if key is not None and reveal:
             region = self._regions_by_key[key]
             shown = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
-            # The scroll bar counts lines on screen, not blocks: folded lines (the #loc aliases) count none.
-            doc = self.document()
-            first = doc.findBlockByNumber(region.start_line - 1).firstLineNumber()
-            span = doc.findBlockByNumber(region.end_line - 1).firstLineNumber() - first + 1
-            above = (shown - span) // 2 if span <= shown else 2
-            self.verticalScrollBar().setValue(max(0, first - above))
+            self.stream.when_loaded(min(region.end_line, region.start_line + shown),
+                                    lambda: self._reveal(region, shown))
         self._marked = key
         self.viewport().update()
         self._gutter.update()
+
+    def _reveal(self, region: Region, shown: int) -> None:
+        # The scroll bar counts lines on screen, not blocks: folded lines (the #loc aliases) count none.
+        doc = self.document()
+        first = doc.findBlockByNumber(region.start_line - 1).firstLineNumber()
+        last = doc.findBlockByNumber(region.end_line - 1)
+        span = (last if last.isValid() else doc.lastBlock()).firstLineNumber() - first + 1
+        above = (shown - span) // 2 if span <= shown else 2
+        self.verticalScrollBar().setValue(max(0, first - above))
 
     def marked_key(self) -> object | None:
         return self._marked

@@ -23,6 +23,7 @@ import time
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.ir import nav_index
+from ...core.ir.default_folds import FoldsBySlice
 from ...core.ir.nav_describe import describe, parsed_types_in_child
 from ...core.ir.nav_scan import LineCache
 from ..gui_gc import freeze_long_lived, long_lived_build
@@ -92,7 +93,9 @@ class IrNavigator(QtCore.QObject):
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._poll = QtCore.QTimer(self, interval=30, timeout=self._take_result)
         self.activity = Activity()
+        self._slice_folds = FoldsBySlice()  # the default folds of the text on show, as its slices come
         view.sig_text_shown.connect(self._on_text_shown)
+        view.stream.sig_lines_added.connect(self._on_lines_added)
         view.connect_contents_change(self._on_contents_change)
         view.viewport().installEventFilter(self)
         view.installEventFilter(self)  # keys: the build waits while the user pages
@@ -128,8 +131,13 @@ class IrNavigator(QtCore.QObject):
         self._new_text = True
         self.index, self.types = None, None
         text = self.view.text()
-        self.folding.set_ranges(nav_index.default_folds(text), fold_defaults=True)
+        # A big text shows its first lines first (streaming.py): their folds now, the rest's as they come.
+        self._slice_folds = FoldsBySlice()
+        self.folding.set_ranges(self._slice_folds.add(self.view.stream.last_slice[1]), fold_defaults=True)
         self._start(text)
+
+    def _on_lines_added(self, first: int, last: int) -> None:
+        self.folding.add_ranges(self._slice_folds.add(self.view.stream.last_slice[1]), first, last)
 
     @QtCore.Slot(int, int, int)
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
@@ -146,7 +154,7 @@ class IrNavigator(QtCore.QObject):
             return
         self._building = True
         generation, cache, results, pause = self._generation, self._cache, self._results, self.activity.pause
-        with_types = self._new_text and self.view.blockCount() < TYPES_UP_TO_LINES  # not text.count: a GUI-side scan
+        with_types = self._new_text and self.view.line_count() < TYPES_UP_TO_LINES  # not text.count: a GUI-side scan
 
         def work() -> None:
             # The scan is Python: hand the GIL back to the GUI thread often, so frames stay short.
