@@ -18,6 +18,7 @@ How a `%name` is told apart as a definition or a use (printed MLIR puts each op 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from pygments.token import Name, Number, String
@@ -252,6 +253,22 @@ def _symbol_refs(line: str, toks: list, k: int, is_def_op: bool, facts: LineFact
 PAUSE_EVERY = 16  # lines between two calls of a builder's `pause` (about a millisecond of scanning)
 
 
+DROP_SLICE = 20_000  # entries freed per step of drop_gradually
+
+
+def drop_gradually(items: list | dict) -> None:
+    """Empty `items` a slice at a time. Freeing a million entries at once is one C call that holds the
+    GIL throughout (140 ms for a million-line text's alias uses), and the index is built and let go on
+    threads beside the GUI's; between two slices the GUI's thread can take the GIL."""
+    if isinstance(items, dict):
+        while items:
+            for key in list(itertools.islice(items, DROP_SLICE)):
+                del items[key]
+    else:
+        while items:
+            del items[-DROP_SLICE:]
+
+
 class LineCache:
     """Facts of lines by (start state, text): re-indexing after an edit scans only new lines."""
 
@@ -266,7 +283,7 @@ class LineCache:
         out = []
         cache = self._facts
         if len(cache) > self._limit:
-            cache.clear()
+            drop_gradually(cache)
         state = STATE_ROOT
         for n, line in enumerate(lines):
             if pause is not None and not n % PAUSE_EVERY:

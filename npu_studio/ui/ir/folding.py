@@ -2,7 +2,7 @@
 
 A fold hides lines start+1..end (core FoldRange) by making their blocks invisible; the plain-text
 layout then gives them no height, and the view's painting skips them. Runs of `#loc` aliases and the
-resource section fold as soon as a text is shown (`nav_index.default_folds`, a quick scan), the
+resource section fold as soon as a text is shown (`default_folds`, a quick scan), the
 regions become foldable when the navigation index arrives. Going to a hidden line unfolds it.
 """
 
@@ -32,16 +32,17 @@ class Folding(QtCore.QObject):
 
     # -- state ----------------------------------------------------------------------------------
 
-    def set_ranges(self, ranges: list[FoldRange], fold_defaults: bool) -> None:
-        """The foldable ranges of the text on show. `fold_defaults`: a new text, its default folds
-        close; otherwise (the same text re-indexed) folds that still exist stay as they are."""
-        self._ranges = {r.start_line: r for r in ranges}
+    def set_ranges(self, ranges: list[FoldRange] | dict[int, FoldRange], fold_defaults: bool) -> None:
+        """The foldable ranges of the text on show (a list, or a dict by first line: an index's
+        `folds_by_start`). `fold_defaults`: a new text, its default folds close; otherwise (the same
+        text re-indexed) folds that still exist stay as they are."""
+        self._ranges = dict(ranges) if isinstance(ranges, dict) else {r.start_line: r for r in ranges}
         if fold_defaults:
             self._hidden = set()  # a new document: every block is visible
             self._folded = {r.start_line for r in ranges if r.folded_by_default}
             self._offered = set(self._folded)
         else:
-            self._folded &= set(self._ranges)
+            self._folded = {start for start in self._folded if start in self._ranges}  # few: not a set of all
         self._apply()
 
     def ranges(self) -> list[FoldRange]:

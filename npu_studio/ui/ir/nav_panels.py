@@ -39,14 +39,13 @@ class OutlineTree(QtWidgets.QTreeWidget):
         self.setHeaderHidden(True)
         self.setUniformRowHeights(True)  # thousands of dispatches stay quick
         self._starts: list[tuple[int, QtWidgets.QTreeWidgetItem]] = []
-        self._index: NavIndex | None = None
         navigator.sig_outline.connect(self.show_outline)
         navigator.view.cursorPositionChanged.connect(self.follow_cursor)
         self.itemActivated.connect(self._go)
         self.itemClicked.connect(self._go)
 
     def show_outline(self, index: NavIndex) -> None:
-        self._index = index
+        # No reference kept: the navigator lets an old index go on a thread, if nothing else holds it.
         self.clear()
         self._starts = []
         parents: list[QtWidgets.QTreeWidgetItem] = []
@@ -65,9 +64,10 @@ class OutlineTree(QtWidgets.QTreeWidget):
         self.follow_cursor()
 
     def follow_cursor(self) -> None:
-        if self._index is None:
+        index = self.navigator.index
+        if index is None:
             return
-        item = self._index.outline_at(self.navigator.view.textCursor().blockNumber() + 1)
+        item = index.outline_at(self.navigator.view.textCursor().blockNumber() + 1)
         row = next((r for line, r in self._starts if item is not None and line == item.start_line
                     and r.data(0, _PLACE)[0] == item.start_line and r.data(0, _NAME) == item.name), None)
         self.blockSignals(True)

@@ -68,6 +68,22 @@ class History:
         self.forward.clear()
 
 
+def _retire(owner: IrNavigator) -> None:
+    """Take `owner.index` and let it go on a thread that empties it a slice at a time, unless something
+    else holds it: dropped on the GUI's thread, a million-line text's index was freed in one C call that
+    held the GIL for a second."""
+    held, owner.index = [owner.index], None
+    if held[0] is None:
+        return
+
+    def work() -> None:
+        index = held.pop()
+        if sys.getrefcount(index) <= 2:  # this name and the call's argument: nobody else
+            index.release_gradually()
+
+    threading.Thread(target=work, name="ir-navigation-release", daemon=True).start()
+
+
 class IrNavigator(QtCore.QObject):
     sig_index_ready = QtCore.Signal()  # the index of the text on show is built
     sig_uses = QtCore.Signal(object)  # Entity whose uses were asked for
@@ -129,7 +145,8 @@ class IrNavigator(QtCore.QObject):
         self.activity.mark()  # the first paint of the new text comes before the build
         self._generation += 1
         self._new_text = True
-        self.index, self.types = None, None
+        _retire(self)
+        self.types = None
         text = self.view.text()
         # A big text shows its first lines first (streaming.py): their folds now, the rest's as they come.
         self._slice_folds = FoldsBySlice()
@@ -165,6 +182,7 @@ class IrNavigator(QtCore.QObject):
             finally:
                 sys.setswitchinterval(SWITCH_DEFAULT)
             results.put((generation, index, None))
+            del index  # the GUI's now: this thread's frame must not keep it (see _retire)
             if with_types:  # the index first, types when the child has parsed
                 types = parsed_types_in_child(text)  # a child parses; its answer becomes a dict here
                 freeze_long_lived()
@@ -193,12 +211,13 @@ class IrNavigator(QtCore.QObject):
     def _on_built(self, generation: int, index, types) -> None:
         if generation == self._generation:
             first = self._new_text
+            _retire(self)
             self.index, self._new_text, self._indexed = index, False, generation
             if types is not None:
                 self.types = types
             elif not first:
                 self.types = None  # an edit: MLIR's types may no longer hold
-            self.folding.set_ranges(index.folds, fold_defaults=False)
+            self.folding.set_ranges(index.folds_by_start, fold_defaults=False)
             self.sig_outline.emit(index)
             self.sig_index_ready.emit()
             asked, self._after_index = self._after_index, None
