@@ -19,6 +19,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -71,7 +72,7 @@ class History:
 class IrNavigator(QtCore.QObject):
     sig_index_ready = QtCore.Signal()  # the index of the text on show is built
     sig_uses = QtCore.Signal(object)  # Entity whose uses were asked for
-    sig_outline = QtCore.Signal(object)  # NavIndex: the outline to show
+    sig_outline = QtCore.Signal(object, object)  # NavIndex, what outline_builder made of it (None: no builder)
 
     def __init__(self, view: IrView):
         super().__init__(view)
@@ -93,6 +94,10 @@ class IrNavigator(QtCore.QObject):
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._poll = QtCore.QTimer(self, interval=30, timeout=self._take_result)
         self.activity = Activity()
+        # outline_builder(index, pause), set by the outline panel: its rows, made on the building thread
+        # (a huge outline took seconds on the GUI's) and handed over with the index; rows of an index
+        # dropped as outdated are given back with their discard(pause).
+        self.outline_builder: Callable[[nav_index.NavIndex, Callable[[], None]], object] | None = None
         self._slice_folds = FoldsBySlice()  # the default folds of the text on show, as its slices come
         view.sig_text_shown.connect(self._on_text_shown)
         view.stream.sig_lines_added.connect(self._on_lines_added)
@@ -154,6 +159,7 @@ class IrNavigator(QtCore.QObject):
             return
         self._building = True
         generation, cache, results, pause = self._generation, self._cache, self._results, self.activity.pause
+        build_outline = self.outline_builder
         with_types = self._new_text and self.view.line_count() < TYPES_UP_TO_LINES  # not text.count: a GUI-side scan
 
         def work() -> None:
@@ -162,13 +168,14 @@ class IrNavigator(QtCore.QObject):
             try:
                 with long_lived_build():
                     index = nav_index.build(text, cache, pause)
+                    outline = build_outline(index, pause) if build_outline is not None else None
             finally:
                 sys.setswitchinterval(SWITCH_DEFAULT)
-            results.put((generation, index, None))
+            results.put((generation, index, None, outline))
             if with_types:  # the index first, types when the child has parsed
                 types = parsed_types_in_child(text)  # a child parses; its answer becomes a dict here
                 freeze_long_lived()
-                results.put((generation, None, types))
+                results.put((generation, None, types, None))
             results.put(None)
 
         threading.Thread(target=work, name="ir-navigation-index", daemon=True).start()
@@ -190,8 +197,11 @@ class IrNavigator(QtCore.QObject):
             else:
                 self._on_built(*result)
 
-    def _on_built(self, generation: int, index, types) -> None:
-        if generation == self._generation:
+    def _on_built(self, generation: int, index, types, outline) -> None:
+        if generation != self._generation:
+            if outline is not None:
+                outline.discard(self.activity.pause)
+        else:
             first = self._new_text
             self.index, self._new_text, self._indexed = index, False, generation
             if types is not None:
@@ -199,7 +209,7 @@ class IrNavigator(QtCore.QObject):
             elif not first:
                 self.types = None  # an edit: MLIR's types may no longer hold
             self.folding.set_ranges(index.folds, fold_defaults=False)
-            self.sig_outline.emit(index)
+            self.sig_outline.emit(index, outline)
             self.sig_index_ready.emit()
             asked, self._after_index = self._after_index, None
             if asked is not None and asked.position() == self.view.textCursor().position():
