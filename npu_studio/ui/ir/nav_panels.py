@@ -7,69 +7,60 @@ where the name asked about is defined and used; activating a row goes there.
 
 from __future__ import annotations
 
-import os
-
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...core.ir.nav_index import Entity, NavIndex
 from .navigation import IrNavigator
+from .outline_rows import NAME, PLACE, OutlineRows
 
-_PLACE = QtCore.Qt.ItemDataRole.UserRole  # (line, col) of a row
-_NAME = QtCore.Qt.ItemDataRole.UserRole + 1  # the symbol's whole name (the row shows it without the shared prefix)
-
-
-def _shared_prefix(names: list[str]) -> str:
-    """What every symbol IREE made starts with (`@resnet50$async_`): left out of the rows, which are
-    narrow and would otherwise all read `@resnet50$async_...`. The tooltip keeps the whole name."""
-    symbols = [n for n in names if n.startswith("@") and "$" in n]  # not @__device_0 and its like
-    if len(symbols) < 2:
-        return ""
-    dispatches = [n for n in symbols if "dispatch_" in n]
-    common = os.path.commonprefix(dispatches if len(dispatches) > 1 else symbols)
-    if "dispatch_" in common:  # @resnet50$async_dispatch_N...: rows read dispatch_N...
-        return common[:common.index("dispatch_")]
-    return common[:common.rfind("$") + 1] if "$" in common else ""
+EXPAND_UP_TO_ROWS = 5_000  # a bigger outline opens with its top rows closed (Qt expands ~10 µs a row)
 
 
 class OutlineTree(QtWidgets.QTreeWidget):
+    """The outline of the navigator's index. Its rows hang under one hidden holder row (the root
+    index), made on the navigator's building thread (outline_rows.py): topLevelItem() and
+    topLevelItemCount() answer for the rows shown at the top."""
+
     def __init__(self, navigator: IrNavigator):
         super().__init__()
         self.navigator = navigator
         self.setAccessibleName("IR outline")
         self.setHeaderHidden(True)
         self.setUniformRowHeights(True)  # thousands of dispatches stay quick
-        self._starts: list[tuple[int, QtWidgets.QTreeWidgetItem]] = []
+        self._rows: OutlineRows | None = None
+        navigator.outline_builder = OutlineRows.build
         navigator.sig_outline.connect(self.show_outline)
         navigator.view.cursorPositionChanged.connect(self.follow_cursor)
         self.itemActivated.connect(self._go)
         self.itemClicked.connect(self._go)
 
-    def show_outline(self, index: NavIndex) -> None:
-        # No reference kept: the navigator lets an old index go on a thread, if nothing else holds it.
-        self.clear()
-        self._starts = []
-        parents: list[QtWidgets.QTreeWidgetItem] = []
-        prefix = _shared_prefix([item.name for item in index.outline])
-        for item in index.outline:
-            del parents[item.depth:]
-            parent = parents[-1] if parents else self.invisibleRootItem()
-            shown = item.name.replace(prefix, "") if prefix else item.name
-            row = QtWidgets.QTreeWidgetItem(parent, [f"{shown}  ({item.kind})"])
-            row.setData(0, _NAME, item.name)
-            row.setData(0, _PLACE, (item.start_line, 0))
-            row.setToolTip(0, f"{item.kind} {item.name}, lines {item.start_line}-{item.end_line}")
-            self._starts.append((item.start_line, row))
-            parents.append(row)
-        self.expandToDepth(1)
+    def show_outline(self, index: NavIndex, rows: OutlineRows | None = None) -> None:
+        """Show `index`'s outline: `rows` made beforehand by OutlineRows.build (else made here)."""
+        if rows is None:
+            rows = OutlineRows.build(index)
+        # No reference to the index kept: the navigator lets an old one go on a thread if nothing holds it.
+        old, self._rows = self._rows, rows
+        if old is not None:
+            self.takeTopLevelItem(0)
+            old.discard(self.navigator.activity.pause)
+        self.addTopLevelItem(rows.holder)
+        self.setRootIndex(self.indexFromItem(rows.holder))
+        if len(rows.by_item) <= EXPAND_UP_TO_ROWS:
+            self.expandToDepth(1)
         self.follow_cursor()
+
+    def topLevelItemCount(self) -> int:  # noqa: N802 (Qt's name)
+        return self._rows.holder.childCount() if self._rows is not None else 0
+
+    def topLevelItem(self, i: int) -> QtWidgets.QTreeWidgetItem | None:  # noqa: N802 (Qt's name)
+        return self._rows.holder.child(i) if self._rows is not None else None
 
     def follow_cursor(self) -> None:
         index = self.navigator.index
         if index is None:
             return
         item = index.outline_at(self.navigator.view.textCursor().blockNumber() + 1)
-        row = next((r for line, r in self._starts if item is not None and line == item.start_line
-                    and r.data(0, _PLACE)[0] == item.start_line and r.data(0, _NAME) == item.name), None)
+        row = self._rows.by_item.get((item.start_line, item.name)) if item is not None and self._rows else None
         self.blockSignals(True)
         if row is None:
             self.clearSelection()
@@ -80,10 +71,10 @@ class OutlineTree(QtWidgets.QTreeWidget):
 
     def selected_name(self) -> str | None:
         row = self.currentItem()
-        return row.data(0, _NAME) if row is not None and row.isSelected() else None
+        return row.data(0, NAME) if row is not None and row.isSelected() else None
 
     def _go(self, row: QtWidgets.QTreeWidgetItem, _column: int = 0) -> None:
-        self.navigator.jump(*row.data(0, _PLACE))
+        self.navigator.jump(*row.data(0, PLACE))
 
 
 class UsesList(QtWidgets.QListWidget):
@@ -111,7 +102,7 @@ class UsesList(QtWidgets.QListWidget):
         for what, span in places:
             text = index.lines[span.line - 1].strip() if index is not None else ""
             row = QtWidgets.QListWidgetItem(f"{span.line}: {what}: {text[:140]}")
-            row.setData(_PLACE, (span.line, span.col))
+            row.setData(PLACE, (span.line, span.col))
             self.addItem(row)
         self.setToolTip(f"{entity.name}: {len(entity.uses)} uses")
         self.show()
@@ -137,7 +128,7 @@ class UsesList(QtWidgets.QListWidget):
             self._forget()
 
     def _go(self, row: QtWidgets.QListWidgetItem) -> None:
-        self.navigator.jump(*row.data(_PLACE))
+        self.navigator.jump(*row.data(PLACE))
 
 
 def navigable(view, navigator: IrNavigator) -> tuple[QtWidgets.QWidget, OutlineTree, UsesList]:

@@ -19,6 +19,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -68,26 +69,38 @@ class History:
         self.forward.clear()
 
 
-def _retire(owner: IrNavigator) -> None:
-    """Take `owner.index` and let it go on a thread that empties it a slice at a time, unless something
-    else holds it: dropped on the GUI's thread, a million-line text's index was freed in one C call that
-    held the GIL for a second."""
-    held, owner.index = [owner.index], None
-    if held[0] is None:
+LET_GO_WAIT_S = 1.0  # how long an index let go waits for the GUI's frames that still hold it
+
+
+def _let_go(held: list) -> None:
+    """Take the index out of `held` and free it on a thread, a slice at a time, once nothing else holds
+    it (the frames of the GUI's thread that handed it over let go within moments; a holder that keeps it
+    frees it itself): dropped on the GUI's thread, a million-line text's index was freed in one C call
+    that held the GIL for a second."""
+    if not held or held[0] is None:
         return
 
     def work() -> None:
         index = held.pop()
-        if sys.getrefcount(index) <= 2:  # this name and the call's argument: nobody else
+        deadline = time.monotonic() + LET_GO_WAIT_S
+        while sys.getrefcount(index) > 2 and time.monotonic() < deadline:  # this name and the argument
+            time.sleep(0.01)
+        if sys.getrefcount(index) <= 2:
             index.release_gradually()
 
     threading.Thread(target=work, name="ir-navigation-release", daemon=True).start()
 
 
+def _retire(owner: IrNavigator) -> None:
+    """Take `owner.index` away and let it go (see _let_go)."""
+    held, owner.index = [owner.index], None
+    _let_go(held)
+
+
 class IrNavigator(QtCore.QObject):
     sig_index_ready = QtCore.Signal()  # the index of the text on show is built
     sig_uses = QtCore.Signal(object)  # Entity whose uses were asked for
-    sig_outline = QtCore.Signal(object)  # NavIndex: the outline to show
+    sig_outline = QtCore.Signal(object, object)  # NavIndex, what outline_builder made of it (None: no builder)
 
     def __init__(self, view: IrView):
         super().__init__(view)
@@ -109,6 +122,10 @@ class IrNavigator(QtCore.QObject):
         self._results: queue.SimpleQueue = queue.SimpleQueue()
         self._poll = QtCore.QTimer(self, interval=30, timeout=self._take_result)
         self.activity = Activity()
+        # outline_builder(index, pause), set by the outline panel: its rows, made on the building thread
+        # (a huge outline took seconds on the GUI's) and handed over with the index; rows of an index
+        # dropped as outdated are given back with their discard(pause).
+        self.outline_builder: Callable[[nav_index.NavIndex, Callable[[], None]], object] | None = None
         self._slice_folds = FoldsBySlice()  # the default folds of the text on show, as its slices come
         view.sig_text_shown.connect(self._on_text_shown)
         view.stream.sig_lines_added.connect(self._on_lines_added)
@@ -171,6 +188,7 @@ class IrNavigator(QtCore.QObject):
             return
         self._building = True
         generation, cache, results, pause = self._generation, self._cache, self._results, self.activity.pause
+        build_outline = self.outline_builder
         with_types = self._new_text and self.view.line_count() < TYPES_UP_TO_LINES  # not text.count: a GUI-side scan
 
         def work() -> None:
@@ -179,14 +197,15 @@ class IrNavigator(QtCore.QObject):
             try:
                 with long_lived_build():
                     index = nav_index.build(text, cache, pause)
+                    outline = build_outline(index, pause) if build_outline is not None else None
             finally:
                 sys.setswitchinterval(SWITCH_DEFAULT)
-            results.put((generation, index, None))
-            del index  # the GUI's now: this thread's frame must not keep it (see _retire)
+            results.put((generation, index, None, outline))
+            del index, outline  # the GUI's now: this thread's frame must not keep them (see _let_go)
             if with_types:  # the index first, types when the child has parsed
                 types = parsed_types_in_child(text)  # a child parses; its answer becomes a dict here
                 freeze_long_lived()
-                results.put((generation, None, types))
+                results.put((generation, None, types, None))
             results.put(None)
 
         threading.Thread(target=work, name="ir-navigation-index", daemon=True).start()
@@ -208,8 +227,14 @@ class IrNavigator(QtCore.QObject):
             else:
                 self._on_built(*result)
 
-    def _on_built(self, generation: int, index, types) -> None:
-        if generation == self._generation:
+    def _on_built(self, generation: int, index, types, outline) -> None:
+        if generation != self._generation:  # outdated: freed off the GUI's thread
+            if outline is not None:
+                outline.discard(self.activity.pause)
+            held = [index]
+            del index
+            _let_go(held)
+        else:
             first = self._new_text
             _retire(self)
             self.index, self._new_text, self._indexed = index, False, generation
@@ -218,7 +243,7 @@ class IrNavigator(QtCore.QObject):
             elif not first:
                 self.types = None  # an edit: MLIR's types may no longer hold
             self.folding.set_ranges(index.folds_by_start, fold_defaults=False)
-            self.sig_outline.emit(index)
+            self.sig_outline.emit(index, outline)
             self.sig_index_ready.emit()
             asked, self._after_index = self._after_index, None
             if asked is not None and asked.position() == self.view.textCursor().position():
