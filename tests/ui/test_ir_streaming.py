@@ -80,6 +80,19 @@ def test_the_first_lines_show_at_once_and_the_rest_follows_to_the_same_text(big,
     assert not view.document().isUndoAvailable()  # appending is not an edit
 
 
+def test_the_gutter_is_sized_for_the_whole_text_from_the_start(big, qtbot):
+    """A width change relays the whole document out: the first 2,000 lines (4 digits) of a 34,000-line
+    text (5 digits) must not size the gutter for 4 digits, then again for 5 as the lines come in."""
+    view, _, text, where = big
+    margins = []
+    view.blockCountChanged.connect(lambda _count: margins.append(view.viewportMargins().left()))
+    view.set_text(text)
+    first = view.viewportMargins().left()
+    loaded(qtbot, view)
+    assert first == view.gutter_width(lines=where["lines"] + 1) > view.gutter_width(lines=FIRST_LINES)
+    assert set(margins) == {first}
+
+
 def test_a_column_after_an_elided_constant_maps_to_the_file_in_a_late_slice(big, qtbot):
     view, _, text, _ = big
     view.set_text(text)

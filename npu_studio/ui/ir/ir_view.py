@@ -320,7 +320,9 @@ class IrView(QtWidgets.QPlainTextEdit):
         return self._gutter
 
     def gutter_width(self, lines: int | None = None) -> int:
-        digits = len(str(max(1, self.blockCount() if lines is None else lines)))
+        # The lines of the whole text, not those in so far: a width change relays out the document
+        # (a third of a second for a million lines), and a text coming in slices would cross 10**k.
+        digits = len(str(max(1, self.line_count() if lines is None else lines)))
         return 10 + self.fontMetrics().horizontalAdvance("9") * digits + 16  # + fold markers
 
     def _color(self, region: Region, marked: bool) -> QtGui.QColor:
