@@ -85,3 +85,65 @@ def test_ctrl_end_while_loading_ends_with_the_last_line_on_screen(shown, qtbot):
     cursor = view.textCursor()
     assert cursor.blockNumber() + 1 == LINES  # Ctrl+End: the last line of the text
     assert view.viewport().rect().contains(view.cursorRect().center())  # and the user sees it
+
+
+# A line past the first slice with characters outside the BMP (two UTF-16 units each in Qt, one in Python).
+EMOJI = "🦀" * 8
+EMOJI_LINE = f'    %u = "foo.use"(%v1) {{note = "{EMOJI}"}} : (f32) -> tensor<4xf32> loc(#loc7)'
+PLAIN_LINE = '    %w = "foo.use"(%v1) {note = "plain"} : (f32) -> tensor<4xf32> loc(#loc7)'
+
+
+def emoji_text() -> tuple[str, int, int, int]:
+    """The text, and the 1-based lines of `#loc7`'s definition, the emoji line and the plain line."""
+    lines = ['#loc7 = loc("node7")', "module {"] + code_lines(LINES)
+    at = FIRST_LINES + 500
+    lines[at - 1] = EMOJI_LINE
+    lines[at] = PLAIN_LINE
+    return "\n".join(lines + ["}"]) + "\n", 1, at, at + 1
+
+
+def qt_cursor_at(view, line: int, needle: str) -> QtGui.QTextCursor:
+    """Qt's own cursor on the first character of `needle` in `line` (found by the document, not mapped)."""
+    block = view.document().findBlockByNumber(line - 1)
+    found = view.document().find(needle, block.position())
+    assert found.blockNumber() == line - 1
+    cursor = QtGui.QTextCursor(view.document())
+    cursor.setPosition(found.selectionStart())
+    return cursor
+
+
+@pytest.mark.xfail(strict=True, reason="a line with characters outside the BMP: the view's cursor column is "
+                   "in UTF-16 units, the index's in code points, so F12 on a name after an emoji misses it")
+def test_f12_on_a_name_after_emoji_goes_to_its_definition(shown, qtbot):
+    view, navigator = shown[0], shown[1]
+    text, loc_def, emoji, _ = emoji_text()
+    with qtbot.waitSignal(navigator.sig_index_ready, timeout=60_000):
+        view.set_text(text)
+    loaded(qtbot, view)
+    view.setTextCursor(qt_cursor_at(view, emoji, "#loc7"))
+    assert navigator.go_to_definition()
+    assert view.textCursor().blockNumber() + 1 == loc_def
+
+
+def foreground_at(view, line: int, needle: str) -> QtGui.QColor:
+    """The colour Qt paints the first character of `needle` on `line` with (its layout's formats)."""
+    view.goto(line, 1)
+    view.highlighter.ensure_highlighted(line - 1, line - 1)
+    block = view.document().findBlockByNumber(line - 1)
+    at = view.document().find(needle, block.position()).selectionStart() - block.position()
+    for fmt in block.layout().formats():
+        if fmt.start <= at < fmt.start + fmt.length:
+            return fmt.format.foreground().color()
+    return QtGui.QColor()
+
+
+@pytest.mark.xfail(strict=True, reason="a line with characters outside the BMP: the lexer's spans (code points) "
+                   "are given to Qt as UTF-16 positions, so every token after an emoji is coloured as its "
+                   "neighbour")
+def test_tokens_after_emoji_are_coloured_as_on_a_plain_line(shown, qtbot):
+    view = shown[0]
+    text, _, emoji, plain = emoji_text()
+    view.set_text(text)
+    loaded(qtbot, view)
+    for needle in ("tensor", "loc(", "#loc7", "->"):
+        assert foreground_at(view, emoji, needle) == foreground_at(view, plain, needle), needle
