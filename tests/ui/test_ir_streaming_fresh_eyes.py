@@ -37,9 +37,6 @@ def loaded(qtbot, view) -> None:
     qtbot.waitUntil(lambda: not view.stream.loading, timeout=60_000)
 
 
-@pytest.mark.xfail(strict=True, reason="CRLF text streamed: a slice ends in '\\r', which Qt takes for a line "
-                   "end, and the next slice starts with '\\n': one empty line more at every slice boundary, "
-                   "every later line number off (F12, folds, regions, goto land on the wrong line)")
 def test_a_crlf_text_streamed_has_the_lines_of_the_text(shown, qtbot):
     view = shown[0]
     lines = code_lines(LINES)
@@ -53,9 +50,6 @@ def test_a_crlf_text_streamed_has_the_lines_of_the_text(shown, qtbot):
     assert view.document().findBlockByNumber(far - 1).text() == lines[far - 1]
 
 
-@pytest.mark.xfail(strict=True, reason="the cursor at the end of the last line in (End on it, or a click past "
-                   "its end) is carried along by every slice appended: once loaded it sits on the text's last "
-                   "line, off screen, not where the user put it")
 def test_the_cursor_stays_where_the_user_put_it_while_lines_arrive(shown, qtbot):
     view = shown[0]
     lines = code_lines(LINES)
@@ -71,8 +65,6 @@ def test_the_cursor_stays_where_the_user_put_it_while_lines_arrive(shown, qtbot)
     assert (cursor.blockNumber() + 1, cursor.positionInBlock()) == (FIRST_LINES, len(lines[FIRST_LINES - 1]))
 
 
-@pytest.mark.xfail(strict=True, reason="Ctrl+End pressed while the text arrives: the cursor is carried to the "
-                   "last line by the appends but the view stays where it was, so the cursor is off screen")
 def test_ctrl_end_while_loading_ends_with_the_last_line_on_screen(shown, qtbot):
     view = shown[0]
     lines = code_lines(LINES)
@@ -112,8 +104,6 @@ def qt_cursor_at(view, line: int, needle: str) -> QtGui.QTextCursor:
     return cursor
 
 
-@pytest.mark.xfail(strict=True, reason="a line with characters outside the BMP: the view's cursor column is "
-                   "in UTF-16 units, the index's in code points, so F12 on a name after an emoji misses it")
 def test_f12_on_a_name_after_emoji_goes_to_its_definition(shown, qtbot):
     view, navigator = shown[0], shown[1]
     text, loc_def, emoji, _ = emoji_text()
@@ -137,9 +127,6 @@ def foreground_at(view, line: int, needle: str) -> QtGui.QColor:
     return QtGui.QColor()
 
 
-@pytest.mark.xfail(strict=True, reason="a line with characters outside the BMP: the lexer's spans (code points) "
-                   "are given to Qt as UTF-16 positions, so every token after an emoji is coloured as its "
-                   "neighbour")
 def test_tokens_after_emoji_are_coloured_as_on_a_plain_line(shown, qtbot):
     view = shown[0]
     text, _, emoji, plain = emoji_text()
@@ -149,9 +136,6 @@ def test_tokens_after_emoji_are_coloured_as_on_a_plain_line(shown, qtbot):
         assert foreground_at(view, emoji, needle) == foreground_at(view, plain, needle), needle
 
 
-@pytest.mark.xfail(strict=True, reason="a huge line that is no constant (a 5 MB operand list) is laid into the "
-                   "document whole: Qt lays it out when it comes on screen (a 50 MB one froze the window 35 s "
-                   "in a 1M-line text); only hex blobs and dense<[...]> lists are shortened for display")
 def test_a_huge_line_of_operands_is_shortened_for_display_like_a_huge_constant(shown, qtbot):
     view = shown[0]
     lines = code_lines(LINES)
@@ -169,10 +153,6 @@ def hidden_lines(view) -> list[int]:
     return [n + 1 for n in range(doc.blockCount()) if not doc.findBlockByNumber(n).isVisible()]
 
 
-@pytest.mark.xfail(strict=True, reason="Edit IR after a streamed text: the edit document's default folds are "
-                   "taken from the display's last slice (stream.last_slice, never reset), read as if it were "
-                   "the new document from line 1: wrong lines hidden (seen: a folded marker on line 1 with "
-                   "lines 2-6 hidden and the rest of the #loc run shown)")
 def test_edit_ir_after_a_streamed_text_folds_the_edit_documents_own_loc_run(shown, qtbot):
     view = shown[0]
     head = 300  # the text opens on a run of #loc aliases, as a flow snapshot does

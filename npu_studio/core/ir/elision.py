@@ -2,7 +2,8 @@
 
 A constant longer than ELIDE_OVER characters (a quoted hex blob: `dense<"0x...">`, a resource value,
 rodata; or the body of a long `dense<[...]>` list) keeps its first characters and ends in
-`…(N bytes elided)`, N counting the characters of the file that are not shown. Lines are never removed,
+`…(N bytes elided)`, N counting the characters of the file that are not shown; a line still longer
+than LONG_LINE characters after that is cut to its first ones and `…(N characters elided)`. Lines are never removed,
 so line numbers stay those of the file; only columns move, and `Elision` spans map them.
 """
 
@@ -13,6 +14,8 @@ import re
 from dataclasses import dataclass
 
 ELIDE_OVER = 200  # constants longer than this many characters get elided
+LONG_LINE = 20_000  # a line still longer than this (no constant: a list of operands) is cut
+_LONG_KEEP = 2_000  # the characters of a cut line that stay visible
 _KEEP = 32  # characters of an elided constant that stay visible
 # One pattern per kind, each with a literal prefix for re's fast search: one alternation of the two
 # has none and scans a 16 MB snapshot four times slower. They cannot overlap: a list body holds no `"`.
@@ -56,10 +59,40 @@ def elide_text(text: str) -> tuple[str, dict[int, list[Elision]]]:
         pieces.append(text[pos:start])
         pieces.append(shown)
         pos = end
-    if not elisions:
-        return text, {}
-    pieces.append(text[pos:])
-    return "".join(pieces), elisions
+    if elisions:
+        pieces.append(text[pos:])
+        text = "".join(pieces)
+    return _cut_long_lines(text, elisions) if len(text) > LONG_LINE else (text, elisions)
+
+
+def _cut_long_lines(display: str, elisions: dict[int, list[Elision]]) -> tuple[str, dict[int, list[Elision]]]:
+    """Lines of `display` still longer than LONG_LINE keep their first characters and end in
+    `…(N characters elided)`: Qt lays a line out whole when it comes on screen (a 50 MB line of
+    operands froze the window for 35 s)."""
+    pieces: list[str] = []
+    pos, line, cut = 0, 0, False
+    while True:
+        nl = display.find("\n", pos)
+        end = len(display) if nl < 0 else nl
+        if end - pos > LONG_LINE:
+            cut = True
+            spans = elisions.get(line, [])
+            col = _LONG_KEEP
+            inside = next((e for e in spans if e.display_col <= col < e.display_col + e.display_len), None)
+            if inside is not None:  # never in the middle of a constant's own elision
+                col = inside.display_col
+            real_col = display_to_real_col(col, spans)
+            real_end = display_to_real_col(end - pos, spans)
+            shown = f"…({real_end - real_col} characters elided)"
+            elisions[line] = [e for e in spans if e.display_col + e.display_len <= col] + \
+                [Elision(col, real_col, len(shown), real_end - real_col)]
+            pieces.append(display[pos:pos + col] + shown)
+        else:
+            pieces.append(display[pos:end])
+        if nl < 0:
+            break
+        pos, line = nl + 1, line + 1
+    return ("\n".join(pieces), elisions) if cut else (display, elisions)
 
 
 def display_to_real_col(col: int, spans: list[Elision]) -> int:

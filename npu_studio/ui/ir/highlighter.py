@@ -22,9 +22,10 @@ from pygments.styles import get_style_by_name
 from PySide6 import QtCore, QtGui
 
 from npu_studio.core.ir.mlir_lexer import STATE_ROOT, end_state, lex_line
+from npu_studio.ui.ir.utf16 import has_wide, utf16_offsets
 
 MAX_LINE_CHARS = 2000
-_ELIDED = re.compile(r"…\(\d+ bytes elided\)")
+_ELIDED = re.compile(r"…\(\d+ (?:bytes|characters) elided\)")
 
 
 def _line_states(text: str, start: int = STATE_ROOT) -> tuple[list[int] | None, int]:
@@ -145,6 +146,11 @@ class MlirHighlighter(QtGui.QSyntaxHighlighter):
         self.blocks_highlighted += 1
         fmt_for = self._format_for
         set_format = self.setFormat
+        if has_wide(line):  # Qt counts an emoji as two columns, the lexer as one
+            units = utf16_offsets(line)
+
+            def set_format(start, length, fmt, _set=self.setFormat):
+                _set(units[start], units[start + length] - units[start], fmt)
         for start, length, ttype in spans:
             fmt = fmt_for(ttype)
             if fmt is not None:

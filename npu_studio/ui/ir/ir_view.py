@@ -17,6 +17,7 @@ from npu_studio.ui.ir.highlighter import MlirHighlighter
 from npu_studio.ui.ir import paging
 from npu_studio.ui.ir.lazy_highlight import HighlightScheduler
 from npu_studio.ui.ir.streaming import TextStream
+from npu_studio.ui.ir.utf16 import from_utf16, to_utf16
 
 __all__ = ["ELIDE_OVER", "Elision", "IrView", "Region", "display_to_real_col", "elide_text", "real_to_display_col"]
 
@@ -153,7 +154,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         (only while read-only; line numbers stay those of `text`). With `keep_place` (the same
         file rebuilt), the scroll position and the cursor's line and column stay."""
         place = (self.verticalScrollBar().value(), self.horizontalScrollBar().value(),
-                 self.textCursor().blockNumber() + 1, self.textCursor().positionInBlock() + 1) if keep_place else None
+                 *self.file_position(self.textCursor())) if keep_place else None
         self.use_document(None)
         was_elided = self._real_text is not None
         # A big text: its first lines now, the rest a slice at a time from the event loop (streaming.py).
@@ -175,7 +176,7 @@ class IrView(QtWidgets.QPlainTextEdit):
             self.sig_elided_changed.emit(self.is_elided())
         if place is not None:
             def restore() -> None:
-                self.goto(place[2], place[3], center=False)
+                self.goto(place[2], place[3] + 1, center=False)
                 self.verticalScrollBar().setValue(place[0])
                 self.horizontalScrollBar().setValue(place[1])
             # The scroll bar counts lines on screen, never more than the lines above them.
@@ -245,6 +246,7 @@ class IrView(QtWidgets.QPlainTextEdit):
         spans = self._elisions.get(block.blockNumber())
         if spans:
             c = real_to_display_col(c, spans)
+        c = to_utf16(block.text(), c)
         cursor = QtGui.QTextCursor(block)
         cursor.setPosition(block.position() + min(c, block.length() - 1))
         with self.highlighting.hold():
@@ -254,7 +256,7 @@ class IrView(QtWidgets.QPlainTextEdit):
 
     def file_position(self, cursor: QtGui.QTextCursor) -> tuple[int, int]:
         """(1-based line, 0-based column of the file's text) of `cursor`, mapped past elisions."""
-        line, col = cursor.blockNumber(), cursor.positionInBlock()
+        line, col = cursor.blockNumber(), from_utf16(cursor.block().text(), cursor.positionInBlock())
         spans = self._elisions.get(line)
         return line + 1, display_to_real_col(col, spans) if spans else col
 
@@ -464,6 +466,10 @@ class IrView(QtWidgets.QPlainTextEdit):
         self._highlight_current_line()
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802
+        if event.matches(QtGui.QKeySequence.StandardKey.MoveToEndOfDocument) and self.stream.loading:
+            self.goto(self.line_count(), 1, center=False)  # the end of the text, once it is in
+            event.accept()
+            return
         if paging.handles(event):
             paging.page(self, event)  # see paging.py: Qt's own step cost most of a frame
             event.accept()

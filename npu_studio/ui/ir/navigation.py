@@ -167,7 +167,9 @@ class IrNavigator(QtCore.QObject):
         text = self.view.text()
         # A big text shows its first lines first (streaming.py): their folds now, the rest's as they come.
         self._slice_folds = FoldsBySlice()
-        self.folding.set_ranges(self._slice_folds.add(self.view.stream.last_slice[1]), fold_defaults=True)
+        # (a phase's own document, or a text set whole: all of it)
+        head = self.view.stream.last_slice[1] if self.view.stream.loading else text
+        self.folding.set_ranges(self._slice_folds.add(head), fold_defaults=True)
         self._start(text)
 
     def _on_lines_added(self, first: int, last: int) -> None:

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtWidgets
 from ...core.compile.param_refs import ParamRef, as_float, declared_types, ref_at
 from ...core.compile.params import ParameterArchive, ParamStats, StatsCancelled, stats
 from ...core.errors import StudioError
+from .utf16 import from_utf16
 
 ArchivePath = Callable[[], "Path | None"]
 
@@ -107,7 +108,7 @@ class _ParameterFilter(QtCore.QObject):
 
     def ref_under(self, pos: QtCore.QPoint) -> ParamRef | None:
         cursor = self.view.cursorForPosition(pos)
-        return ref_at(cursor.block().text(), cursor.positionInBlock())
+        return ref_at(cursor.block().text(), from_utf16(cursor.block().text(), cursor.positionInBlock()))
 
     def typed(self, ref: ParamRef):
         """Shape and element type of `ref`, from its own line or any typed mention in the text."""

@@ -15,6 +15,7 @@ lines as they arrive (`sig_lines_added`). Editing needs the whole document: `fin
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Callable
 
 from PySide6 import QtCore, QtGui
@@ -26,6 +27,12 @@ FIRST_LINES = 2_000  # the first slice: several screens, laid out in millisecond
 SLICE_LINES = 8_000  # each later slice: about 10 to 30 ms of one turn of the event loop
 
 
+def _without_line_end(piece: str) -> str:
+    """`piece` without its final line end: `\r\n` whole (a lone `\r` left behind is a line end to Qt:
+    an empty line more at every slice boundary of a CRLF text), else `\n`."""
+    return piece[:-2] if piece.endswith("\r\n") else piece.removesuffix("\n")
+
+
 def _end_after_lines(text: str, start: int, lines: int) -> int:
     """The offset just past the `lines`-th newline from `start`, or len(text)."""
     pos = start
@@ -35,6 +42,21 @@ def _end_after_lines(text: str, start: int, lines: int) -> int:
         if pos == 0:
             return len(text)
     return pos
+
+
+@contextmanager
+def _keeping_cursor(view):
+    """`view`'s cursor and scroll stay where they are through lines appended at the end (a cursor at the
+    end of the text would be carried along by every slice)."""
+    cursor, scroll = view.textCursor(), view.verticalScrollBar().value()
+    position, anchor = cursor.position(), cursor.anchor()
+    yield
+    if view.textCursor().position() != position or view.textCursor().anchor() != anchor:
+        cursor.setPosition(anchor)
+        cursor.setPosition(position, QtGui.QTextCursor.MoveMode.KeepAnchor)
+        with view.highlighting.hold():
+            view.setTextCursor(cursor)
+            view.verticalScrollBar().setValue(scroll)
 
 
 class TextStream(QtCore.QObject):
@@ -73,7 +95,7 @@ class TextStream(QtCore.QObject):
             self.last_slice = (1, text)
             return elide_text(text) if elide else (text, {})
         end = _end_after_lines(text, 0, FIRST_LINES)
-        head = text[:end].removesuffix("\n")
+        head = _without_line_end(text[:end])
         self._text, self._pos, self._elide = text, end, elide
         self._loaded = FIRST_LINES
         self.last_slice = (1, head)
@@ -113,13 +135,13 @@ class TextStream(QtCore.QObject):
             return
         text, start = self._text, self._pos
         end = _end_after_lines(text, start, lines)
-        chunk = text[start:end].removesuffix("\n") if end < len(text) else text[start:]
+        chunk = _without_line_end(text[start:end]) if end < len(text) else text[start:]
         display, elisions = elide_text(chunk) if self._elide else (chunk, {})
         first = self._loaded + 1
         self._set_undo(False)
-        cursor = QtGui.QTextCursor(self._view.display_document())
-        cursor.movePosition(QtGui.QTextCursor.MoveOperation.End)
-        with self._view.display_highlighter().appending(display):
+        with self._view.display_highlighter().appending(display), _keeping_cursor(self._view):
+            cursor = QtGui.QTextCursor(self._view.display_document())
+            cursor.movePosition(QtGui.QTextCursor.MoveOperation.End)
             cursor.insertText("\n" + display)
         self._pos = end
         self._loaded = first + display.count("\n")

@@ -1,0 +1,36 @@
+"""Elision for display keeps line numbers and maps columns back to the file's (hand-counted cases),
+also for a line cut for its length."""
+
+from __future__ import annotations
+
+from npu_studio.core.ir.elision import LONG_LINE, display_to_real_col, elide_text, real_to_display_col
+
+
+def test_a_long_line_of_operands_is_cut_and_its_columns_map_back():
+    head = '  %big = "foo.op"('
+    operands = "%a, " * (LONG_LINE // 4 + 10)
+    real = head + operands + "%a) : () -> ()"
+    text = "%0 = foo.bar\n" + real + "\n%2 = foo.baz"
+    display, elisions = elide_text(text)
+    shown = display.split("\n")
+    assert len(shown) == 3 and shown[0] == "%0 = foo.bar" and shown[2] == "%2 = foo.baz"
+    line = shown[1]
+    assert line.startswith(head) and len(line) < 2_100
+    kept = line.index("…(")
+    hidden = len(real) - kept
+    assert line.endswith(f"…({hidden} characters elided)")
+    spans = elisions[1]
+    assert display_to_real_col(10, spans) == 10  # before the cut: the same column
+    assert display_to_real_col(kept, spans) == kept  # the marker: where the cut starts in the file
+    assert real_to_display_col(len(real) - 3, spans) == kept  # a column in the cut part: the marker
+
+
+def test_a_long_line_whose_cut_falls_in_a_constant_is_cut_before_the_constant():
+    blob = '"0x' + "AB" * 150 + '"'  # a constant elided on its own
+    prefix = "x" * 1_990  # the constant starts before the 2,000th column and is elided there
+    real = prefix + f"dense<{blob}>" + ", %a" * (LONG_LINE // 4)
+    display, elisions = elide_text(real)
+    assert display.startswith(prefix + "dense<") and "bytes elided" not in display
+    spans = elisions[0]
+    assert len(spans) == 1 and spans[0].display_col == len(prefix) + len("dense<")
+    assert display.endswith(f"…({len(real) - spans[0].real_col} characters elided)")
