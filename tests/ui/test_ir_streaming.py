@@ -45,7 +45,13 @@ def big_text() -> tuple[str, dict]:
 
 
 @pytest.fixture
-def big(qtbot):
+def big(qtbot, monkeypatch):
+    from npu_studio.ui.ir import streaming
+
+    # Slices of SLICE_LINES each (not sized by the time they take): the runs and the section below
+    # are placed across their ends.
+    monkeypatch.setattr(streaming, "MIN_SLICE_LINES", SLICE_LINES)
+    monkeypatch.setattr(streaming, "MAX_SLICE_LINES", SLICE_LINES)
     text, where = big_text()
     assert where["lines"] > STREAM_OVER_LINES
     widget, (view, navigator, outline, uses) = shown_navigable_unindexed(qtbot)
@@ -206,3 +212,24 @@ def test_another_text_mid_load_replaces_it_whole(big, qtbot):
     view.set_text("%0 = foo.bar")
     qtbot.wait(20)
     assert view.document().toPlainText() == "%0 = foo.bar"
+
+
+def test_slices_shrink_on_a_busy_machine_and_grow_on_an_idle_one(qtbot, monkeypatch):
+    """A slice is sized to take SLICE_MS: one that took four times that is followed by one a quarter
+    as long (hand-computed from the clock readings given), within the bounds."""
+    from npu_studio.ui.ir import streaming
+    from npu_studio.ui.ir.ir_view import IrView
+
+    view = IrView()
+    qtbot.addWidget(view)
+    clock = iter([0.0, 4 * streaming.SLICE_MS / 1000,  # the first later slice: 4 x SLICE_MS
+                  10.0, 10.0 + streaming.SLICE_MS / 4000])  # the next: a quarter of SLICE_MS
+    monkeypatch.setattr(streaming, "_clock", lambda: next(clock))
+    view.set_text("\n".join(f"%v{n} = foo.bar" for n in range(STREAM_OVER_LINES * 3)))
+    view.stream._timer.stop()  # steps driven here, one at a time
+    view.stream._step()
+    view.stream._timer.stop()
+    assert view.stream._slice == SLICE_LINES // 4
+    view.stream._step()
+    view.stream._timer.stop()
+    assert view.stream._slice == min(streaming.MAX_SLICE_LINES, SLICE_LINES // 4 * 4)

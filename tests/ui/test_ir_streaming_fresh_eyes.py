@@ -162,3 +162,14 @@ def test_edit_ir_after_a_streamed_text_folds_the_edit_documents_own_loc_run(show
     loaded(qtbot, view)
     view.use_document(view.new_document(text))  # what Edit IR does: the phase's own document (PhaseDocuments)
     assert hidden_lines(view) == list(range(2, head + 1))  # the run folds under its first line, nothing else
+
+
+def test_f12_before_a_new_text_is_indexed_goes_once_it_is(shown, qtbot):
+    """F12 pressed while a new text's index was still being built did nothing and was forgotten."""
+    view, navigator = shown[0], shown[1]
+    lines = code_lines(300) + ["    %far = arith.addf %v1, %v2 : f32"]
+    view.set_text("\n".join(lines))
+    assert navigator.index is None  # still building
+    view.goto(len(lines), lines[-1].index("%v2") + 2)
+    navigator.go_to_definition()
+    qtbot.waitUntil(lambda: view.textCursor().blockNumber() + 1 == 2, timeout=30_000)  # %v2 = ... on line 2

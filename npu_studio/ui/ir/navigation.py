@@ -285,6 +285,9 @@ class IrNavigator(QtCore.QObject):
 
     def go_to_definition(self, cursor: QtGui.QTextCursor | None = None) -> bool:
         entity = self.entity_at_cursor(cursor)
+        if entity is None and self.index is None and self._building:  # a new text: go once it is indexed
+            self._after_index = QtGui.QTextCursor(cursor or self.view.textCursor())
+            return False
         if entity is None and self.stale:  # index the edited text now, and go once it is indexed
             self._after_index = QtGui.QTextCursor(cursor or self.view.textCursor())
             self._settle.stop()

@@ -4,8 +4,8 @@
 for 100,000 lines, 3 to 5 s for a million, during which the window is frozen. Nor can the document be
 filled on another thread: `setPlainText` keeps the GIL, and handing the filled document to the view
 costs half a second more for a million lines (measured). So a text of more than STREAM_OVER_LINES
-lines is shown as its first FIRST_LINES lines at once (the first paint), then appended SLICE_LINES at
-a time from a zero timer, each slice elided on its own (elision keeps line numbers, so a slice's lines
+lines is shown as its first FIRST_LINES lines at once (the first paint), then appended a slice at a time
+from a zero timer, each slice sized to take about SLICE_MS and elided on its own (elision keeps line numbers, so a slice's lines
 are the file's). Lines only ever arrive at the end: every line number already shown stays right.
 
 What needs a line not yet shown waits for it: `when_loaded(line, action)` runs the action once the line
@@ -15,6 +15,7 @@ lines as they arrive (`sig_lines_added`). Editing needs the whole document: `fin
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Callable
 
@@ -24,7 +25,10 @@ from npu_studio.core.ir.elision import Elision, elide_text
 
 STREAM_OVER_LINES = 20_000  # texts with more lines are shown a slice at a time
 FIRST_LINES = 2_000  # the first slice: several screens, laid out in milliseconds
-SLICE_LINES = 8_000  # each later slice: about 10 to 30 ms of one turn of the event loop
+SLICE_LINES = 8_000  # the first of the later slices; then sized to take about SLICE_MS each
+SLICE_MS = 25  # a turn of the event loop spent appending: a busy machine gets smaller slices
+MIN_SLICE_LINES, MAX_SLICE_LINES = 1_000, 32_000
+_clock = time.perf_counter
 
 
 def _without_line_end(piece: str) -> str:
@@ -75,6 +79,7 @@ class TextStream(QtCore.QObject):
         self.last_slice: tuple[int, str] = (1, "")  # the first line and the text (unelided) last shown
         self._elide = False
         self._pending: tuple[int, Callable[[], None]] | None = None
+        self._slice = SLICE_LINES  # lines of the next slice (see SLICE_MS)
         self._timer = QtCore.QTimer(self, singleShot=True, interval=0, timeout=self._step)
 
     @property
@@ -97,7 +102,7 @@ class TextStream(QtCore.QObject):
         end = _end_after_lines(text, 0, FIRST_LINES)
         head = _without_line_end(text[:end])
         self._text, self._pos, self._elide = text, end, elide
-        self._loaded = FIRST_LINES
+        self._loaded, self._slice = FIRST_LINES, SLICE_LINES
         self.last_slice = (1, head)
         return elide_text(head) if elide else (head, {})
 
@@ -130,9 +135,11 @@ class TextStream(QtCore.QObject):
             document.setUndoRedoEnabled(on)
 
     @QtCore.Slot()
-    def _step(self, lines: int = SLICE_LINES) -> None:
+    def _step(self, lines: int | None = None) -> None:
         if not self.loading:
             return
+        began = _clock()
+        lines = lines or self._slice
         text, start = self._text, self._pos
         end = _end_after_lines(text, start, lines)
         chunk = _without_line_end(text[start:end]) if end < len(text) else text[start:]
@@ -149,6 +156,8 @@ class TextStream(QtCore.QObject):
         if elisions:
             self._view.add_elisions({first - 1 + n: spans for n, spans in elisions.items()})
         self.sig_lines_added.emit(first, self._loaded)
+        took_ms = max(1.0, (_clock() - began) * 1000)
+        self._slice = min(MAX_SLICE_LINES, max(MIN_SLICE_LINES, int(lines * SLICE_MS / took_ms)))
         if self.loading:
             self._timer.start()
         else:
