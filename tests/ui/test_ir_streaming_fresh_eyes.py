@@ -173,3 +173,19 @@ def test_f12_before_a_new_text_is_indexed_goes_once_it_is(shown, qtbot):
     view.goto(len(lines), lines[-1].index("%v2") + 2)
     navigator.go_to_definition()
     qtbot.waitUntil(lambda: view.textCursor().blockNumber() + 1 == 2, timeout=30_000)  # %v2 = ... on line 2
+
+
+def test_the_outline_of_the_last_text_is_greyed_out_until_the_new_one_comes(shown, qtbot):
+    """After another text was set, the outline still listed the last text's rows, and a click on one
+    jumped to that row's line in the new text."""
+    view, navigator, outline = shown[0], shown[1], shown[2]
+    first = "func.func @alpha() {\n  return\n}\n" + "\n" * 50 + "func.func @beta() {\n  return\n}\n"
+    with qtbot.waitSignal(navigator.sig_index_ready, timeout=30_000):
+        view.set_text(first)
+    assert outline.isEnabled() and outline.topLevelItemCount() >= 2
+    view.set_text("func.func @gamma() {\n  return\n}\n")
+    assert not outline.isEnabled()  # the rows of @alpha and @beta: not this text's
+    qtbot.waitUntil(lambda: outline.isEnabled(), timeout=30_000)
+    names = [outline.topLevelItem(i).data(0, QtCore.Qt.ItemDataRole.UserRole + 1)
+             for i in range(outline.topLevelItemCount())]
+    assert names == ["@gamma"]

@@ -30,6 +30,7 @@ class OutlineTree(QtWidgets.QTreeWidget):
         self._rows: OutlineRows | None = None
         navigator.outline_builder = OutlineRows.build
         navigator.sig_outline.connect(self.show_outline)
+        navigator.view.sig_text_shown.connect(self._stale)
         navigator.view.cursorPositionChanged.connect(self.follow_cursor)
         self.itemActivated.connect(self._go)
         self.itemClicked.connect(self._go)
@@ -47,7 +48,16 @@ class OutlineTree(QtWidgets.QTreeWidget):
         self.setRootIndex(self.indexFromItem(rows.holder))
         if len(rows.by_item) <= EXPAND_UP_TO_ROWS:
             self.expandToDepth(1)
+        self.setEnabled(True)
+        self.setToolTip("")
         self.follow_cursor()
+
+    def _stale(self) -> None:
+        """Another text is on show: until its own outline comes, the rows shown are the last text's and
+        would lead to wrong lines, so they are greyed out and take no clicks."""
+        if self._rows is not None:
+            self.setEnabled(False)
+            self.setToolTip("The outline of the text shown before; this one is being indexed")
 
     def topLevelItemCount(self) -> int:  # noqa: N802 (Qt's name)
         return self._rows.holder.childCount() if self._rows is not None else 0
