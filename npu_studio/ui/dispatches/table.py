@@ -69,6 +69,7 @@ class DispatchTable(QtWidgets.QTableView):
         self.setWordWrap(False)  # one line per dispatch; long values elide (the tooltip has them)
         self.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
         self.setAccessibleName("Dispatches")
+        self._source: list[DispatchRecord] | None = None  # the index's list, _records is a copy of
         self._records: list[DispatchRecord] = []
         self._op_types: dict[str, str] = {}
         self._extra_headers: tuple[str, ...] = ()
@@ -166,7 +167,9 @@ class DispatchTable(QtWidgets.QTableView):
     # -- content -------------------------------------------------------------------------------
 
     def set_index(self, index: PhaseIndex | None, op_types: dict[str, str] | None = None) -> None:
-        self._records = list(index.dispatches) if index else []
+        source = index.dispatches if index else []
+        if source is not self._source:  # the same index again (a redraw): its sort keys are kept
+            self._source, self._records = source, list(source)
         if op_types is not None:
             self._op_types = dict(op_types)
         self._fill()
@@ -231,6 +234,10 @@ class DispatchTable(QtWidgets.QTableView):
         self._model.set_filter(kind or None, placement or None, text.strip().lower())
         if wanted is not None and self.selected_dispatch() is None and self._model.row_of(wanted) is not None:
             self.select_dispatch(wanted)  # filtered out and back in: selected again, quietly
+
+    def busy(self) -> bool:
+        """A big table's sort or search waits for its texts (made a slice per event-loop turn)."""
+        return self._model.busy()
 
     def kinds(self) -> list[str]:
         return sorted({r.kind for r in self._records if r.kind})

@@ -8,6 +8,7 @@ and the filter picks the rows to show from the sorted ones (hidden rows are not 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from PySide6 import QtCore, QtGui
@@ -25,6 +26,10 @@ DISPATCH_ROLE = QtCore.Qt.ItemDataRole.UserRole  # the dispatch index, on every 
 SORT_ROLE = int(QtCore.Qt.ItemDataRole.UserRole.value) + 1  # the value a column sorts by (None: blank)
 SUBSTITUTED = "⇄"  # after the number of a dispatch whose executable is substituted
 _CACHED_ROWS = 4096  # rows whose cells are kept between paints (a few screens' worth)
+_AT_ONCE = 5000  # records whose texts are made at once for a sort or search; more: a slice per event-loop turn
+_SLICE_SECONDS = 0.02  # Python time per event-loop turn: the window never waits 100 ms
+_SEARCH = "\0search"  # the key list of the text filter: each record's cells joined, lower case
+_MADE_IN_SLICES = {"ONNX", "shapes", "dtype", _SEARCH}  # texts made by Python functions (10 µs a record)
 
 Role = QtCore.Qt.ItemDataRole
 _DISPLAY, _TOOLTIP, _FOREGROUND = int(Role.DisplayRole.value), int(Role.ToolTipRole.value), int(Role.ForegroundRole.value)
@@ -91,12 +96,15 @@ class DispatchModel(QtCore.QAbstractTableModel):
         self._sorted: list[int] = []  # positions in _records, in sort order
         self._rows: list[int] = []  # the positions shown: _sorted less the filtered out
         self._sort: tuple[str, QtCore.Qt.SortOrder] | None = None  # header, order
+        self._wanted_sort: tuple[str, QtCore.Qt.SortOrder] = ("#", QtCore.Qt.SortOrder.AscendingOrder)
         self._keys: dict[str, list] = {}  # header -> every record's sort key, while the column is unchanged
         self._filter: tuple[str | None, str | None, str] = (None, None, "")
         self._cells: dict[int, list[tuple[str, object]]] = {}  # position -> its cells, for painting
-        self._search_texts: list[str] | None = None  # each record's cells joined, lower case
-        self._row_of_dispatch: dict[int, int] | None = None
-        self._record_of_dispatch: dict[int, DispatchRecord] | None = None
+        self._making: dict[str, list] = {}  # key lists being made a slice at a time
+        self._when_made: dict[str, object] = {}  # what to do once they are (the latest request)
+        self._slicer = QtCore.QTimer(self, singleShot=True, interval=0)
+        self._slicer.timeout.connect(self._make_slice)
+        self._position_of: dict[int, int] | None = None  # dispatch -> its position in _records
 
     # -- content ---------------------------------------------------------------------------------
 
@@ -112,41 +120,61 @@ class DispatchModel(QtCore.QAbstractTableModel):
         elif extra_headers != self._extra_headers or extra_values is not self._extra_values:
             for header in {*self._extra_headers, *extra_headers}:
                 self._keys.pop(header, None)
+        self._keys.pop(_SEARCH, None)  # any change shows in the texts
+        self._making.clear()
+        self._when_made.clear()
         self._records, self._op_types = records, op_types
         self._extra_headers, self._extra_values, self._marks = extra_headers, extra_values, marks
         self._headers = BASE_HEAD + extra_headers + BASE_TAIL
-        self._cells, self._search_texts = {}, None
-        self._row_of_dispatch = self._record_of_dispatch = None
+        self._cells = {}
+        self._position_of = None
         header, order = sort if sort[0] in self._headers else ("#", QtCore.Qt.SortOrder.AscendingOrder)
         if (header, order) != self._sort or header not in self._keys:  # else the order holds
-            self._sort_positions(header, order)
+            self._wanted_sort = (header, order)
+            if self._keys_ready(header, lambda: self._sort_if_wanted(header, order)):
+                self._sort_positions(header, order)
         self._rows = self._filtered()
+        if self._filter[2] and _SEARCH not in self._keys:
+            self._keys_ready(_SEARCH, lambda: self._relayout(lambda: None))
         self.endResetModel()
 
     def headers(self) -> tuple[str, ...]:
         return self._headers
 
     def sort_state(self) -> tuple[str, QtCore.Qt.SortOrder]:
-        """The header sorted by, and how."""
-        return self._sort or ("#", QtCore.Qt.SortOrder.AscendingOrder)
+        """The header sorted by (or to be, once its keys are made), and how."""
+        return self._wanted_sort
+
+    def busy(self) -> bool:
+        """Texts for a sort or search are being made: the rows follow when they are."""
+        return bool(self._making)
 
     def records(self) -> list[DispatchRecord]:
         return self._records
 
+    def _position(self, dispatch: int) -> int | None:
+        if self._position_of is None:  # made by C loops from the `#` keys (a dict comprehension is slower)
+            self._keys_ready("#", None)
+            self._position_of = dict(zip(self._keys["#"], range(len(self._records))))
+        return self._position_of.get(dispatch)
+
     def record(self, dispatch: int) -> DispatchRecord | None:
-        if self._record_of_dispatch is None:
-            self._record_of_dispatch = {r.index: r for r in self._records}
-        return self._record_of_dispatch.get(dispatch)
+        pos = self._position(dispatch)
+        return None if pos is None else self._records[pos]
 
     def dispatch_at(self, row: int) -> int:
         return self._records[self._rows[row]].index
 
     def row_of(self, dispatch: int) -> int | None:
         """The row showing `dispatch` (None: not in this phase, or filtered out)."""
-        if self._row_of_dispatch is None:
-            records = self._records
-            self._row_of_dispatch = {records[p].index: r for r, p in enumerate(self._rows)}
-        return self._row_of_dispatch.get(dispatch)
+        pos = self._position(dispatch)
+        return self._row_of_position(pos) if pos is not None else None
+
+    def _row_of_position(self, pos: int) -> int | None:
+        try:
+            return self._rows.index(pos)  # a scan in C: this is asked for one row at a time
+        except ValueError:
+            return None
 
     def visible_dispatches(self) -> list[int]:
         records = self._records
@@ -176,27 +204,49 @@ class DispatchModel(QtCore.QAbstractTableModel):
             (dtype, dtype or None),
         ]
 
-    def _column_keys(self, header: str) -> list:
-        """Every record's sort key in the column (only what that column needs is computed)."""
-        keys = self._keys.get(header)
-        if keys is None:
-            keys = self._keys[header] = self._compute_keys(header)
-        return keys
+    def _keys_ready(self, name: str, then) -> bool:
+        """True when the key list `name` is made (made now if the records are few); else it is made a
+        slice per event-loop turn and `then` runs after (a newer request for `name` replaces it)."""
+        if name in self._keys:
+            return True
+        function = self._key_function(name)
+        if len(self._records) <= _AT_ONCE or name not in _MADE_IN_SLICES:
+            self._keys[name] = [function(r) for r in self._records]
+            return True
+        self._when_made[name] = then
+        self._making.setdefault(name, [])
+        self._slicer.start()
+        return False
 
-    def _compute_keys(self, header: str) -> list:
-        records = self._records
-        if header == "#":
-            return [r.index for r in records]
-        if header == "kind":
-            return [r.kind for r in records]
-        if header == "FLOPs":
-            return [r.root.flops if r.root else None for r in records]
-        if header in BASE_TAIL:
-            label = {"ONNX": lambda r: onnx_label(r, self._op_types), "shapes": shapes_label, "dtype": dtype_label}
-            return [label[header](r) for r in records]
-        k, values = self._extra_headers.index(header), self._extra_values
-        return [_text_and_key(v[k] if k < len(v) else "")[1] if (v := values.get(r.index)) else None
-                for r in records]
+    def _make_slice(self) -> None:
+        name, made = next(iter(self._making.items()))
+        function = self._key_function(name)
+        start, records = time.perf_counter(), self._records
+        while len(made) < len(records) and time.perf_counter() - start < _SLICE_SECONDS:
+            made.extend(function(r) for r in records[len(made):len(made) + 200])
+        if len(made) == len(self._records):
+            del self._making[name]
+            self._keys[name] = made
+            self._when_made.pop(name, lambda: None)()
+        if self._making:
+            self._slicer.start()
+
+    def _key_function(self, name: str):
+        """Record -> its sort key in column `name` (only what the column needs), or its search text."""
+        if name == _SEARCH:
+            return lambda r: " ".join(t for t, _ in self._make_cells(r)).lower()
+        if name == "#":
+            return lambda r: r.index
+        if name == "kind":
+            return lambda r: r.kind
+        if name == "FLOPs":
+            return lambda r: r.root.flops if r.root else None
+        if name == "ONNX":
+            return lambda r: onnx_label(r, self._op_types)
+        if name in BASE_TAIL:
+            return {"shapes": shapes_label, "dtype": dtype_label}[name]
+        k, values = self._extra_headers.index(name), self._extra_values
+        return lambda r: _text_and_key(v[k] if k < len(v) else "")[1] if (v := values.get(r.index)) else None
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
         return 0 if parent.isValid() else len(self._rows)
@@ -235,28 +285,42 @@ class DispatchModel(QtCore.QAbstractTableModel):
 
     def sort(self, column: int, order=QtCore.Qt.SortOrder.AscendingOrder) -> None:
         """Stable, from the current order (as a QTableWidget sorts): numbers as numbers, blanks last."""
-        if not 0 <= column < len(self._headers) or self._sort == (self._headers[column], order):
+        if not 0 <= column < len(self._headers) or self._wanted_sort == (self._headers[column], order):
             return
-        self._relayout(lambda: self._sort_positions(self._headers[column], order))
+        header = self._headers[column]
+        self._wanted_sort = (header, order)
+        if self._keys_ready(header, lambda: self._sort_if_wanted(header, order)):
+            self._sort_if_wanted(header, order)
+
+    def _sort_if_wanted(self, header: str, order: QtCore.Qt.SortOrder) -> None:
+        """Once the column's keys are made, unless another sort was asked for meanwhile."""
+        if self._wanted_sort == (header, order):
+            self._relayout(lambda: self._sort_positions(header, order))
 
     def _sort_positions(self, header: str, order: QtCore.Qt.SortOrder) -> None:
-        keys = self._column_keys(header)
-        descending = order == QtCore.Qt.SortOrder.DescendingOrder
-        if all(type(k) is int for k in keys):  # `#` and most FLOPs: nothing blank, nothing to wrap
-            self._sorted.sort(key=keys.__getitem__, reverse=descending)
+        keys, order_now = self._keys[header], self._sorted
+        kinds = set(map(type, keys))  # loops in C where they can: this runs on the GUI thread
+        kinds.discard(type(None))
+        if None in keys or (str in kinds and "" in keys) or (float in kinds and any(k != k for k in keys)):
+            blank = lambda k: k is None or k == "" or k != k  # noqa: E731 - k != k: NaN
+            filled = [p for p in order_now if not blank(keys[p])]
+            blanks = [p for p in order_now if blank(keys[p])]
         else:
-            # blank: None, "" or NaN (k != k)
-            filled = [p for p in self._sorted if not ((k := keys[p]) is None or k == "" or k != k)]
-            blanks = [p for p in self._sorted if (k := keys[p]) is None or k == "" or k != k]
-            sortable = [_sortable(k) for k in keys]
-            filled.sort(key=sortable.__getitem__, reverse=descending)
-            self._sorted = filled + blanks
+            filled, blanks = list(order_now), []
+        plain = kinds <= {int, float} or kinds == {str}  # else wrapped: numbers first, the rest as text
+        key = keys.__getitem__ if plain else [_sortable(k) for k in keys].__getitem__
+        filled.sort(key=key, reverse=order == QtCore.Qt.SortOrder.DescendingOrder)
+        self._sorted = filled + blanks
         self._sort = (header, order)
 
     def set_filter(self, kind: str | None, placement: str | None, text: str) -> None:
+        """Rows of `kind`, on `placement`, containing `text`; a big table's first search shows when its
+        texts are made (`busy`)."""
         if (kind, placement, text) != self._filter:
             self._filter = (kind, placement, text)
-            self._relayout(lambda: None)
+            refilter = lambda: self._relayout(lambda: None)  # noqa: E731
+            if not text or self._keys_ready(_SEARCH, refilter):
+                refilter()
 
     def _filtered(self) -> list[int]:
         kind, placement, text = self._filter
@@ -269,28 +333,20 @@ class DispatchModel(QtCore.QAbstractTableModel):
             k, values = self._extra_headers.index("NPU"), self._extra_values
             rows = [p for p in rows if (v := values.get(records[p].index)) and k < len(v)
                     and _text_and_key(v[k])[0].startswith(placement)]
-        if text:
-            texts = self._searchable()
+        if text and _SEARCH in self._keys:  # else the rows are filtered again once the texts are made
+            texts = self._keys[_SEARCH]
             rows = [p for p in rows if text in texts[p]]
         return rows
-
-    def _searchable(self) -> list[str]:
-        """Each record's cells as one lower-case text (made once per content, at the first search)."""
-        if self._search_texts is None:
-            self._search_texts = [" ".join(t for t, _ in self._make_cells(r)).lower() for r in self._records]
-        return self._search_texts
 
     def _relayout(self, change) -> None:
         """Apply `change` to the order, then filter; selected rows follow their dispatch."""
         self.layoutAboutToBeChanged.emit()
         old = self.persistentIndexList()
-        dispatches = [self.dispatch_at(i.row()) if 0 <= i.row() < len(self._rows) else None for i in old]
+        positions = [self._rows[i.row()] if 0 <= i.row() < len(self._rows) else None for i in old]
         change()
         self._rows = self._filtered()
-        self._row_of_dispatch = None
-        new = []
-        for index, dispatch in zip(old, dispatches):
-            row = self.row_of(dispatch) if dispatch is not None else None
-            new.append(QtCore.QModelIndex() if row is None else self.index(row, index.column()))
+        rows = {pos: self._row_of_position(pos) for pos in set(positions) if pos is not None}
+        new = [QtCore.QModelIndex() if rows.get(pos) is None else self.index(rows[pos], index.column())
+               for index, pos in zip(old, positions)]
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
