@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from itertools import compress
+from operator import attrgetter, not_
 
 from PySide6 import QtCore, QtGui
 
@@ -209,9 +211,11 @@ class DispatchModel(QtCore.QAbstractTableModel):
         slice per event-loop turn and `then` runs after (a newer request for `name` replaces it)."""
         if name in self._keys:
             return True
-        function = self._key_function(name)
-        if len(self._records) <= _AT_ONCE or name not in _MADE_IN_SLICES:
-            self._keys[name] = [function(r) for r in self._records]
+        if name not in _MADE_IN_SLICES:
+            self._keys[name] = self._quick_keys(name)
+            return True
+        if len(self._records) <= _AT_ONCE:
+            self._keys[name] = list(map(self._key_function(name), self._records))
             return True
         self._when_made[name] = then
         self._making.setdefault(name, [])
@@ -231,22 +235,26 @@ class DispatchModel(QtCore.QAbstractTableModel):
         if self._making:
             self._slicer.start()
 
+    def _quick_keys(self, name: str) -> list:
+        """A column's keys that need no label made: a loop over all records at once."""
+        records = self._records
+        if name == "#":
+            return list(map(attrgetter("index"), records))
+        if name == "kind":
+            return list(map(attrgetter("kind"), records))
+        if name == "FLOPs":
+            return [r.root.flops if r.root else None for r in records]
+        k, values = self._extra_headers.index(name), self._extra_values
+        return [_text_and_key(v[k] if k < len(v) else "")[1] if (v := values.get(r.index)) else None
+                for r in records]
+
     def _key_function(self, name: str):
-        """Record -> its sort key in column `name` (only what the column needs), or its search text."""
+        """Record -> its label in column `name`, or its search text (10 µs or more a record)."""
         if name == _SEARCH:
             return lambda r: " ".join(t for t, _ in self._make_cells(r)).lower()
-        if name == "#":
-            return lambda r: r.index
-        if name == "kind":
-            return lambda r: r.kind
-        if name == "FLOPs":
-            return lambda r: r.root.flops if r.root else None
         if name == "ONNX":
             return lambda r: onnx_label(r, self._op_types)
-        if name in BASE_TAIL:
-            return {"shapes": shapes_label, "dtype": dtype_label}[name]
-        k, values = self._extra_headers.index(name), self._extra_values
-        return lambda r: _text_and_key(v[k] if k < len(v) else "")[1] if (v := values.get(r.index)) else None
+        return {"shapes": shapes_label, "dtype": dtype_label}[name]
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802, B008 - Qt's API
         return 0 if parent.isValid() else len(self._rows)
@@ -302,9 +310,9 @@ class DispatchModel(QtCore.QAbstractTableModel):
         kinds = set(map(type, keys))  # loops in C where they can: this runs on the GUI thread
         kinds.discard(type(None))
         if None in keys or (str in kinds and "" in keys) or (float in kinds and any(k != k for k in keys)):
-            blank = lambda k: k is None or k == "" or k != k  # noqa: E731 - k != k: NaN
-            filled = [p for p in order_now if not blank(keys[p])]
-            blanks = [p for p in order_now if blank(keys[p])]
+            filled_at = [not (k is None or k == "" or k != k) for k in keys]  # k != k: NaN
+            filled = list(compress(order_now, map(filled_at.__getitem__, order_now)))
+            blanks = list(compress(order_now, map(not_, map(filled_at.__getitem__, order_now))))
         else:
             filled, blanks = list(order_now), []
         plain = kinds <= {int, float} or kinds == {str}  # else wrapped: numbers first, the rest as text
