@@ -129,8 +129,13 @@ class DispatchTable(QtWidgets.QTableView):
         view.horizontalHeader().sectionClicked.connect(self._sort_from_frozen_header)
         self.verticalScrollBar().valueChanged.connect(view.verticalScrollBar().setValue)
         view.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
-        self.horizontalHeader().sectionResized.connect(lambda *_: self._place_frozen())
+        self.horizontalHeader().sectionResized.connect(self._on_column_resized)
         return view
+
+    def _on_column_resized(self, column: int, _old: int, width: int) -> None:
+        if column < FROZEN:
+            self.frozen.setColumnWidth(column, width)
+        self._place_frozen()
 
     def _sort_from_frozen_header(self, column: int) -> None:
         header = self.horizontalHeader()
@@ -240,7 +245,7 @@ class DispatchTable(QtWidgets.QTableView):
         return self._model.busy()
 
     def kinds(self) -> list[str]:
-        return sorted({r.kind for r in self._records if r.kind})
+        return self._model.kinds()
 
     def visible_dispatches(self) -> list[int]:
         """Dispatch indexes of the rows on show, top to bottom."""

@@ -164,6 +164,10 @@ class DispatchModel(QtCore.QAbstractTableModel):
         pos = self._position(dispatch)
         return None if pos is None else self._records[pos]
 
+    def kinds(self) -> list[str]:
+        self._keys_ready("kind", None)
+        return sorted(set(self._keys["kind"]) - {""})
+
     def dispatch_at(self, row: int) -> int:
         return self._records[self._rows[row]].index
 
@@ -223,6 +227,8 @@ class DispatchModel(QtCore.QAbstractTableModel):
         return False
 
     def _make_slice(self) -> None:
+        if not self._making:  # the content changed since this turn was asked for
+            return
         name, made = next(iter(self._making.items()))
         function = self._key_function(name)
         start, records = time.perf_counter(), self._records
