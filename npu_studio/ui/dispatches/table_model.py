@@ -151,9 +151,6 @@ class DispatchModel(QtCore.QAbstractTableModel):
         """Texts for a sort or search are being made: the rows follow when they are."""
         return bool(self._making)
 
-    def records(self) -> list[DispatchRecord]:
-        return self._records
-
     def _position(self, dispatch: int) -> int | None:
         if self._position_of is None:  # made by C loops from the `#` keys (a dict comprehension is slower)
             self._keys_ready("#", None)
