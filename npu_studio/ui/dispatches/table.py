@@ -3,6 +3,10 @@
 Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | FLOPs | shapes | dtype. The NPU
 columns come from the NPU result (flow and npu phases only) and are kept compact; the full
 text is in their tooltips and in the detail pane (`panel.py`).
+
+A QTableView over `DispatchModel` (table_model.py): nothing here costs a Python call per dispatch,
+so a phase of tens of thousands of dispatches fills in one frame. `item`, `rowCount` and the
+other QTableWidget calls callers use are kept as thin read-only stand-ins.
 """
 
 from __future__ import annotations
