@@ -3,6 +3,10 @@
 Columns: # | kind | [NPU | reason | tile | SRAM] | ONNX | FLOPs | shapes | dtype. The NPU
 columns come from the NPU result (flow and npu phases only) and are kept compact; the full
 text is in their tooltips and in the detail pane (`panel.py`).
+
+A QTableView over `DispatchModel` (table_model.py): nothing here costs a Python call per dispatch,
+so a phase of tens of thousands of dispatches fills in one frame. `item`, `rowCount` and the
+other QTableWidget calls callers use are kept as thin read-only stand-ins.
 """
 
 from __future__ import annotations
@@ -11,78 +15,47 @@ from collections.abc import Sequence
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...core.compile.onnx_ops import node_label
 from ...core.ir.dispatch_index import DispatchRecord, PhaseIndex
-from ...core.units import format_flops
 from ..sort_arrows import use_desktop_sort_arrows
-from ..timeline import BADGE_ALERT, BADGE_COLOR
+from .table_model import (BASE_HEAD, BASE_TAIL, COLUMNS, DISPATCH_ROLE, FROZEN, SORT_ROLE, SUBSTITUTED,  # noqa: F401
+                          DispatchModel, dtype_label, onnx_label, shapes_label)
 
-BASE_HEAD = ("#", "kind")
-BASE_TAIL = ("ONNX", "FLOPs", "shapes", "dtype")
-COLUMNS = BASE_HEAD + BASE_TAIL
-FROZEN = len(BASE_HEAD)  # columns that stay in view while scrolling sideways
-DISPATCH_ROLE = QtCore.Qt.ItemDataRole.UserRole  # the dispatch index, on every item
-SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1  # the value a column sorts by
 MAX_WIDTH = 160  # compact columns: longer values elide (the tooltip has them)
-SUBSTITUTED = "⇄"  # after the number of a dispatch whose executable is substituted
+SIZE_SAMPLE = 100  # rows a column's width is measured on (all rows would ask Python for every cell)
 
 
-def _described(rec: DispatchRecord):
-    """What has the dispatch's operands: its root op, or the data it moves."""
-    return rec.root if rec.root is not None else rec.movement
+class Cell:
+    """One cell, read-only, with the QTableWidgetItem calls callers use (`text`, `toolTip`, `data`)."""
+
+    def __init__(self, index: QtCore.QModelIndex):
+        self.index = index
+
+    def row(self) -> int:
+        return self.index.row()
+
+    def column(self) -> int:
+        return self.index.column()
+
+    def text(self) -> str:
+        return self.index.data(QtCore.Qt.ItemDataRole.DisplayRole) or ""
+
+    def toolTip(self) -> str:  # noqa: N802 - as QTableWidgetItem spells it
+        return self.index.data(QtCore.Qt.ItemDataRole.ToolTipRole) or ""
+
+    def foreground(self) -> QtGui.QBrush:
+        return QtGui.QBrush(self.index.data(QtCore.Qt.ItemDataRole.ForegroundRole) or QtGui.QColor())
+
+    def data(self, role: int):
+        return self.index.data(role)
 
 
-def shapes_label(rec: DispatchRecord) -> str:
-    d = _described(rec)
-    if d is None:
-        return ""
-
-    def shape(t):
-        return "x".join("?" if d is None else str(d) for d in t.shape)
-
-    ins = ", ".join(shape(t) for t in d.inputs)
-    outs = ", ".join(shape(t) for t in d.outputs)
-    return f"{ins} → {outs}"
-
-
-def dtype_label(rec: DispatchRecord) -> str:
-    d = _described(rec)
-    if d is None:
-        return ""
-    seen: list[str] = []
-    for t in (*d.inputs, *d.outputs):
-        if t.dtype not in seen:
-            seen.append(t.dtype)
-    return ",".join(seen)
-
-
-def onnx_label(rec: DispatchRecord, op_types: dict[str, str]) -> str:
-    return ", ".join(node_label(n, op_types) for n in rec.onnx_nodes)
-
-
-def _text_and_key(value) -> tuple[str, object]:
-    """An extra column's cell: text (sorted as text), or (text, sort key)."""
-    return value if isinstance(value, tuple) else (value, value)
-
-
-class _Item(QtWidgets.QTableWidgetItem):
-    """Sorts by its SORT_ROLE value (numbers as numbers, blanks last)."""
-
-    def __lt__(self, other: QtWidgets.QTableWidgetItem) -> bool:  # noqa: D105
-        a, b = self.data(SORT_ROLE), other.data(SORT_ROLE)
-        if a is None or b is None:
-            return a is not None
-        if type(a) is not type(b):
-            return str(a) < str(b)
-        return a < b
-
-
-class DispatchTable(QtWidgets.QTableWidget):
+class DispatchTable(QtWidgets.QTableView):
     sig_dispatch_selected = QtCore.Signal(object)  # dispatch index (int) or None
 
     def __init__(self, parent=None):
-        super().__init__(0, len(COLUMNS), parent)
-        self.setHorizontalHeaderLabels(COLUMNS)
+        super().__init__(parent)
+        self._model = DispatchModel(self)
+        self.setModel(self._model)
         self.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -90,19 +63,25 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.verticalHeader().setVisible(False)
         # Rows as tall as their text needs (the style's default is about twice that): more dispatches on show.
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.horizontalHeader().setStretchLastSection(True)
-        use_desktop_sort_arrows(self.horizontalHeader())
+        header = self.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setResizeContentsPrecision(SIZE_SAMPLE)
+        self.verticalHeader().setResizeContentsPrecision(SIZE_SAMPLE)
+        use_desktop_sort_arrows(header)
+        header.setSortIndicator(0, QtCore.Qt.SortOrder.AscendingOrder)  # dispatch order
+        self.setSortingEnabled(True)
         self.setWordWrap(False)  # one line per dispatch; long values elide (the tooltip has them)
         self.setTextElideMode(QtCore.Qt.TextElideMode.ElideRight)
         self.setAccessibleName("Dispatches")
+        self._source: list[DispatchRecord] | None = None  # the index's list, _records is a copy of
         self._records: list[DispatchRecord] = []
         self._op_types: dict[str, str] = {}
         self._extra_headers: tuple[str, ...] = ()
-        self._extra_values: dict[int, Sequence[str]] = {}
+        self._extra_values: dict[int, Sequence] = {}
         self._marks: dict[int, tuple[str, bool]] = {}  # set_marks: tooltip, alert
-        self._filter: tuple[str | None, str | None, str] = (None, None, "")
+        self._wanted: int | None = None  # the dispatch last selected, selected again when the filter shows it
         self.frozen = self._build_frozen_view()
-        self.itemSelectionChanged.connect(self._on_selection)
+        self.selectionModel().selectionChanged.connect(self._on_selection)
 
     def add_row_action(self, action: QtGui.QAction, on_double_click: bool = False) -> None:
         """An action on the selected row in the context menu (and on a double-click), on the frozen
@@ -111,14 +90,32 @@ class DispatchTable(QtWidgets.QTableWidget):
             view.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
             view.addAction(action)
         if on_double_click:
-            self.cellDoubleClicked.connect(lambda _row, _col: action.trigger())
+            self.doubleClicked.connect(lambda _index: action.trigger())
             self.frozen.doubleClicked.connect(lambda _index: action.trigger())
+
+    # -- QTableWidget's calls that callers and tests use -----------------------------------------
+
+    def rowCount(self) -> int:  # noqa: N802 - as QTableWidget spells it
+        return self._model.rowCount()
+
+    def columnCount(self) -> int:  # noqa: N802
+        return self._model.columnCount()
+
+    def item(self, row: int, column: int) -> Cell | None:
+        index = self._model.index(row, column)
+        return Cell(index) if index.isValid() else None
+
+    def visualItemRect(self, cell: Cell) -> QtCore.QRect:  # noqa: N802
+        return self.visualRect(cell.index)
+
+    def scrollToItem(self, cell: Cell, hint=QtWidgets.QAbstractItemView.ScrollHint.EnsureVisible) -> None:  # noqa: N802
+        self.scrollTo(cell.index, hint)
 
     # -- the frozen `#` and kind columns (Qt's frozen-column pattern: a view on top) --------------
 
     def _build_frozen_view(self) -> QtWidgets.QTableView:
         view = QtWidgets.QTableView(self)
-        view.setModel(self.model())
+        view.setModel(self._model)
         view.setSelectionModel(self.selectionModel())
         view.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         view.verticalHeader().hide()
@@ -131,13 +128,18 @@ class DispatchTable(QtWidgets.QTableWidget):
         view.setSelectionBehavior(self.selectionBehavior())
         view.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         view.setWordWrap(False)
+        view.setTextElideMode(self.textElideMode())
         view.setStyleSheet("QTableView { border: none; border-right: 1px solid palette(mid); }")
         view.horizontalHeader().sectionClicked.connect(self._sort_from_frozen_header)
         self.verticalScrollBar().valueChanged.connect(view.verticalScrollBar().setValue)
         view.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
-        self.horizontalHeader().sectionResized.connect(lambda *_: self._place_frozen())
-        self.model().layoutChanged.connect(self._apply_filter)  # sorting moves rows: hide them again
+        self.horizontalHeader().sectionResized.connect(self._on_column_resized)
         return view
+
+    def _on_column_resized(self, column: int, _old: int, width: int) -> None:
+        if column < FROZEN:
+            self.frozen.setColumnWidth(column, width)
+        self._place_frozen()
 
     def _sort_from_frozen_header(self, column: int) -> None:
         header = self.horizontalHeader()
@@ -146,14 +148,12 @@ class DispatchTable(QtWidgets.QTableWidget):
         self.sortByColumn(column, QtCore.Qt.SortOrder.AscendingOrder if ascending
                           else QtCore.Qt.SortOrder.DescendingOrder)
 
-    def _sync_frozen_rows(self) -> None:
+    def _sync_frozen_columns(self) -> None:
+        """After a reset (which forgets hidden columns): only `#` and kind, as wide as the table's."""
         for c in range(self.columnCount()):
             self.frozen.setColumnHidden(c, c >= FROZEN)
             if c < FROZEN:
                 self.frozen.setColumnWidth(c, self.columnWidth(c))
-        for r in range(self.rowCount()):
-            self.frozen.setRowHidden(r, self.isRowHidden(r))
-            self.frozen.setRowHeight(r, self.rowHeight(r))
         self._place_frozen()
 
     def _place_frozen(self) -> None:
@@ -176,7 +176,9 @@ class DispatchTable(QtWidgets.QTableWidget):
     # -- content -------------------------------------------------------------------------------
 
     def set_index(self, index: PhaseIndex | None, op_types: dict[str, str] | None = None) -> None:
-        self._records = list(index.dispatches) if index else []
+        source = index.dispatches if index else []
+        if source is not self._source:  # the same index again (a redraw): its sort keys are kept
+            self._source, self._records = source, list(source)
         if op_types is not None:
             self._op_types = dict(op_types)
         self._fill()
@@ -208,109 +210,79 @@ class DispatchTable(QtWidgets.QTableWidget):
     def column(self, header: str) -> int:
         return self.headers().index(header)
 
-    def _row_values(self, rec: DispatchRecord) -> list[tuple[str, object]]:
-        flops = rec.root.flops if rec.root and rec.root.flops is not None else None
-        extra = self._extra_values.get(rec.index, ())
-        return [
-            (f"#{rec.index}" + (f" {SUBSTITUTED}" if rec.index in self._marks else ""), rec.index),
-            (rec.kind, rec.kind or None),
-            *[_text_and_key(extra[k] if k < len(extra) else "") for k in range(len(self._extra_headers))],
-            (onnx_label(rec, self._op_types), onnx_label(rec, self._op_types) or None),
-            ("" if flops is None else format_flops(flops), flops),
-            (shapes_label(rec), shapes_label(rec) or None),
-            (dtype_label(rec), dtype_label(rec) or None),
-        ]
-
     def _fill(self) -> None:
+        """One model reset; column widths from the first rows only (SIZE_SAMPLE), then the selection back."""
         selected = self.selected_dispatch()
-        sort_column = self.horizontalHeader().sortIndicatorSection() if self.isSortingEnabled() else -1
-        sort_order = self.horizontalHeader().sortIndicatorOrder()
-        self.blockSignals(True)
-        self.setSortingEnabled(False)
-        self.setRowCount(0)
-        headers = self.headers()
-        self.setColumnCount(len(headers))
-        self.setHorizontalHeaderLabels(headers)
-        self.setRowCount(len(self._records))
-        for row, rec in enumerate(self._records):
-            for col, (text, key) in enumerate(self._row_values(rec)):
-                item = _Item(text)
-                item.setData(DISPATCH_ROLE, rec.index)
-                item.setData(SORT_ROLE, key if key != "" else None)
-                if col >= FROZEN:
-                    item.setToolTip(text)
-                elif col == 0 and rec.index in self._marks:
-                    tooltip, alert = self._marks[rec.index]
-                    item.setToolTip(tooltip)
-                    item.setForeground(QtGui.QColor(BADGE_ALERT if alert else BADGE_COLOR))
-                self.setItem(row, col, item)
-        self.resizeColumnsToContents()
-        for c in range(self.columnCount() - 1):
-            self.setColumnWidth(c, min(self.columnWidth(c), MAX_WIDTH))
-        self.setSortingEnabled(True)
-        if 0 <= sort_column < self.columnCount():
-            self.sortByColumn(sort_column, sort_order)
-        else:
-            self.sortByColumn(0, QtCore.Qt.SortOrder.AscendingOrder)
-        self._apply_filter()
-        if selected is not None:
-            self.select_dispatch(selected)
-        self.blockSignals(False)
+        header, before = self.horizontalHeader(), self._model.headers()
+        section = header.sortIndicatorSection()
+        sort = (before[section] if 0 <= section < len(before) else "#", header.sortIndicatorOrder())
+        blocked = self.blockSignals(True)
+        try:
+            self._model.set_content(self._records, self._op_types, self._extra_headers, self._extra_values,
+                                    self._marks, sort)
+            sorted_by, order = self._model.sort_state()  # the same column, wherever it is now
+            header_blocked = header.blockSignals(True)  # the model is sorted already
+            header.setSortIndicator(self.column(sorted_by), order)
+            header.blockSignals(header_blocked)
+            self.resizeColumnsToContents()
+            for c in range(self.columnCount() - 1):
+                self.setColumnWidth(c, min(self.columnWidth(c), MAX_WIDTH))
+            self._sync_frozen_columns()
+            if selected is not None:
+                self.select_dispatch(selected)
+        finally:
+            self.blockSignals(blocked)
 
     # -- filter --------------------------------------------------------------------------------
 
     def set_filter(self, kind: str | None = None, placement: str | None = None, text: str = "") -> None:
         """Show only dispatches of `kind`, placed on `placement` ("NPU" / "CPU", from the NPU
-        column), whose row contains `text` (any column, case-insensitive). None / "": any."""
-        self._filter = (kind or None, placement or None, text.strip().lower())
-        self._apply_filter()
+        column), whose row contains `text` (any column, case-insensitive). None / "": any.
+        Rows filtered out are not in the model (isRowHidden stays False)."""
+        wanted = self.selected_dispatch() if self.selected_dispatch() is not None else self._wanted
+        self._model.set_filter(kind or None, placement or None, text.strip().lower())
+        if wanted is not None and self.selected_dispatch() is None and self._model.row_of(wanted) is not None:
+            self.select_dispatch(wanted)  # filtered out and back in: selected again, quietly
+
+    def busy(self) -> bool:
+        """A big table's sort or search waits for its texts (made a slice per event-loop turn)."""
+        return self._model.busy()
 
     def kinds(self) -> list[str]:
-        return sorted({r.kind for r in self._records if r.kind})
-
-    def _apply_filter(self) -> None:
-        kind, placement, text = self._filter
-        npu_col = self.column("NPU") if "NPU" in self._extra_headers else None
-        for row in range(self.rowCount()):
-            cells = [self.item(row, c).text() for c in range(self.columnCount())]
-            hide = (kind is not None and cells[1] != kind) or (text and text not in " ".join(cells).lower())
-            if placement is not None:
-                hide = hide or npu_col is None or not cells[npu_col].startswith(placement)
-            self.setRowHidden(row, bool(hide))
-        self._sync_frozen_rows()
+        return self._model.kinds()
 
     def visible_dispatches(self) -> list[int]:
         """Dispatch indexes of the rows on show, top to bottom."""
-        return [self.item(r, 0).data(DISPATCH_ROLE) for r in range(self.rowCount()) if not self.isRowHidden(r)]
+        return self._model.visible_dispatches()
 
     # -- selection -----------------------------------------------------------------------------
 
     def record(self, dispatch: int) -> DispatchRecord | None:
-        return next((r for r in self._records if r.index == dispatch), None)
-
-    def _row_of(self, dispatch: int | None) -> int | None:
-        for row in range(self.rowCount()):
-            if self.item(row, 0).data(DISPATCH_ROLE) == dispatch:
-                return row
-        return None
+        return self._model.record(dispatch)
 
     def selected_dispatch(self) -> int | None:
         rows = self.selectionModel().selectedRows()
-        return self.item(rows[0].row(), 0).data(DISPATCH_ROLE) if rows else None
+        return self._model.dispatch_at(rows[0].row()) if rows else None
 
     def select_dispatch(self, dispatch: int | None) -> bool:
-        """Select the row of `dispatch` (quietly); False when this phase does not have it."""
+        """Select the row of `dispatch` (quietly); False when this phase does not have it.
+        Filtered out: selected when the filter shows it again."""
         blocked = self.blockSignals(True)
         try:
+            self._wanted = dispatch
             self.clearSelection()
-            row = self._row_of(dispatch) if dispatch is not None else None
-            if row is None:
+            if dispatch is None or self._model.record(dispatch) is None:
                 return False
-            self.selectRow(row)
-            self.scrollToItem(self.item(row, 0))
+            row = self._model.row_of(dispatch)
+            if row is not None:
+                self.selectRow(row)
+                self.scrollTo(self._model.index(row, 0))
             return True
         finally:
             self.blockSignals(blocked)
 
-    def _on_selection(self) -> None:
-        self.sig_dispatch_selected.emit(self.selected_dispatch())
+    def _on_selection(self, *_) -> None:
+        dispatch = self.selected_dispatch()
+        if dispatch is not None:
+            self._wanted = dispatch
+        self.sig_dispatch_selected.emit(dispatch)
