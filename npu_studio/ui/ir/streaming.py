@@ -67,7 +67,6 @@ class TextStream(QtCore.QObject):
     """Feeds `view`'s own display document with `text`'s slices; see the module doc."""
 
     sig_lines_added = QtCore.Signal(int, int)  # 1-based first and last line just appended
-    sig_done = QtCore.Signal()  # the whole text is in the document
 
     def __init__(self, view):
         super().__init__(view)
@@ -85,10 +84,6 @@ class TextStream(QtCore.QObject):
     @property
     def loading(self) -> bool:
         return self._pos < len(self._text)
-
-    def loaded_lines(self) -> int:
-        """Lines in the document now (all of them when nothing is loading)."""
-        return self._loaded if self.loading else self._view.document().blockCount()
 
     def first_slice(self, text: str, elide: bool) -> tuple[str, dict[int, list[Elision]]]:
         """The display text and elisions to show now: all of `text` when it is small, else its first
@@ -163,7 +158,6 @@ class TextStream(QtCore.QObject):
         else:
             self._text, self._pos = "", 0
             self._set_undo(True)
-            self.sig_done.emit()
         if self._pending is not None and (not self.loading or self._pending[0] <= self._loaded):
             action, self._pending = self._pending[1], None
             action()
