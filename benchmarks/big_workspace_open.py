@@ -1,0 +1,183 @@
+"""Opening a workspace whose flow snapshot has a million lines: how long the GUI stalls while its
+dispatch index is built (first open) and read back from the cache (reopen).
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/big_workspace_open.py [WORKSPACE] [--lines N]
+        [--seconds S] [--code DIR]
+
+WORKSPACE is a compiled workspace folder; it is copied into a temporary folder and only the copy is
+opened (the original is never changed). Without it, the bundled example model is compiled into a
+temporary workspace and its flow snapshot replaced by about --lines lines (default 1,000,000) made
+by benchmarks/ir_view_scroll.build_snapshot (the real dispatch repeated, symbols renamed per copy).
+
+Two app processes open the copy in turn, each in an offscreen MainWindow with a private HOME,
+XDG_CACHE_HOME and NPU_STUDIO_HOME (the user's own cache is never touched):
+  * cold:   the dispatch-index cache is empty, the index is built;
+  * reopen: the cache the cold run left is read back.
+Each reports the longest gap of a 5 ms event-loop timer (a GUI stall) and every gap over 100 ms with
+the time since open, the seconds until the index reached the session (Studio.sig_index_finished)
+and until the dispatch table held its rows, and the GUI-thread time spent in DispatchTable.set_index
+(the table's own fill, not the index job). While the loop stalls over 0.3 s a sampler records where
+the GUI thread is (printed with --stacks). --code DIR measures another checkout's npu_studio (the
+"before" figures: --code /path/to/main).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_workspace(lines: int, into: Path) -> Path:
+    """The example model compiled into `into`, its flow snapshot replaced by about `lines` lines."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ir_view_scroll import build_snapshot
+
+    from npu_studio.core.workspace.workspace import compile_model
+    from npu_studio.resources import EXAMPLE_MODEL
+
+    ws = compile_model(EXAMPLE_MODEL, into)
+    flow = ws.snapshot_path("flow")
+    text, _ = build_snapshot(flow.read_text(), lines)
+    flow.write_text(text)
+    return into
+
+
+def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
+    """In the child process: open `workspace` in a MainWindow and watch the event loop."""
+    import threading
+    import traceback
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6 import QtCore, QtWidgets
+
+    app = QtWidgets.QApplication([])
+    from npu_studio.ui.dispatches.table import DispatchTable
+    from npu_studio.ui.gui_gc import GuiThreadCollector
+    from npu_studio.ui.main_window import MainWindow
+
+    app.collector = GuiThreadCollector(app)
+    fill = {"seconds": 0.0, "rows": 0}
+    set_index = DispatchTable.set_index
+
+    def timed_set_index(self, index, *args, **kwargs):
+        t = time.perf_counter()
+        set_index(self, index, *args, **kwargs)
+        fill["seconds"] += time.perf_counter() - t
+
+    DispatchTable.set_index = timed_set_index
+    settings = QtCore.QSettings(str(Path(os.environ["HOME"]) / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    w = MainWindow(settings)
+    w.resize(1280, 800)
+    w.show()
+    app.processEvents()
+    marks: dict[str, float] = {}
+    w.studio.sig_index_finished.connect(lambda: marks.setdefault("index", time.perf_counter()))
+
+    gaps: list[tuple[float, float]] = []
+    last = [time.perf_counter()]
+    t0 = [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        if now - last[0] > 0.1:
+            gaps.append((round(last[0] - t0[0], 2), round(now - last[0], 3)))
+        last[0] = now
+        if "table" not in marks and w.dispatch_table.rowCount() > 0:
+            marks["table"] = now
+            fill["rows"] = w.dispatch_table.rowCount()
+
+    timer = QtCore.QTimer(interval=5, timeout=tick)
+    timer.start()
+    samples: list[str] = []
+    main = threading.main_thread().ident
+
+    def sampler():
+        while True:
+            time.sleep(0.05)
+            if time.perf_counter() - last[0] > 0.3:
+                frame = sys._current_frames().get(main)
+                if frame is not None:
+                    samples.append("".join(traceback.format_stack(frame, limit=6)[-3:]))
+
+    threading.Thread(target=sampler, daemon=True).start()
+    t0[0] = last[0] = time.perf_counter()
+    w.open_path(workspace)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end and ("table" not in marks or time.perf_counter() < marks["table"] + 2):
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    longest = max((g for _, g in gaps), default=max(0.0, time.perf_counter() - last[0]))
+    result = {
+        "longest_stall_s": round(longest, 3),
+        "stalls_over_100ms": gaps,
+        "index_s": round(marks["index"] - t0[0], 2) if "index" in marks else None,
+        "table_filled_s": round(marks["table"] - t0[0], 2) if "table" in marks else None,
+        "rows": fill["rows"],
+        "table_set_index_s": round(fill["seconds"], 3),
+    }
+    if stacks:
+        distinct = list(dict.fromkeys(samples))
+        result["stall_stacks"] = distinct[:8]
+    w.close()
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("workspace", nargs="?", type=Path, help="a compiled workspace to copy and open")
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--seconds", type=float, default=120.0, help="give up waiting for the table after this")
+    ap.add_argument("--code", type=Path, default=ROOT, help="checkout whose npu_studio is measured")
+    ap.add_argument("--stacks", action="store_true", help="print where the GUI thread was during stalls")
+    ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process's run
+    args = ap.parse_args()
+    if args.measure is not None:
+        sys.path.insert(0, str(args.code))
+        print(json.dumps(measure(args.measure, args.seconds, args.stacks)))
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="big-open-") as tmp:
+        tmp = Path(tmp)
+        home = tmp / "home"
+        env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
+                   XDG_CONFIG_HOME=str(home / ".config"), NPU_STUDIO_HOME=str(home / "studio"),
+                   QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+                   PYTHONPATH=str(args.code))
+        home.mkdir()
+        ws = tmp / "ws"
+        if args.workspace is not None:
+            shutil.copytree(args.workspace, ws, symlinks=True)
+        else:
+            make_workspace(args.lines, ws)
+        flow = max(ws.glob("phases/*flow.mlir"), key=lambda p: p.stat().st_size)
+        with open(flow, "rb") as f:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        print(f"workspace {ws} (flow snapshot {lines:,} lines, {flow.stat().st_size / 1e6:.0f} MB); "
+              f"code {args.code}")
+        for run in ("cold", "reopen"):
+            cmd = [sys.executable, __file__, "--measure", str(ws), "--seconds", str(args.seconds),
+                   "--code", str(args.code)] + (["--stacks"] if args.stacks else [])
+            t = time.perf_counter()
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                print(f"{run}: failed\n{done.stderr[-3000:]}")
+                return 1
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            stacks = result.pop("stall_stacks", [])
+            print(f"{run} ({time.perf_counter() - t:.1f} s in all): {json.dumps(result)}")
+            for s in stacks:
+                print("  GUI thread during a stall:\n" + s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
