@@ -127,7 +127,6 @@ def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
     if stacks:
         distinct = list(dict.fromkeys(samples))
         result["stall_stacks"] = distinct[:8]
-    w.close()
     return result
 
 
@@ -142,8 +141,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.measure is not None:
         sys.path.insert(0, str(args.code))
-        print(json.dumps(measure(args.measure, args.seconds, args.stacks)))
-        return 0
+        print(json.dumps(measure(args.measure, args.seconds, args.stacks)), flush=True)
+        os._exit(0)  # a job may still run (the table never filled): no teardown of its thread
 
     with tempfile.TemporaryDirectory(prefix="big-open-") as tmp:
         tmp = Path(tmp)
