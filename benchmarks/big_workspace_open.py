@@ -5,16 +5,18 @@ dispatch index is built (first open) and read back from the cache (reopen).
         [--seconds S] [--code DIR]
 
 WORKSPACE is a compiled workspace folder; it is copied into a temporary folder and only the copy is
-opened (the original is never changed). Without it, the bundled example model is compiled into a
-temporary workspace and its flow snapshot replaced by about --lines lines (default 1,000,000) made
-by benchmarks/ir_view_scroll.build_snapshot (the real dispatch repeated, symbols renamed per copy).
+opened (the original is never changed). Without it, light_resnet50 from ONNX's test zoo is compiled
+into a temporary workspace and its flow snapshot grown to about --lines lines (default 1,000,000):
+the module's body repeated with every symbol renamed per copy, so that it still parses and indexes.
 
 Two app processes open the copy in turn, each in an offscreen MainWindow with a private HOME,
 XDG_CACHE_HOME and NPU_STUDIO_HOME (the user's own cache is never touched):
   * cold:   the dispatch-index cache is empty, the index is built;
   * reopen: the cache the cold run left is read back.
 Each reports the longest gap of a 5 ms event-loop timer (a GUI stall) and every gap over 100 ms with
-the time since open, the seconds until the index reached the session (Studio.sig_index_finished)
+the time since open (and the longest before and after the index job's result reached the GUI
+thread: the job's stalls, then the views'), the seconds until that result arrived
+(Studio._index_done), until the session had it (Studio.sig_index_finished)
 and until the dispatch table held its rows, and the GUI-thread time spent in DispatchTable.set_index
 (the table's own fill, not the index job). While the loop stalls over 0.3 s a sampler records where
 the GUI thread is (printed with --stacks). --code DIR measures another checkout's npu_studio (the
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,19 +39,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def repeated_module(text: str, lines: int) -> str:
+    """About `lines` lines of MLIR that parse: the module's body repeated, every symbol of copy i
+    renamed @c<i>_name (the first copy keeps its names: the module's attributes refer to them)."""
+    src = text.split("\n")
+    top = next(i for i, line in enumerate(src) if line.startswith("module "))
+    close = max(i for i, line in enumerate(src) if line.startswith("} loc(") or line == "}")
+    body, tail = "\n".join(src[top + 1:close]), src[close:]
+    out, copy = src[:top + 1], 0
+    while copy == 0 or len(out) + body.count("\n") + 1 + len(tail) <= lines:
+        renamed = body if copy == 0 else re.sub(r"@([\w$.]+)", lambda m: f"@c{copy}_{m.group(1)}", body)
+        out.extend(renamed.split("\n"))
+        copy += 1
+    return "\n".join(out + tail)
+
+
 def make_workspace(lines: int, into: Path) -> Path:
-    """The example model compiled into `into`, its flow snapshot replaced by about `lines` lines."""
+    """light_resnet50 (ONNX's test zoo) compiled into `into`, its flow snapshot grown to about `lines` lines."""
     sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from ir_view_scroll import build_snapshot
+    import onnx
 
     from npu_studio.core.workspace.workspace import compile_model
-    from npu_studio.resources import EXAMPLE_MODEL
 
-    ws = compile_model(EXAMPLE_MODEL, into)
+    model = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
+    ws = compile_model(model, into)
     flow = ws.snapshot_path("flow")
-    text, _ = build_snapshot(flow.read_text(), lines)
-    flow.write_text(text)
+    flow.write_text(repeated_module(flow.read_text(), lines))
     return into
 
 
@@ -64,6 +80,7 @@ def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
     from npu_studio.ui.dispatches.table import DispatchTable
     from npu_studio.ui.gui_gc import GuiThreadCollector
     from npu_studio.ui.main_window import MainWindow
+    from npu_studio.ui.studio import Studio
 
     app.collector = GuiThreadCollector(app)
     fill = {"seconds": 0.0, "rows": 0}
@@ -75,12 +92,19 @@ def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
         fill["seconds"] += time.perf_counter() - t
 
     DispatchTable.set_index = timed_set_index
+    marks: dict[str, float] = {}
+    index_done = Studio._index_done
+
+    def timed_index_done(self, result, gen):  # the job's result reaches the GUI thread
+        marks.setdefault("result", time.perf_counter())
+        index_done(self, result, gen)
+
+    Studio._index_done = timed_index_done
     settings = QtCore.QSettings(str(Path(os.environ["HOME"]) / "settings.ini"), QtCore.QSettings.Format.IniFormat)
     w = MainWindow(settings)
     w.resize(1280, 800)
     w.show()
     app.processEvents()
-    marks: dict[str, float] = {}
     w.studio.sig_index_finished.connect(lambda: marks.setdefault("index", time.perf_counter()))
 
     gaps: list[tuple[float, float]] = []
@@ -111,14 +135,26 @@ def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
 
     threading.Thread(target=sampler, daemon=True).start()
     t0[0] = last[0] = time.perf_counter()
-    w.open_path(workspace)
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end and ("table" not in marks or time.perf_counter() < marks["table"] + 2):
-        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    end = t0[0] + seconds
+
+    def done_yet():  # the app's own event loop runs until the table has been filled 2 s ago
+        now = time.perf_counter()
+        if now > end or ("table" in marks and now > marks["table"] + 2):
+            app.quit()
+
+    QtCore.QTimer(interval=100, timeout=done_yet, parent=app).start()
+    QtCore.QTimer.singleShot(0, lambda: w.open_path(workspace))
+    app.exec()
     longest = max((g for _, g in gaps), default=max(0.0, time.perf_counter() - last[0]))
+    index_at = marks.get("result", float("inf")) - t0[0]
     result = {
         "longest_stall_s": round(longest, 3),
+        # before the index job's result reached the GUI thread (open, text streaming in, the job) / after
+        # it (the session and views taking the index: table fill and the like)
+        "longest_stall_until_index_s": max((g for at, g in gaps if at < index_at), default=0.0),
+        "longest_stall_after_index_s": max((g for at, g in gaps if at >= index_at), default=0.0),
         "stalls_over_100ms": gaps,
+        "index_result_s": round(marks["result"] - t0[0], 2) if "result" in marks else None,
         "index_s": round(marks["index"] - t0[0], 2) if "index" in marks else None,
         "table_filled_s": round(marks["table"] - t0[0], 2) if "table" in marks else None,
         "rows": fill["rows"],

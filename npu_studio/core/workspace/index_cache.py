@@ -1,10 +1,11 @@
 """Dispatch indexes kept between sessions, so that reopening a workspace does not index it again.
 
 Keyed by the snapshot's content (SHA-256 of its bytes, its phase and the index format), never by
-path or time: an edited or recompiled snapshot has another key. Entries are the index's chunked
-pickles (core/ir/dispatch_index/chunked.py: read back a few hundred records per load, so no single
-load holds the GIL long enough to stall the GUI thread), and unpickling
-runs code, so they are read only from a folder nobody else can write: the user's own cache folder
+path or time: an edited or recompiled snapshot has another key. Entries are the index in its
+chunked form (core/ir/dispatch_index/chunked.py: short pickles read back a few hundred records per
+load, so that no load holds the GIL long enough to stall the GUI thread; a large snapshot's child
+process sends that form, and it is stored as sent). Unpickling
+runs code, so entries are read only from a folder nobody else can write: the user's own cache folder
 (never a workspace, which may come from someone else, nor beside $NPU_STUDIO_HOME, which may be a
 shared /tmp), made with mode 0700 and checked on every use to be a real folder owned by this user
 that others cannot write; each entry is opened through that checked folder without following links
