@@ -151,8 +151,8 @@ def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
         "longest_stall_s": round(longest, 3),
         # before the index job's result reached the GUI thread (open, text streaming in, the job) / after
         # it (the session and views taking the index: table fill and the like)
-        "longest_stall_until_index_s": max((g for at, g in gaps if at < index_at), default=0.0),
-        "longest_stall_after_index_s": max((g for at, g in gaps if at >= index_at), default=0.0),
+        "longest_stall_until_index_s": max((g for at, g in gaps if at + g < index_at), default=0.0),
+        "longest_stall_after_index_s": max((g for at, g in gaps if at + g >= index_at), default=0.0),
         "stalls_over_100ms": gaps,
         "index_result_s": round(marks["result"] - t0[0], 2) if "result" in marks else None,
         "index_s": round(marks["index"] - t0[0], 2) if "index" in marks else None,

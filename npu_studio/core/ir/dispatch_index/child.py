@@ -18,7 +18,9 @@ loaded 2-core machine, while the in-process parse holds the GIL ~20 ms a MB (mea
 from __future__ import annotations
 
 import json
+import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -54,7 +56,8 @@ def index_in_child(path: str | Path, phase: str, *,
     """The index of `path`, built by a child process; its errors raised here as the child met them.
     `attach_stop(stop)` is given a function that kills the child (Cancelled is then raised here)."""
     cmd = [*module_command(__name__), os.fspath(path), phase]
-    proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       log_level=logging.DEBUG)  # a helper the user did not ask for (processes.start_child)
     lock, state = threading.Lock(), {"cancelled": False, "reaped": False}
 
     def cancel() -> None:  # from any thread; a token keeps it after we return: a reaped pid is never killed
@@ -80,12 +83,11 @@ def index_in_child(path: str | Path, phase: str, *,
             return chunked.Encoded(chunked.decode(out), out)
         except ValueError as exc:
             raise StudioError(path, f"the dispatch index process sent an unreadable index ({exc})") from None
-    if proc.returncode == _ERROR_EXIT:
-        try:
-            raise _error_from_json(out)
-        except (ValueError, KeyError, TypeError):
-            pass  # not our JSON: reported as a crash below
-    how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else f"ended with {proc.returncode}"
+    error = _error_from_json(out) if proc.returncode == _ERROR_EXIT else None
+    if error is not None:
+        raise error
+    how = f"ended with {proc.returncode}" if proc.returncode >= 0 else \
+        f"was killed by signal {-proc.returncode} ({signal.Signals(-proc.returncode).name})"
     last = err.decode(errors="replace").strip().splitlines()[-1:]
     raise StudioError(path, f"the dispatch index process {how}" + (f": {last[0]}" if last else ""))
 
@@ -98,14 +100,18 @@ def _error_to_json(exc: StudioError) -> bytes:
     return json.dumps(fields).encode()
 
 
-def _error_from_json(data: bytes) -> StudioError:
-    fields = json.loads(data)
-    if fields["type"] == SnapshotParseError.__name__:
-        return SnapshotParseError(fields["path"], fields["line"], fields["col"], fields["message"])
-    cls = getattr(errors, fields["type"], None)
-    if not (isinstance(cls, type) and issubclass(cls, StudioError) and cls.__init__ is StudioError.__init__):
-        cls = StudioError  # a subclass with its own arguments: the same message under the base type
-    return cls(fields["path"], fields["reason"], line=fields["line"], col=fields["col"])
+def _error_from_json(data: bytes) -> StudioError | None:
+    """The child's StudioError again (None: not the child's JSON, reported as a crash)."""
+    try:
+        fields = json.loads(data)
+        if fields["type"] == SnapshotParseError.__name__:
+            return SnapshotParseError(fields["path"], fields["line"], fields["col"], fields["message"])
+        cls = getattr(errors, fields["type"], None)
+        if not (isinstance(cls, type) and issubclass(cls, StudioError) and cls.__init__ is StudioError.__init__):
+            cls = StudioError  # a subclass with its own arguments: the same message under the base type
+        return cls(fields["path"], fields["reason"], line=fields["line"], col=fields["col"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def main(argv: list[str]) -> int:
