@@ -2,7 +2,7 @@
 dispatch index is built (first open) and read back from the cache (reopen).
 
     QT_QPA_PLATFORM=offscreen python benchmarks/big_workspace_open.py [WORKSPACE] [--lines N]
-        [--seconds S] [--code DIR]
+        [--seconds S] [--code DIR] [--job-only] [--stacks]
 
 WORKSPACE is a compiled workspace folder; it is copied into a temporary folder and only the copy is
 opened (the original is never changed). Without it, light_resnet50 from ONNX's test zoo is compiled
@@ -20,7 +20,8 @@ thread: the job's stalls, then the views'), the seconds until that result arrive
 and until the dispatch table held its rows, and the GUI-thread time spent in DispatchTable.set_index
 (the table's own fill, not the index job). While the loop stalls over 0.3 s a sampler records where
 the GUI thread is (printed with --stacks). --code DIR measures another checkout's npu_studio (the
-"before" figures: --code /path/to/main).
+"before" figures: --code /path/to/main). --job-only times the index job alone (no window: cold, then
+from the cache) with the longest gap of a 2 ms ticker thread, i.e. how long it keeps the GIL.
 """
 
 from __future__ import annotations
@@ -166,6 +167,43 @@ def measure(workspace: Path, seconds: float, stacks: bool) -> dict:
     return result
 
 
+def measure_job(workspace: Path) -> dict:
+    """In the child process: the index job alone (Studio.start_indexing's build of the flow snapshot,
+    no window), cold then from the cache, and the longest gap of a 2 ms ticker thread meanwhile: how
+    long the job keeps the GIL from the GUI thread. Automatic collection is off, as in the app."""
+    import gc
+    import threading
+
+    gc.disable()
+    from npu_studio.core.workspace.index_cache import cached_index
+
+    try:
+        from npu_studio.core.ir.dispatch_index.child import build_index
+    except ImportError:  # a checkout from before the child process: in-process, as its app did
+        from npu_studio.core.ir.dispatch_index import index_file as build_index
+    flow = max(workspace.glob("phases/*flow.mlir"), key=lambda p: p.stat().st_size)
+    result = {}
+    for run in ("cold", "reopen"):
+        gaps, stop = [0.0], threading.Event()
+
+        def tick():
+            last = time.perf_counter()
+            while not stop.is_set():
+                time.sleep(0.002)
+                now = time.perf_counter()
+                gaps[0], last = max(gaps[0], now - last), now
+
+        ticker = threading.Thread(target=tick)
+        ticker.start()
+        t = time.perf_counter()
+        index = cached_index(flow, "flow", build_index)
+        result[run] = {"seconds": round(time.perf_counter() - t, 2), "longest_gil_gap_ms": round(gaps[0] * 1000)}
+        stop.set()
+        ticker.join()
+        del index  # freed after the ticker stops: freeing a million objects is one long call (~0.2 s)
+    return result
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("workspace", nargs="?", type=Path, help="a compiled workspace to copy and open")
@@ -173,8 +211,13 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=120.0, help="give up waiting for the table after this")
     ap.add_argument("--code", type=Path, default=ROOT, help="checkout whose npu_studio is measured")
     ap.add_argument("--stacks", action="store_true", help="print where the GUI thread was during stalls")
+    ap.add_argument("--job-only", action="store_true", help="time the index job alone, without a window")
     ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process's run
     args = ap.parse_args()
+    if args.measure is not None and args.job_only:
+        sys.path.insert(0, str(args.code))
+        print(json.dumps(measure_job(args.measure)), flush=True)
+        return 0
     if args.measure is not None:
         sys.path.insert(0, str(args.code))
         print(json.dumps(measure(args.measure, args.seconds, args.stacks)), flush=True)
@@ -198,9 +241,10 @@ def main() -> int:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
         print(f"workspace {ws} (flow snapshot {lines:,} lines, {flow.stat().st_size / 1e6:.0f} MB); "
               f"code {args.code}")
-        for run in ("cold", "reopen"):
+        for run in ("cold", "reopen") if not args.job_only else ("index job alone",):
             cmd = [sys.executable, __file__, "--measure", str(ws), "--seconds", str(args.seconds),
-                   "--code", str(args.code)] + (["--stacks"] if args.stacks else [])
+                   "--code", str(args.code)] + (["--stacks"] if args.stacks else []) + \
+                (["--job-only"] if args.job_only else [])
             t = time.perf_counter()
             done = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if done.returncode != 0:
