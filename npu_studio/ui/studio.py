@@ -20,7 +20,8 @@ from ..core.compile.onnx_ops import node_op_types
 from ..core.compile.phases import SNAPSHOT_PHASES
 from ..core.errors import Cancelled, CompileFailed, StudioError, format_error
 from ..core.ir.diagnostics import parse_diagnostics
-from ..core.ir.dispatch_index import index_file, link_phase_indexes
+from ..core.ir.dispatch_index import link_phase_indexes
+from ..core.ir.dispatch_index.child import build_index
 from ..core.ir.mlir_text import SnapshotParseError
 from ..core.npu.store import workspace_io
 from ..core.npu.report.coverage import coverage
@@ -32,6 +33,7 @@ from ..core.units import format_bytes
 from ..core.workspace import edit_state
 from ..core.workspace.index_cache import cached_index
 from ..core.workspace.workspace import Workspace
+from .gui_gc import long_lived_build
 from .jobs import CancelToken, JobManager
 
 
@@ -270,15 +272,21 @@ class Studio(QtCore.QObject):
         kept_errors = {p: e for p, e in self.session.index_errors.items() if p not in paths}
 
         def work(report, token):
+            def build(path, phase):  # a large snapshot's MLIR parse runs in a child: it keeps the GIL
+                return build_index(path, phase, attach_stop=token.attach)  # cancel kills the child
+
             indexes, errors = dict(kept), dict(kept_errors)
-            for phase, path in paths.items():
-                if token.cancelled:
-                    raise Cancelled("indexing")
-                try:
-                    indexes[phase] = cached_index(path, phase, index_file)  # a reopen indexes nothing
-                except (SnapshotParseError, StudioError) as exc:  # a bad edit or an unreadable snapshot:
-                    errors[phase] = str(exc)  # the other phases still index
-            link_phase_indexes(indexes)
+            with long_lived_build():  # the indexes are long-lived: frozen, not walked by GUI-thread collections
+                for phase, path in paths.items():
+                    if token.cancelled:
+                        raise Cancelled("indexing")
+                    try:
+                        indexes[phase] = cached_index(path, phase, build)  # a reopen indexes nothing
+                    except Cancelled:
+                        raise
+                    except (SnapshotParseError, StudioError) as exc:  # a bad edit or an unreadable snapshot:
+                        errors[phase] = str(exc)  # the other phases still index
+                link_phase_indexes(indexes)
             return indexes, errors
 
         self.jobs.start("index", work, on_done=self._index_done, on_failed=self._index_failed,

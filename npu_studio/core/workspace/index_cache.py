@@ -1,8 +1,11 @@
 """Dispatch indexes kept between sessions, so that reopening a workspace does not index it again.
 
 Keyed by the snapshot's content (SHA-256 of its bytes, its phase and the index format), never by
-path or time: an edited or recompiled snapshot has another key. Entries are pickles, and unpickling
-runs code, so they are read only from a folder nobody else can write: the user's own cache folder
+path or time: an edited or recompiled snapshot has another key. Entries are the index in its
+chunked form (core/ir/dispatch_index/chunked.py: short pickles read back a few hundred records per
+load, so that no load holds the GIL long enough to stall the GUI thread; a large snapshot's child
+process sends that form, and it is stored as sent). Unpickling
+runs code, so entries are read only from a folder nobody else can write: the user's own cache folder
 (never a workspace, which may come from someone else, nor beside $NPU_STUDIO_HOME, which may be a
 shared /tmp), made with mode 0700 and checked on every use to be a real folder owned by this user
 that others cannot write; each entry is opened through that checked folder without following links
@@ -16,17 +19,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import pickle
 import stat
 from pathlib import Path
 from typing import Callable
 
 from ..ir.dispatch_index import PhaseIndex
+from ..ir.dispatch_index.chunked import Encoded, decode, encode
 from ..ir.dispatch_index.records import SCHEMA_VERSION
 from ..paths import dispatch_index_cache_dir
 from ..textio import read_bytes
 
-FORMAT = 4  # bump with any change to PhaseIndex or DispatchRecord
+FORMAT = 5  # bump with any change to PhaseIndex, DispatchRecord or the chunked form
 _log = logging.getLogger(__name__)
 
 
@@ -36,9 +39,10 @@ def cache_key(data: bytes, phase: str) -> str:
     return digest.hexdigest()
 
 
-def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex]) -> PhaseIndex:
+def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex | Encoded]) -> PhaseIndex:
     """The index of the snapshot at `path`: from the cache when its content was indexed before,
-    else `build(path, phase)` (whose errors reach the caller), then kept for next time."""
+    else `build(path, phase)` (whose errors reach the caller), then kept for next time. A build
+    that returns the index already `Encoded` (a child process's) has that form stored as it is."""
     path = Path(path)
     data = read_bytes(path)  # BadFile naming it: missing, a folder, unreadable
     name = f"{cache_key(data, phase)}.pickle"
@@ -47,15 +51,16 @@ def cached_index(path: Path, phase: str, build: Callable[[Path, str], PhaseIndex
         blob = _read(folder, name) if folder is not None else None
         if blob is not None:
             try:
-                index = pickle.loads(blob)
-                if isinstance(index, PhaseIndex) and index.phase == phase:
+                index = decode(blob)
+                if index.phase == phase:
                     index.path = str(path)  # the same text may sit in another workspace
                     return index
-            except Exception:  # noqa: BLE001 - truncated, from another version: rebuilt below
+            except ValueError:  # truncated, corrupt, from another version: rebuilt below
                 pass
-        index = build(path, phase)
+        built = build(path, phase)
+        index, blob = (built.index, built.blob) if isinstance(built, Encoded) else (built, None)
         if folder is not None:
-            _store(folder, name, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+            _store(folder, name, blob if blob is not None else encode(index))
         return index
     finally:
         if folder is not None:
