@@ -275,8 +275,8 @@ class Studio(QtCore.QObject):
             def build(path, phase):  # a large snapshot's MLIR parse runs in a child: it keeps the GIL
                 return build_index(path, phase, attach_stop=token.attach)  # cancel kills the child
 
-            indexes, errors = dict(kept), dict(kept_errors)
             with long_lived_build():  # the indexes are long-lived: frozen, not walked by GUI-thread collections
+                indexes, errors = Session.private_copies(kept), dict(kept_errors)
                 for phase, path in paths.items():
                     if token.cancelled:
                         raise Cancelled("indexing")
