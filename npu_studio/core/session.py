@@ -23,7 +23,6 @@ layer connects to widgets. The policies live here, tested without Qt:
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -379,14 +378,8 @@ class Session:
                 if p not in self.indexes and p not in self.index_errors}
 
     def kept_indexes(self) -> dict[str, PhaseIndex]:
-        """The current indexes, for a worker to link the new ones with: it works on its own copies
-        (`private_copies`), made on its thread (a deep copy of 42,920 records froze the window)."""
+        """The current indexes, for a worker to link the new ones with (on deep copies of its own)."""
         return dict(self.indexes)
-
-    @staticmethod
-    def private_copies(indexes: dict[str, PhaseIndex]) -> dict[str, PhaseIndex]:
-        """Copies a worker may link (linking changes records), the session's own left as they are."""
-        return copy.deepcopy(indexes)
 
     def set_indexes(self, indexes: dict[str, PhaseIndex], errors: dict[str, str], generation: int) -> bool:
         if not self.is_current("index", generation):

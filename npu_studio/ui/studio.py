@@ -9,6 +9,7 @@ Studio's signals for messages (log, status, errors, progress).
 
 from __future__ import annotations
 
+import copy
 import shutil
 import threading
 import time
@@ -276,7 +277,8 @@ class Studio(QtCore.QObject):
                 return build_index(path, phase, attach_stop=token.attach)  # cancel kills the child
 
             with long_lived_build():  # the indexes are long-lived: frozen, not walked by GUI-thread collections
-                indexes, errors = Session.private_copies(kept), dict(kept_errors)
+                # Copies: linking changes records; made here, not on the GUI's thread (42,920 records froze it).
+                indexes, errors = copy.deepcopy(kept), dict(kept_errors)
                 for phase, path in paths.items():
                     if token.cancelled:
                         raise Cancelled("indexing")
