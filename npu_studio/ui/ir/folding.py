@@ -39,7 +39,7 @@ class Folding(QtCore.QObject):
         self._ranges = dict(ranges) if isinstance(ranges, dict) else {r.start_line: r for r in ranges}
         if fold_defaults:
             self._hidden = set()  # a new document: every block is visible
-            self._folded = {r.start_line for r in ranges if r.folded_by_default}
+            self._folded = {r.start_line for r in self._ranges.values() if r.folded_by_default}
             self._offered = set(self._folded)
         else:
             self._folded = {start for start in self._folded if start in self._ranges}  # few: not a set of all
