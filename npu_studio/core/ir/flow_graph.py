@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from .dispatch_index import DispatchRecord, PhaseIndex, index_text
+from .flow_functions import dispatch_functions
 from .linalg import dtype_nbytes
 
 ALIASING = {"flow.tensor.reshape", "flow.tensor.bitcast", "hal.tensor.barrier",
@@ -90,13 +91,9 @@ class FlowGraph:
         self.index = index
         self.buffers: dict[str, HostBuffer] = {}
         self.sites: list[DispatchSite] = []
-        self.funcs: dict[tuple[str, str], ir.Operation] = {}
+        self.funcs: dict[tuple[str, str], ir.Operation] = dict(dispatch_functions(module))
         self._of_value: dict[ir.Value, str] = {}
         self._globals: dict[str, str] = {}
-        for op in module.regions[0].blocks[0].operations:
-            op = op.operation
-            if op.name == "flow.executable":
-                self._index_executable(op)
         for op in module.regions[0].blocks[0].operations:
             op = op.operation
             if op.name != "flow.executable":
@@ -104,17 +101,6 @@ class FlowGraph:
         if len(self.sites) != len(index.dispatches):
             raise ValueError(f"the dispatch index has {len(index.dispatches)} dispatches, "
                              f"the module {len(self.sites)} flow.dispatch sites")
-
-    # -- executables ---------------------------------------------------------
-    def _index_executable(self, exe: ir.Operation) -> None:
-        name = ir.StringAttr(exe.attributes["sym_name"]).value
-        for op in exe.regions[0].blocks[0].operations:
-            if op.operation.name != "builtin.module":
-                continue
-            for f in op.operation.regions[0].blocks[0].operations:
-                f = f.operation
-                if f.name == "func.func":
-                    self.funcs[(name, ir.StringAttr(f.attributes["sym_name"]).value)] = f
 
     # -- host ----------------------------------------------------------------
     def _new(self, value: ir.Value, kind: str, producers=frozenset(), first=None) -> str | None:
