@@ -50,12 +50,18 @@ def test_a_crlf_text_streamed_has_the_lines_of_the_text(shown, qtbot):
     assert view.document().findBlockByNumber(far - 1).text() == lines[far - 1]
 
 
-def test_the_cursor_stays_where_the_user_put_it_while_lines_arrive(shown, qtbot):
-    view = shown[0]
+def streaming_with_focus(view) -> list[str]:
+    """Code lines set in `view`, still arriving, the keyboard on the view."""
     lines = code_lines(LINES)
     view.set_text("\n".join(lines))
     assert view.stream.loading
     view.setFocus()
+    return lines
+
+
+def test_the_cursor_stays_where_the_user_put_it_while_lines_arrive(shown, qtbot):
+    view = shown[0]
+    lines = streaming_with_focus(view)
     block = view.document().findBlockByNumber(FIRST_LINES - 1)
     view.setTextCursor(QtGui.QTextCursor(block))  # the last line shown so far, at its start
     QTest.keyClick(view, QtCore.Qt.Key.Key_End)  # to its end: the end of the document so far
@@ -67,10 +73,7 @@ def test_the_cursor_stays_where_the_user_put_it_while_lines_arrive(shown, qtbot)
 
 def test_ctrl_end_while_loading_ends_with_the_last_line_on_screen(shown, qtbot):
     view = shown[0]
-    lines = code_lines(LINES)
-    view.set_text("\n".join(lines))
-    assert view.stream.loading
-    view.setFocus()
+    streaming_with_focus(view)
     QTest.keyClick(view, QtCore.Qt.Key.Key_End, QtCore.Qt.KeyboardModifier.ControlModifier)
     loaded(qtbot, view)
     qtbot.wait(50)  # a paint
