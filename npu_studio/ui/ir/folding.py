@@ -86,16 +86,7 @@ class Folding(QtCore.QObject):
         if not changed:
             self.sig_changed.emit()
             return
-        doc = self.view.document()
-        for line in sorted(changed):
-            block = doc.findBlockByNumber(line - 1)
-            if block.isValid():
-                block.setVisible(line not in hidden)
-        first = doc.findBlockByNumber(min(changed) - 1)
-        last = doc.findBlockByNumber(max(changed) - 1)
-        if first.isValid():
-            end = (last if last.isValid() else doc.lastBlock())
-            doc.markContentsDirty(first.position(), end.position() + end.length() - first.position())
+        self._show_as_hidden(sorted(changed))
         self.view.viewport().update()
         self.view.gutter().update()
         self.view.ensureCursorVisible()
@@ -111,18 +102,22 @@ class Folding(QtCore.QObject):
             self._ranges[r.start_line] = r
             if r.start_line in self._folded:
                 self._hidden.update(range(max(first, r.start_line + 1), r.end_line + 1))
-        hidden = [line for line in range(first, last + 1) if line in self._hidden]
-        if hidden:
-            doc = self.view.display_document()
-            start = block = doc.findBlockByNumber(hidden[0] - 1)
-            end = start
-            while block.isValid() and block.blockNumber() < hidden[-1]:
-                if block.blockNumber() + 1 in self._hidden:
-                    block.setVisible(False)
-                    end = block
-                block = block.next()
-            doc.markContentsDirty(start.position(), end.position() + end.length() - start.position())
+        self._show_as_hidden([line for line in range(first, last + 1) if line in self._hidden])
         self.view.gutter().update()
+
+    def _show_as_hidden(self, lines: list[int]) -> None:
+        """Blocks of `lines` (1-based, ascending; those not in the document yet skipped) shown or hidden as
+        `_hidden` says, then laid out again."""
+        doc = self.view.document()
+        for line in lines:
+            block = doc.findBlockByNumber(line - 1)
+            if block.isValid():
+                block.setVisible(line not in self._hidden)
+        first = doc.findBlockByNumber(lines[0] - 1) if lines else QtGui.QTextBlock()
+        if first.isValid():
+            last = doc.findBlockByNumber(lines[-1] - 1)
+            end = last if last.isValid() else doc.lastBlock()
+            doc.markContentsDirty(first.position(), end.position() + end.length() - first.position())
 
     # -- gutter ---------------------------------------------------------------------------------
 
