@@ -34,3 +34,20 @@ def test_a_long_line_whose_cut_falls_in_a_constant_is_cut_before_the_constant():
     spans = elisions[0]
     assert len(spans) == 1 and spans[0].display_col == len(prefix) + len("dense<")
     assert display.endswith(f"…({len(real) - spans[0].real_col} characters elided)")
+
+
+def test_the_quick_check_never_misses_a_long_line():
+    """The window scan that spares a short-lined text the per-line pass: against line lengths counted
+    one by one, it may say yes in vain but never says no to a text with a long line."""
+    import random
+
+    from npu_studio.core.ir.elision import _may_hold_a_long_line
+
+    rng = random.Random(5)
+    edges = [0, 7, LONG_LINE // 2, LONG_LINE - 1, LONG_LINE, LONG_LINE + 1, 2 * LONG_LINE]
+    for _ in range(2_000):
+        lengths = [rng.choice(edges + [rng.randint(0, 3 * LONG_LINE)]) for _ in range(rng.randint(1, 6))]
+        text = "\n".join("x" * n for n in lengths)
+        if max(lengths) > LONG_LINE:
+            assert _may_hold_a_long_line(text), lengths
+    assert not _may_hold_a_long_line("\n".join(["short line"] * 50_000))

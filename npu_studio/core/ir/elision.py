@@ -62,7 +62,15 @@ def elide_text(text: str) -> tuple[str, dict[int, list[Elision]]]:
     if elisions:
         pieces.append(text[pos:])
         text = "".join(pieces)
-    return _cut_long_lines(text, elisions) if len(text) > LONG_LINE else (text, elisions)
+    return _cut_long_lines(text, elisions) if _may_hold_a_long_line(text) else (text, elisions)
+
+
+def _may_hold_a_long_line(text: str) -> bool:
+    """False when no line of `text` is over LONG_LINE characters, found without a Python step per line:
+    such a line holds a whole window of LONG_LINE // 2 characters (at a multiple of that) with no newline."""
+    step = LONG_LINE // 2
+    find = text.find
+    return any(find("\n", pos, pos + step) < 0 for pos in range(0, len(text) - step + 1, step))
 
 
 def _cut_long_lines(display: str, elisions: dict[int, list[Elision]]) -> tuple[str, dict[int, list[Elision]]]:
